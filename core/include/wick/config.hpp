@@ -1,0 +1,103 @@
+// wick/config.hpp — Wick's configuration: schema, layering and validation (toml++).
+//
+// Precedence, highest first: API call > command-line flag > environment (WICK_*) > config file
+// (--config, WICK_CONFIG, then $XDG_CONFIG_HOME/wick/config.toml or ~/.config/wick/config.toml) >
+// the embedded default. The schema is documented in docs/config.md.
+#pragma once
+
+#include <wick/error.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace wick {
+
+// Where a value came from: a file position, or a layer ("default", "env WICK_DEVICE", "--device").
+struct SourceLocation {
+  std::string file;  // path, or the layer's name
+  int line = 0;      // 1-based; 0 when not from a file
+  int column = 0;
+  // "file:line:column" when line > 0, else just file.
+  std::string to_string() const;
+};
+
+using OptionValue = std::variant<bool, int64_t, double, std::string>;
+
+// The typed key/values of one [plugins.<name>] table, passed to that plugin's initialize().
+struct PluginOptions {
+  std::vector<std::pair<std::string, OptionValue>> values;  // in file order
+  SourceLocation where;                                      // the table's header
+};
+
+// One entry of the device priority list: a plugin name ("cuda", "cpu-onednn"), optionally with a
+// device index ("cuda:1"), or a device kind ("cpu", "gpu", "accelerator").
+struct DeviceEntry {
+  std::string name;
+  SourceLocation where;
+};
+
+struct Config {
+  // [devices] priority: tried in order; a CPU device is always the last resort.
+  std::vector<DeviceEntry> priority;
+  // [devices] strict: any fallback (start-up or per op) is an error.
+  bool strict = false;
+  SourceLocation strict_where;
+  // [plugins] paths: extra directories searched for plugin manifests, before WICK_PLUGIN_PATH and
+  // the install directory. Relative paths are resolved against the config file's directory.
+  std::vector<std::string> plugin_paths;
+  // [plugins] disable: plugin names never loaded.
+  std::vector<std::string> disabled_plugins;
+  // [plugins.<name>] tables.
+  std::map<std::string, PluginOptions> plugin_options;
+  // [log] level: "off", "error", "warn", "info", "debug".
+  std::string log_level = "warn";
+  // The layers that contributed, lowest precedence first, e.g. {"default", "/etc/x.toml", "env"}.
+  std::vector<std::string> layers;
+
+  // The effective configuration as TOML, with a comment naming where each value came from.
+  std::string to_toml() const;
+};
+
+// The embedded default: priority ["cuda", "opencl", "cpu"], strict false, log level "warn".
+Config default_config();
+
+// The text of the embedded default config (what `wick config default` prints).
+const std::string& default_config_text();
+
+// Parses one TOML document onto `base` (values present in the document replace base's).
+// Unknown keys, wrong types and bad values throw ConfigError "origin:line:column: ..." with a
+// close-match suggestion where one exists. `origin` names the document in messages.
+Config apply_config_text(Config base, const std::string& text, const std::string& origin);
+
+// Reads a file and applies it; a missing or unreadable file is a ConfigError naming the path.
+Config apply_config_file(Config base, const std::string& path);
+
+// Values set from the command line or by an API call; unset fields leave lower layers alone.
+struct ConfigOverrides {
+  std::optional<std::string> config_file;           // --config
+  std::optional<std::vector<std::string>> devices;  // --device cuda,cpu
+  std::optional<bool> strict;                       // --strict
+  std::vector<std::string> plugin_paths;            // --plugin-path (prepended)
+  std::optional<std::string> log_level;             // --log-level
+};
+
+// Environment lookup, injectable for tests. The default reads with secure_getenv, so that
+// variables which lead to loading code are ignored in setuid/setgid processes.
+using EnvLookup = std::optional<std::string> (*)(const char* name);
+std::optional<std::string> secure_env(const char* name);
+
+// Builds the effective config: default < file < environment < cli < api.
+// Environment: WICK_CONFIG (file), WICK_DEVICE (comma list), WICK_STRICT (1/0/true/false),
+// WICK_LOG_LEVEL.
+Config resolve_config(const ConfigOverrides& cli = {}, const ConfigOverrides& api = {},
+                      EnvLookup env = &secure_env);
+
+// The closest candidate to `word` by edit distance, if it is close enough to suggest.
+std::optional<std::string> closest_match(const std::string& word,
+                                         const std::vector<std::string>& candidates);
+
+}  // namespace wick

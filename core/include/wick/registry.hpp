@@ -1,0 +1,101 @@
+// wick/registry.hpp — plugin discovery, loading, probing and device selection.
+//
+// Discovery reads manifests (`<name>.wick-plugin.toml`) from, in order: the config's
+// [plugins] paths, then WICK_PLUGIN_PATH (':'-separated; ignored in setuid/setgid processes), then
+// the install directory relative to libwick (<libdir>/wick/plugins). Never the current directory.
+// The first manifest found for a name wins; later ones are reported as shadowed.
+#pragma once
+
+#include <wick/config.hpp>
+#include <wick/device.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace wick {
+
+enum class PluginState {
+  NotFound,      // named (in the priority list) but no manifest found
+  LoadFailed,    // manifest bad, library would not load, or no entry symbol
+  Incompatible,  // ABI major differs, or the table is malformed
+  Failed,        // initialize returned an error (or a device query failed)
+  Unavailable,   // initialized, zero devices
+  Usable         // initialized, one or more devices
+};
+const char* to_string(PluginState state);
+
+struct DeviceInfo {
+  std::string name;         // "opencl:0"
+  std::string description;  // the plugin's name for it
+  DeviceKind kind = DeviceKind::Other;
+  uint64_t memory_bytes = 0;
+  uint64_t capabilities = 0;
+};
+
+struct PluginInfo {
+  std::string name;
+  std::string manifest_path;  // empty when NotFound
+  std::string library_path;
+  std::string version;        // the plugin's own version, when the table was read
+  uint32_t abi_major = 0;     // as the plugin declares; 0 when the table was not read
+  uint32_t abi_minor = 0;
+  std::vector<std::string> device_kinds;  // from the manifest
+  PluginState state = PluginState::NotFound;
+  std::string reason;  // why this state, in words ("usable: 1 device", the loader's message, ...)
+  std::vector<DeviceInfo> devices;
+};
+
+struct RegistryOptions {
+  bool use_environment = true;  // WICK_PLUGIN_PATH
+  bool use_install_dir = true;  // <libdir>/wick/plugins
+};
+
+// Thread-safe: all members may be called concurrently.
+class PluginRegistry {
+ public:
+  // Discovers and probes every plugin found. Never throws for a bad plugin: it ends in a state.
+  explicit PluginRegistry(const Config& config, RegistryOptions options = {});
+  ~PluginRegistry();
+  PluginRegistry(const PluginRegistry&) = delete;
+  PluginRegistry& operator=(const PluginRegistry&) = delete;
+
+  // The directories searched, in order, with where each came from.
+  std::vector<std::pair<std::string, std::string>> search_directories() const;
+
+  // Every plugin found plus every priority entry naming a plugin that was not, sorted by name.
+  std::vector<PluginInfo> plugins() const;
+  // nullptr when no such plugin was found.
+  std::unique_ptr<PluginInfo> find(const std::string& name) const;
+
+  // All devices of usable plugins, in discovery order.
+  std::vector<Device> devices() const;
+  // A device by "plugin", "plugin:index" or kind ("cpu", "gpu", "accelerator"); invalid Device
+  // when nothing usable matches.
+  Device find_device(const std::string& entry) const;
+  // The CPU device every fallback runs on; throws wick::Error when there is none.
+  Device cpu_device() const;
+
+  // Loads one more plugin from an explicit manifest or library path (for `wick conformance
+  // --plugin PATH` and tests). Returns its info; the plugin joins plugins() and devices().
+  PluginInfo load(const std::string& path);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The outcome of walking the priority list.
+struct Selection {
+  Device device;
+  std::string reason;  // "cuda: unavailable (no NVIDIA driver) -> opencl:0 selected (priority 2)"
+  std::vector<std::string> skipped;  // one line per entry passed over, with its reason
+};
+
+// Walks config.priority; unknown entries are ConfigErrors with file:line:column and a suggestion.
+// In strict mode, passing over an entry is an error. Falls back to the CPU device at the end.
+Selection select_device(const PluginRegistry& registry, const Config& config);
+
+}  // namespace wick

@@ -1,0 +1,402 @@
+/*
+ * wick_plugin.h — the Wick device-plugin ABI.
+ *
+ * A plugin is a shared library exporting one C symbol, WICK_PLUGIN_ENTRY_SYMBOL, that returns a
+ * pointer to a static, immutable wick_plugin_api table. Everything the host and the plugin say to
+ * each other crosses this header: plain C types, no exceptions, no C++ objects.
+ *
+ * Versioning (see sdk/ABI_CHANGELOG.md):
+ *   - WICK_ABI_MAJOR changes when a layout or a meaning changes. The host refuses a plugin whose
+ *     major differs from its own.
+ *   - WICK_ABI_MINOR grows when something is appended: a table slot, a struct field, an op code,
+ *     a dtype. Every struct starts with `struct_size`; a reader only touches fields that lie
+ *     inside the size the writer declared. The host calls a table slot only when the plugin's
+ *     minor has it, its offset lies inside the table's struct_size, and the pointer is non-NULL.
+ *
+ * Lifetime: get the table (no side effects) -> check versions -> initialize -> use -> shutdown ->
+ * release the library. Nothing in the table may be called before initialize succeeded except
+ * the error_* slots and the descriptive fields.
+ *
+ * Threading: unless a declaration says otherwise, a slot may be called from any thread, and
+ * calls on the same device are serialised by the host (one in-order stream per device).
+ */
+#ifndef WICK_PLUGIN_H
+#define WICK_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WICK_ABI_MAJOR 1
+#define WICK_ABI_MINOR 1
+
+/* The one symbol every plugin exports. */
+#define WICK_PLUGIN_ENTRY_SYMBOL "wick_plugin_get_api"
+
+#if defined(_WIN32)
+#define WICK_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define WICK_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------------------------- */
+
+/* Stable numbers, never reused. */
+typedef enum wick_status {
+  WICK_STATUS_OK = 0,
+  WICK_STATUS_INVALID_ARGUMENT = 1, /* bad shapes, dtypes, params, options */
+  WICK_STATUS_UNSUPPORTED = 2,      /* the plugin cannot run this (should have said so in supports) */
+  WICK_STATUS_OUT_OF_MEMORY = 3,
+  WICK_STATUS_DEVICE_ERROR = 4,     /* the device or its runtime reported a failure */
+  WICK_STATUS_UNAVAILABLE = 5,      /* the device or runtime is not there */
+  WICK_STATUS_INTERNAL = 6          /* a bug in the plugin; includes exceptions caught at the ABI */
+} wick_status;
+
+/* An error object owned by the plugin that created it. NULL means success. The receiver must free
+ * it exactly once with the same plugin's error_destroy. */
+typedef struct wick_error wick_error;
+
+/* ---------------------------------------------------------------------------------------------
+ * Data types — stable numbers, never reused.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum wick_dtype {
+  WICK_DTYPE_INVALID = 0,
+  WICK_DTYPE_F32 = 1,
+  WICK_DTYPE_F64 = 2,
+  WICK_DTYPE_F16 = 3,  /* IEEE 754 binary16 */
+  WICK_DTYPE_BF16 = 4, /* bfloat16: the top half of an f32 */
+  WICK_DTYPE_I8 = 5,
+  WICK_DTYPE_U8 = 6,
+  WICK_DTYPE_I16 = 7,
+  WICK_DTYPE_I32 = 8,
+  WICK_DTYPE_I64 = 9,
+  WICK_DTYPE_U32 = 10,
+  WICK_DTYPE_U64 = 11,
+  WICK_DTYPE_BOOL = 12 /* one byte, 0 or 1 */
+} wick_dtype;
+
+/* ---------------------------------------------------------------------------------------------
+ * Opaque objects, created and owned by the plugin.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct wick_device wick_device; /* valid from initialize until shutdown */
+typedef struct wick_buffer wick_buffer; /* valid from buffer_allocate until buffer_free */
+
+/* ---------------------------------------------------------------------------------------------
+ * Initialisation options: typed key/values from the config's [plugins.<name>] table.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum wick_option_type {
+  WICK_OPTION_BOOL = 1,
+  WICK_OPTION_INT = 2,
+  WICK_OPTION_FLOAT = 3,
+  WICK_OPTION_STRING = 4
+} wick_option_type;
+
+typedef struct wick_option {
+  size_t struct_size;
+  const char* key; /* NUL-terminated, never NULL; valid during initialize only */
+  wick_option_type type;
+  int32_t bool_value;       /* WICK_OPTION_BOOL: 0 or 1 */
+  int64_t int_value;        /* WICK_OPTION_INT */
+  double float_value;       /* WICK_OPTION_FLOAT */
+  const char* string_value; /* WICK_OPTION_STRING: NUL-terminated; valid during initialize only */
+} wick_option;
+
+typedef struct wick_initialize_args {
+  size_t struct_size;
+  uint32_t host_abi_major; /* the host's WICK_ABI_MAJOR / MINOR */
+  uint32_t host_abi_minor;
+  const wick_option* options; /* may be NULL when num_options == 0 */
+  size_t num_options;
+} wick_initialize_args;
+
+typedef struct wick_initialize_result {
+  size_t struct_size; /* set by the host */
+  /* Number of devices the plugin will serve. Zero is a successful, quiet answer. */
+  size_t num_devices;
+  /* Why there are zero devices ("no NVIDIA driver: cudaGetDeviceCount returned 35 ..."), or a
+   * short note otherwise. May be NULL. Owned by the plugin, valid until shutdown. */
+  const char* message;
+} wick_initialize_result;
+
+/* ---------------------------------------------------------------------------------------------
+ * Devices
+ * ------------------------------------------------------------------------------------------- */
+typedef enum wick_device_kind {
+  WICK_DEVICE_KIND_CPU = 1,
+  WICK_DEVICE_KIND_GPU = 2,
+  WICK_DEVICE_KIND_ACCELERATOR = 3,
+  WICK_DEVICE_KIND_OTHER = 4
+} wick_device_kind;
+
+/* Capability flags of a device. */
+#define WICK_DEVICE_CAP_HOST_MEMORY ((uint64_t)1 << 0) /* buffers live in host memory */
+#define WICK_DEVICE_CAP_BUFFER_COPY ((uint64_t)1 << 1) /* buffer_copy works on this device */
+#define WICK_DEVICE_CAP_ASYNC ((uint64_t)1 << 2)       /* execute may return before completion */
+#define WICK_DEVICE_CAP_F64 ((uint64_t)1 << 3)         /* double precision arithmetic */
+#define WICK_DEVICE_CAP_F16 ((uint64_t)1 << 4)         /* native half arithmetic */
+#define WICK_DEVICE_CAP_BF16 ((uint64_t)1 << 5)        /* native bfloat16 arithmetic */
+
+typedef struct wick_device_props {
+  size_t struct_size; /* set by the host; the plugin fills only fields inside it */
+  const char* name;   /* e.g. "NVIDIA H200"; owned by the plugin, valid until shutdown */
+  const char* vendor; /* may be NULL; same lifetime */
+  wick_device_kind kind;
+  uint64_t memory_bytes;   /* total memory usable for buffers; 0 if unknown */
+  uint64_t capabilities;   /* WICK_DEVICE_CAP_* */
+  uint32_t compute_units;  /* cores, SMs, ...; 0 if unknown */
+} wick_device_props;
+
+/* ---------------------------------------------------------------------------------------------
+ * Ops. Codes are stable numbers, never reused; a new op is a new code. A plugin that does not
+ * know a code answers WICK_SUPPORT_NO_OP and the host falls back.
+ *
+ * Conventions every kernel follows:
+ *   - Operands are strided views: shape and strides in elements, any sign; stride 0 broadcasts.
+ *   - Elementwise ops receive inputs already broadcast to the output's shape (stride 0).
+ *   - Outputs never overlap inputs unless the op says so.
+ *   - f16/bf16 may be computed in f32 and rounded to nearest-even on store.
+ * Semantics of each op live in docs/ops.md.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum wick_op_code {
+  WICK_OP_INVALID = 0,
+  /* data movement and creation: 1..99 */
+  WICK_OP_COPY = 1, /* in[0] -> out[0], same dtype and shape, any strides */
+  WICK_OP_FILL = 2, /* params: wick_fill_params; out[0] := value */
+  WICK_OP_IOTA = 3,
+  WICK_OP_CAST = 4, /* in[0] -> out[0], same shape, dtypes differ (see docs/ops.md for rounding) */
+  WICK_OP_RNG_UNIFORM = 5,
+  WICK_OP_RNG_NORMAL = 6,
+  /* unary elementwise: 100..199 */
+  WICK_OP_NEG = 100,
+  WICK_OP_ABS = 101,
+  WICK_OP_SIGN = 102,
+  WICK_OP_EXP = 103,
+  WICK_OP_LOG = 104,
+  WICK_OP_SQRT = 105,
+  WICK_OP_RSQRT = 106,
+  WICK_OP_RECIP = 107,
+  WICK_OP_SQR = 108,
+  WICK_OP_TANH = 109,
+  WICK_OP_ERF = 110,
+  WICK_OP_SIGMOID = 111,
+  WICK_OP_SIN = 112,
+  WICK_OP_COS = 113,
+  WICK_OP_TAN = 114,
+  WICK_OP_ASIN = 115,
+  WICK_OP_ACOS = 116,
+  WICK_OP_ATAN = 117,
+  WICK_OP_SINH = 118,
+  WICK_OP_COSH = 119,
+  WICK_OP_ASINH = 120,
+  WICK_OP_ACOSH = 121,
+  WICK_OP_ATANH = 122,
+  WICK_OP_EXPM1 = 123,
+  WICK_OP_LOG1P = 124,
+  WICK_OP_CBRT = 125,
+  WICK_OP_ERFC = 126,
+  WICK_OP_ERFINV = 127,
+  WICK_OP_FLOOR = 128,
+  WICK_OP_CEIL = 129,
+  WICK_OP_ROUND = 130,
+  WICK_OP_RELU = 131,
+  WICK_OP_GELU_TANH = 132,
+  WICK_OP_GELU_ERF = 133,
+  WICK_OP_SILU = 134,
+  WICK_OP_ELU = 135,
+  WICK_OP_AFFINE = 136,
+  WICK_OP_POWF = 137,
+  WICK_OP_IS_NAN = 138,
+  WICK_OP_IS_INF = 139,
+  WICK_OP_LOGICAL_NOT = 140,
+  WICK_OP_BITWISE_NOT = 141,
+  WICK_OP_POPCOUNT = 142,
+  WICK_OP_CLZ = 143,
+  /* binary elementwise: 200..299; in[0], in[1] broadcast to out[0] */
+  WICK_OP_ADD = 200,
+  WICK_OP_SUB = 201,
+  WICK_OP_MUL = 202,
+  WICK_OP_DIV = 203, /* integer division truncates toward zero; x/0 on integers is 0 */
+  WICK_OP_MAXIMUM = 204,
+  WICK_OP_MINIMUM = 205,
+  WICK_OP_POW = 206,
+  WICK_OP_REM = 207,
+  WICK_OP_ATAN2 = 208,
+  WICK_OP_EQ = 220,
+  WICK_OP_NE = 221,
+  WICK_OP_LT = 222,
+  WICK_OP_LE = 223,
+  WICK_OP_GT = 224,
+  WICK_OP_GE = 225,
+  WICK_OP_BITWISE_AND = 230,
+  WICK_OP_BITWISE_OR = 231,
+  WICK_OP_BITWISE_XOR = 232,
+  WICK_OP_SHL = 233,
+  WICK_OP_SHR = 234,
+  /* ternary: 300..399 */
+  WICK_OP_WHERE = 300,
+  /* reductions and scans: 400..499; params: wick_reduce_params */
+  WICK_OP_REDUCE_SUM = 400, /* out[0] has the input's rank; reduced axes have extent 1 */
+  WICK_OP_REDUCE_PROD = 401,
+  WICK_OP_REDUCE_MAX = 402,
+  WICK_OP_REDUCE_MIN = 403,
+  WICK_OP_ARGMAX = 404,
+  WICK_OP_ARGMIN = 405,
+  WICK_OP_CUMSUM = 410,
+  WICK_OP_CUMPROD = 411,
+  WICK_OP_CUMMAX = 412,
+  WICK_OP_CUMMIN = 413,
+  /* linear algebra and nn: 500..599 */
+  WICK_OP_MATMUL = 500, /* in[0] [..., M, K] x in[1] [..., K, N] -> out[0] [..., M, N], batch broadcast */
+  WICK_OP_CONV = 501,
+  WICK_OP_WINDOW_SUM = 510,
+  WICK_OP_WINDOW_PROD = 511,
+  WICK_OP_WINDOW_MAX = 512,
+  WICK_OP_WINDOW_MIN = 513,
+  WICK_OP_WINDOW_SCATTER_MAX = 514,
+  WICK_OP_WINDOW_SCATTER_MIN = 515,
+  /* indexing and sorting: 600..699 */
+  WICK_OP_INDEX_SELECT = 600,
+  WICK_OP_INDEX_REDUCE = 601,
+  WICK_OP_GATHER_ELEMENTS = 602,
+  WICK_OP_SCATTER_ELEMENTS = 603,
+  WICK_OP_SORT = 604,
+  /* optional fused ops: 700..799; the host has a composite for each */
+  WICK_OP_SOFTMAX = 700,
+  WICK_OP_LOG_SOFTMAX = 701,
+  WICK_OP_LAYER_NORM = 702,
+  WICK_OP_RMS_NORM = 703,
+  WICK_OP_BATCH_NORM = 704,
+  WICK_OP_ATTENTION = 705
+} wick_op_code;
+
+/* A strided view of a buffer. In supports(), `buffer` is NULL: only dtype and geometry are known. */
+typedef struct wick_tensor_desc {
+  size_t struct_size;
+  wick_buffer* buffer;   /* may be NULL in supports() */
+  uint64_t byte_offset;  /* where element [0, ..., 0] lies, in bytes from the buffer's start */
+  wick_dtype dtype;
+  int32_t rank;          /* 0 for a scalar */
+  const int64_t* shape;  /* rank entries; may be NULL when rank == 0; valid during the call */
+  const int64_t* strides;/* rank entries, in elements, any sign; valid during the call */
+} wick_tensor_desc;
+
+/* Parameters: every struct starts with struct_size. Ops not listed take no parameters (NULL). */
+
+/* WICK_OP_FILL: the value is given as a double and an int64 so that every dtype is exact. */
+typedef struct wick_fill_params {
+  size_t struct_size;
+  double float_value; /* used for f32, f64, f16, bf16 */
+  int64_t int_value;  /* used for integer dtypes and bool (bit pattern for u64) */
+} wick_fill_params;
+
+/* WICK_OP_REDUCE_*: axes to reduce, each in [0, rank). The output keeps reduced axes as extent 1. */
+typedef struct wick_reduce_params {
+  size_t struct_size;
+  const int32_t* axes; /* valid during the call */
+  int32_t num_axes;
+} wick_reduce_params;
+
+typedef struct wick_op_desc {
+  size_t struct_size;
+  wick_op_code op;
+  const void* params; /* a wick_*_params struct or NULL; valid during the call */
+  const wick_tensor_desc* inputs;
+  size_t num_inputs;
+  const wick_tensor_desc* outputs;
+  size_t num_outputs;
+} wick_op_desc;
+
+/* The answer of supports(): why not, so the host can log a useful fallback reason. */
+typedef enum wick_support {
+  WICK_SUPPORT_YES = 0,
+  WICK_SUPPORT_NO_OP = 1,     /* the op code is not implemented */
+  WICK_SUPPORT_NO_DTYPE = 2,  /* the op is, but not for these dtypes */
+  WICK_SUPPORT_NO_PARAMS = 3  /* the op and dtypes are, but not these params or shapes */
+} wick_support;
+
+/* ---------------------------------------------------------------------------------------------
+ * The plugin table.
+ * ------------------------------------------------------------------------------------------- */
+#define WICK_PLUGIN_FLAG_UNLOADABLE ((uint64_t)1 << 0) /* may be dlclose'd before process exit */
+
+typedef struct wick_plugin_api {
+  size_t struct_size; /* sizeof(wick_plugin_api) as the plugin was compiled */
+  uint32_t abi_major; /* WICK_ABI_MAJOR the plugin was compiled against */
+  uint32_t abi_minor; /* WICK_ABI_MINOR the plugin was compiled against */
+  const char* name;    /* the plugin's name, e.g. "cpu-onednn"; static */
+  const char* version; /* the plugin's own version, e.g. "0.1.0"; static */
+  uint64_t flags;      /* WICK_PLUGIN_FLAG_* */
+
+  /* --- errors (1.0). Callable at any time, from any thread. --- */
+  wick_status (*error_code)(const wick_error* error);
+  /* Owned by the error; valid until error_destroy. Never NULL. */
+  const char* (*error_message)(const wick_error* error);
+  /* Frees the error. error may be NULL. */
+  void (*error_destroy)(wick_error* error);
+
+  /* --- lifecycle (1.0) --- */
+  /* Probes the hardware and prepares devices. Called once, before anything else but errors.
+   * Unknown option keys and bad option values are WICK_STATUS_INVALID_ARGUMENT errors naming the
+   * key. Finding no device is success with result->num_devices == 0 and a reason in message. */
+  wick_error* (*initialize)(const wick_initialize_args* args, wick_initialize_result* result);
+  /* Releases everything. Called once, after every buffer was freed; not concurrently with
+   * anything else. */
+  void (*shutdown)(void);
+
+  /* --- devices (1.0) --- */
+  /* index < num_devices. *out is valid until shutdown. */
+  wick_error* (*device_get)(size_t index, wick_device** out);
+  /* Fills props; the host sets props->struct_size first. */
+  wick_error* (*device_get_props)(const wick_device* device, wick_device_props* props);
+  /* Blocks until all work queued on the device has finished. */
+  wick_error* (*device_synchronize)(wick_device* device);
+
+  /* --- buffers (1.0) --- */
+  /* Allocates size_bytes (may be 0) of device memory; contents undefined. *out owned by the caller,
+   * released with buffer_free. */
+  wick_error* (*buffer_allocate)(wick_device* device, uint64_t size_bytes, wick_buffer** out);
+  /* Frees a buffer after the work queued on it has finished. buffer may be NULL. */
+  void (*buffer_free)(wick_buffer* buffer);
+  /* Host -> device. Blocks until src may be reused. */
+  wick_error* (*buffer_write)(wick_buffer* dst, uint64_t dst_offset, const void* src, uint64_t size);
+  /* Device -> host. Blocks until dst holds the data (waits for queued work). */
+  wick_error* (*buffer_read)(const wick_buffer* src, uint64_t src_offset, void* dst, uint64_t size);
+  /* Device -> device within this plugin. OPTIONAL (may be NULL): the host stages through host
+   * memory otherwise. */
+  wick_error* (*buffer_copy)(const wick_buffer* src, uint64_t src_offset, wick_buffer* dst,
+                             uint64_t dst_offset, uint64_t size);
+
+  /* --- ops (1.0) --- */
+  /* Pure, cheap, thread-safe; may be called before any buffer exists (descriptors carry NULL
+   * buffers). Must not fail. */
+  wick_support (*op_supports)(const wick_device* device, const wick_op_desc* op);
+  /* Enqueues the op on the device's in-order stream. Called only after op_supports said YES. */
+  wick_error* (*op_execute)(wick_device* device, const wick_op_desc* op);
+
+  /* --- 1.1 --- */
+  /* Current free memory of the device in bytes. OPTIONAL (may be NULL). */
+  wick_error* (*device_get_free_memory)(const wick_device* device, uint64_t* free_bytes);
+} wick_plugin_api;
+
+/* The size of the table up to and including the last slot of each minor: a plugin whose
+ * struct_size is smaller than WICK_PLUGIN_API_SIZE_1_0 is malformed. */
+#define WICK_PLUGIN_API_SIZE_1_0 \
+  (offsetof(wick_plugin_api, op_execute) + sizeof(((wick_plugin_api*)0)->op_execute))
+#define WICK_PLUGIN_API_SIZE_1_1                 \
+  (offsetof(wick_plugin_api, device_get_free_memory) + \
+   sizeof(((wick_plugin_api*)0)->device_get_free_memory))
+
+/* The entry point every plugin exports under WICK_PLUGIN_ENTRY_SYMBOL. No side effects: it may
+ * be called before the host decided to use the plugin. Returns a static table, never NULL. */
+typedef const wick_plugin_api* (*wick_plugin_get_api_fn)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* WICK_PLUGIN_H */
