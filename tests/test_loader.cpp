@@ -1,1 +1,516 @@
+// test_loader.cpp — plugin discovery, loading and probing against the fixture plugins of
+// tests/fixtures: every way a plugin can fail ends in a documented state with a reason that names
+// the cause, and the process goes on.
+#include <wick/wick_plugin.h>
+#include <wick/config.hpp>
+#include <wick/device.hpp>
+#include <wick/registry.hpp>
+
 #include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using Catch::Matchers::Matches;
+using wick::PluginState;
+
+namespace {
+
+const std::string kFixtureDir = WICK_FIXTURE_DIR;
+
+std::string fixture_library(const std::string& name) {
+  return (fs::path(kFixtureDir) / ("libwick-" + name + ".so")).string();
+}
+std::string fixture_manifest(const std::string& name) {
+  return (fs::path(kFixtureDir) / (name + ".wick-plugin.toml")).string();
+}
+
+// Only the directories a test names: no WICK_PLUGIN_PATH, no install directory.
+constexpr wick::RegistryOptions kIsolated{.use_environment = false, .use_install_dir = false};
+
+wick::Config config_with_paths(std::vector<std::string> paths) {
+  wick::Config cfg = wick::default_config();
+  cfg.plugin_paths = std::move(paths);
+  return cfg;
+}
+
+wick::Config fixture_config() { return config_with_paths({kFixtureDir}); }
+
+wick::PluginInfo info_of(const wick::PluginRegistry& registry, const std::string& name) {
+  std::unique_ptr<wick::PluginInfo> info = registry.find(name);
+  INFO("plugin " << name);
+  REQUIRE(info != nullptr);
+  return *info;
+}
+
+// Checks a plugin's state and that its reason contains each of `words`; returns its info.
+wick::PluginInfo check_state(const wick::PluginRegistry& registry, const std::string& name,
+                             PluginState state, const std::vector<std::string>& words) {
+  const wick::PluginInfo info = info_of(registry, name);
+  INFO(name << ": " << wick::to_string(info.state) << ": " << info.reason);
+  CHECK(info.state == state);
+  for (const std::string& word : words) CHECK_THAT(info.reason, Contains(word));
+  return info;
+}
+
+bool has_fixture_plugin(const wick::PluginRegistry& registry) {
+  for (const wick::PluginInfo& p : registry.plugins()) {
+    if (p.name.rfind("fixture-", 0) == 0) return true;
+  }
+  return false;
+}
+
+// A whole word: the number must not be part of a longer number.
+std::string word_regex(const std::string& word) { return ".*\\b" + word + "\\b.*"; }
+
+// Sets (or unsets) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// Changes the current directory for one scope.
+class ScopedCwd {
+ public:
+  explicit ScopedCwd(const fs::path& dir) : old_(fs::current_path()) { fs::current_path(dir); }
+  ~ScopedCwd() { fs::current_path(old_); }
+  ScopedCwd(const ScopedCwd&) = delete;
+  ScopedCwd& operator=(const ScopedCwd&) = delete;
+
+ private:
+  fs::path old_;
+};
+
+// A fresh directory under /tmp, removed with everything in it at the end of the scope.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("wick-test-loader-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const fs::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+
+  // Writes <dir>/<name>.wick-plugin.toml for plugin `name` whose library is `library`.
+  std::string write_manifest(const std::string& name, const std::string& library) const {
+    const fs::path file = path_ / (name + ".wick-plugin.toml");
+    std::ofstream out(file);
+    out << "name = \"" << name << "\"\nlibrary = \"" << library
+        << "\"\nabi_major = " << WICK_ABI_MAJOR << "\ndevice_kinds = [\"other\"]\n";
+    return file.string();
+  }
+
+ private:
+  fs::path path_;
+};
+
+}  // namespace
+
+TEST_CASE("The registry constructs in the presence of every broken fixture, each in its state",
+          "[loader]") {
+  std::unique_ptr<wick::PluginRegistry> registry;
+  REQUIRE_NOTHROW(registry = std::make_unique<wick::PluginRegistry>(fixture_config(), kIsolated));
+
+  const std::vector<std::pair<std::string, PluginState>> expected = {
+      {"fixture-good", PluginState::Usable},
+      {"fixture-old-minor", PluginState::Usable},
+      {"fixture-new-minor", PluginState::Usable},
+      {"fixture-no-entry", PluginState::LoadFailed},
+      {"fixture-not-a-plugin", PluginState::LoadFailed},
+      {"fixture-missing-dep", PluginState::LoadFailed},
+      {"fixture-bad-manifest", PluginState::LoadFailed},
+      {"fixture-no-library-key", PluginState::LoadFailed},
+      {"fixture-missing-library", PluginState::LoadFailed},
+      {"fixture-wrong-major", PluginState::Incompatible},
+      {"fixture-manifest-major", PluginState::Incompatible},
+      {"fixture-init-error", PluginState::Failed},
+      {"fixture-throws", PluginState::Failed},
+      {"fixture-zero-devices", PluginState::Unavailable},
+  };
+  for (const auto& [name, state] : expected) {
+    const wick::PluginInfo info = info_of(*registry, name);
+    INFO(name << ": " << wick::to_string(info.state) << ": " << info.reason);
+    CHECK(info.state == state);
+    CHECK_FALSE(info.reason.empty());
+    CHECK(info.manifest_path == fixture_manifest(name));
+  }
+
+  // Only the three usable fixtures contribute devices, one each.
+  std::vector<std::string> device_names;
+  for (const wick::Device& d : registry->devices()) {
+    if (d.plugin_name().rfind("fixture-", 0) == 0) device_names.push_back(d.name());
+  }
+  std::sort(device_names.begin(), device_names.end());
+  CHECK(device_names ==
+        std::vector<std::string>{"fixture-good:0", "fixture-new-minor:0", "fixture-old-minor:0"});
+}
+
+TEST_CASE("A healthy plugin is usable with one device of kind Other", "[loader]") {
+  const wick::PluginRegistry registry(fixture_config(), kIsolated);
+  const wick::PluginInfo info = info_of(registry, "fixture-good");
+  INFO(info.reason);
+  REQUIRE(info.state == PluginState::Usable);
+  CHECK(info.library_path == fixture_library("fixture-good"));
+  CHECK(info.version == "0.1.0");
+  CHECK(info.abi_major == WICK_ABI_MAJOR);
+  CHECK(info.abi_minor == WICK_ABI_MINOR);
+  CHECK(info.device_kinds == std::vector<std::string>{"other"});
+  REQUIRE(info.devices.size() == 1);
+  CHECK(info.devices[0].name == "fixture-good:0");
+  CHECK(info.devices[0].description == "fixture host memory");
+  CHECK(info.devices[0].kind == wick::DeviceKind::Other);
+  CHECK((info.devices[0].capabilities & WICK_DEVICE_CAP_HOST_MEMORY) != 0);
+
+  SECTION("find_device by plugin name") {
+    const wick::Device d = registry.find_device("fixture-good");
+    REQUIRE(d.valid());
+    CHECK(d.kind() == wick::DeviceKind::Other);
+    CHECK(d.name() == "fixture-good:0");
+    CHECK(d.plugin_name() == "fixture-good");
+    CHECK(d.index() == 0);
+    CHECK(d.description() == "fixture host memory");
+    CHECK_NOTHROW(d.synchronize());
+  }
+  SECTION("find_device by plugin:index") {
+    CHECK(registry.find_device("fixture-good:0") == registry.find_device("fixture-good"));
+    CHECK_FALSE(registry.find_device("fixture-good:1").valid());
+  }
+  SECTION("find_device by kind finds some device of that kind") {
+    const wick::Device d = registry.find_device("other");
+    REQUIRE(d.valid());
+    CHECK(d.kind() == wick::DeviceKind::Other);
+  }
+  SECTION("plugins that are not usable have no device") {
+    for (const char* name : {"fixture-init-error", "fixture-throws", "fixture-zero-devices",
+                             "fixture-no-entry", "fixture-wrong-major"}) {
+      INFO(name);
+      CHECK_FALSE(registry.find_device(name).valid());
+      CHECK(info_of(registry, name).devices.empty());
+    }
+  }
+}
+
+TEST_CASE("A 1.0 plugin with a short table is usable and its 1.1 slot is never called",
+          "[loader][abi]") {
+  const std::string library = fixture_library("fixture-old-minor");
+  {
+    const wick::PluginRegistry registry(fixture_config(), kIsolated);
+    const wick::PluginInfo info = info_of(registry, "fixture-old-minor");
+    INFO(info.reason);
+    CHECK(info.state == PluginState::Usable);
+    CHECK(info.abi_major == WICK_ABI_MAJOR);
+    CHECK(info.abi_minor == 0);
+    CHECK(info.devices.size() == 1);
+    const wick::Device d = registry.find_device("fixture-old-minor");
+    REQUIRE(d.valid());
+    CHECK(d.description() == "fixture host memory");
+    CHECK_NOTHROW(d.synchronize());
+  }
+  // The registry loaded the library (plugins without WICK_PLUGIN_FLAG_UNLOADABLE stay mapped), so
+  // RTLD_NOLOAD finds it; its counter says whether the host called beyond the table's size.
+  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  REQUIRE(handle != nullptr);
+  auto calls = reinterpret_cast<int (*)()>(::dlsym(handle, "wick_fixture_out_of_size_calls"));
+  REQUIRE(calls != nullptr);
+  CHECK(calls() == 0);
+  ::dlclose(handle);
+}
+
+TEST_CASE("A plugin from a later minor with a bigger table is usable", "[loader][abi]") {
+  const wick::PluginRegistry registry(fixture_config(), kIsolated);
+  const wick::PluginInfo info = info_of(registry, "fixture-new-minor");
+  INFO(info.reason);
+  CHECK(info.state == PluginState::Usable);
+  CHECK(info.abi_major == WICK_ABI_MAJOR);
+  CHECK(info.abi_minor == WICK_ABI_MINOR + 5);
+  CHECK(info.devices.size() == 1);
+  CHECK(registry.find_device("fixture-new-minor").valid());
+}
+
+TEST_CASE("Load failures say why, naming the file and the loader's message", "[loader]") {
+  const wick::PluginRegistry registry(fixture_config(), kIsolated);
+
+  SECTION("a library without the entry symbol is not a Wick plugin") {
+    check_state(
+        registry, "fixture-no-entry", PluginState::LoadFailed,
+        {WICK_PLUGIN_ENTRY_SYMBOL, "not a Wick plugin", fixture_library("fixture-no-entry")});
+  }
+  SECTION("a file that is not a shared library at all, with glibc's own words for it") {
+    check_state(registry, "fixture-not-a-plugin", PluginState::LoadFailed,
+                {fixture_library("fixture-garbage"), "invalid ELF header"});
+  }
+  SECTION("a library whose dependency is missing names the dependency") {
+    check_state(registry, "fixture-missing-dep", PluginState::LoadFailed,
+                {"libfixture-dep.so", "cannot open shared object file",
+                 fixture_library("fixture-missing-dep")});
+  }
+  SECTION("a manifest with a syntax error names the manifest and the line") {
+    // The unterminated string is on line 3.
+    check_state(registry, "fixture-bad-manifest", PluginState::LoadFailed,
+                {fixture_manifest("fixture-bad-manifest") + ":3"});
+  }
+  SECTION("a manifest without a library key names the manifest and the key") {
+    check_state(registry, "fixture-no-library-key", PluginState::LoadFailed,
+                {fixture_manifest("fixture-no-library-key"), "library"});
+  }
+  SECTION("a manifest whose library does not exist names the library path") {
+    const wick::PluginInfo info =
+        check_state(registry, "fixture-missing-library", PluginState::LoadFailed,
+                    {fixture_library("fixture-missing-library")});
+    CHECK(info.library_path == fixture_library("fixture-missing-library"));
+  }
+}
+
+TEST_CASE("A different ABI major is refused, naming both majors", "[loader][abi]") {
+  const wick::PluginRegistry registry(fixture_config(), kIsolated);
+  const std::string theirs = std::to_string(WICK_ABI_MAJOR + 1);
+  const std::string ours = std::to_string(WICK_ABI_MAJOR);
+
+  SECTION("declared by the plugin's table") {
+    const wick::PluginInfo info =
+        check_state(registry, "fixture-wrong-major", PluginState::Incompatible,
+                    {"ABI", fixture_library("fixture-wrong-major")});
+    CHECK(info.abi_major == WICK_ABI_MAJOR + 1);
+    CHECK_THAT(info.reason, Matches(word_regex(theirs)) && Matches(word_regex(ours)));
+  }
+  SECTION("declared by the manifest, before the library is loaded") {
+    // The manifest's library does not exist: a host that loaded before checking would say
+    // LoadFailed.
+    const wick::PluginInfo info =
+        check_state(registry, "fixture-manifest-major", PluginState::Incompatible,
+                    {"ABI", fixture_manifest("fixture-manifest-major")});
+    CHECK_THAT(info.reason, Matches(word_regex(theirs)) && Matches(word_regex(ours)));
+  }
+}
+
+TEST_CASE("Initialize errors and exceptions leave the plugin Failed with its message", "[loader]") {
+  const wick::PluginRegistry registry(fixture_config(), kIsolated);
+
+  SECTION("an error object returned by initialize") {
+    check_state(registry, "fixture-init-error", PluginState::Failed,
+                {"fixture: probe failed on purpose"});
+  }
+  SECTION("a C++ exception thrown across the C ABI") {
+    check_state(registry, "fixture-throws", PluginState::Failed,
+                {"fixture: thrown across the ABI"});
+  }
+}
+
+TEST_CASE("Zero devices is a quiet Unavailable with the plugin's message", "[loader]") {
+  const wick::PluginRegistry registry(fixture_config(), kIsolated);
+  const wick::PluginInfo info = check_state(
+      registry, "fixture-zero-devices", PluginState::Unavailable, {"no fixture hardware present"});
+  CHECK(info.devices.empty());
+}
+
+TEST_CASE("Plugin options reach initialize, and the plugin rejects unknown keys", "[loader]") {
+  wick::Config cfg = fixture_config();
+
+  SECTION("a known option") {
+    cfg.plugin_options["fixture-good"].values = {{"label", std::string("from the test")}};
+    const wick::PluginRegistry registry(cfg, kIsolated);
+    const wick::PluginInfo info = info_of(registry, "fixture-good");
+    INFO(info.reason);
+    CHECK(info.state == PluginState::Usable);
+  }
+  SECTION("an unknown option fails the plugin, naming the key") {
+    cfg.plugin_options["fixture-good"].values = {{"colour", std::string("blue")}};
+    const wick::PluginRegistry registry(cfg, kIsolated);
+    check_state(registry, "fixture-good", PluginState::Failed, {"colour"});
+    CHECK_FALSE(registry.find_device("fixture-good").valid());
+  }
+  SECTION("an option of the wrong type fails the plugin, naming the key") {
+    cfg.plugin_options["fixture-good"].values = {{"label", int64_t{7}}};
+    const wick::PluginRegistry registry(cfg, kIsolated);
+    check_state(registry, "fixture-good", PluginState::Failed, {"label"});
+  }
+}
+
+TEST_CASE("A priority entry naming a plugin that was not found shows NotFound", "[loader]") {
+  wick::Config cfg = fixture_config();
+  cfg.priority = {wick::DeviceEntry{"fixture-nowhere", {}}, wick::DeviceEntry{"fixture-good", {}}};
+  const wick::PluginRegistry registry(cfg, kIsolated);
+
+  const std::vector<wick::PluginInfo> all = registry.plugins();
+  auto it = std::find_if(all.begin(), all.end(),
+                         [](const wick::PluginInfo& p) { return p.name == "fixture-nowhere"; });
+  REQUIRE(it != all.end());
+  CHECK(it->state == PluginState::NotFound);
+  CHECK(it->manifest_path.empty());
+  CHECK(it->devices.empty());
+  CHECK_FALSE(registry.find_device("fixture-nowhere").valid());
+  // plugins() is sorted by name.
+  CHECK(std::is_sorted(
+      all.begin(), all.end(),
+      [](const wick::PluginInfo& a, const wick::PluginInfo& b) { return a.name < b.name; }));
+}
+
+TEST_CASE("load() adds one plugin from an explicit path", "[loader]") {
+  wick::PluginRegistry registry(config_with_paths({}), kIsolated);
+  REQUIRE(registry.find("fixture-good") == nullptr);
+  REQUIRE_FALSE(registry.find_device("fixture-good").valid());
+
+  SECTION("from its manifest") {
+    const wick::PluginInfo info = registry.load(fixture_manifest("fixture-good"));
+    INFO(info.reason);
+    CHECK(info.name == "fixture-good");
+    CHECK(info.state == PluginState::Usable);
+    CHECK(info.manifest_path == fixture_manifest("fixture-good"));
+    CHECK(info.library_path == fixture_library("fixture-good"));
+    REQUIRE(registry.find("fixture-good") != nullptr);
+    CHECK(registry.find("fixture-good")->state == PluginState::Usable);
+    const wick::Device d = registry.find_device("fixture-good");
+    REQUIRE(d.valid());
+    CHECK(d.kind() == wick::DeviceKind::Other);
+    CHECK(registry.devices().size() == 1);
+  }
+  SECTION("from its library") {
+    const wick::PluginInfo info = registry.load(fixture_library("fixture-good"));
+    INFO(info.reason);
+    CHECK(info.name == "fixture-good");
+    CHECK(info.state == PluginState::Usable);
+    CHECK(registry.find_device("fixture-good").valid());
+  }
+  SECTION("a broken plugin ends in its state instead of throwing") {
+    wick::PluginInfo info;
+    REQUIRE_NOTHROW(info = registry.load(fixture_manifest("fixture-no-entry")));
+    CHECK(info.state == PluginState::LoadFailed);
+    CHECK_THAT(info.reason, Contains("not a Wick plugin"));
+    REQUIRE_NOTHROW(info = registry.load(fixture_manifest("fixture-throws")));
+    CHECK(info.state == PluginState::Failed);
+    CHECK(registry.devices().empty());
+  }
+}
+
+TEST_CASE("The first manifest found for a name wins, in search order", "[loader][search]") {
+  // Two directories with a manifest each for fixture-good: `a`'s points at the real library,
+  // `b`'s at one that does not exist, so the state tells which manifest was used.
+  const TempDir a;
+  const TempDir b;
+  const std::string good = a.write_manifest("fixture-good", fixture_library("fixture-good"));
+  const std::string broken =
+      b.write_manifest("fixture-good", (b.path() / "libwick-fixture-good.so").string());
+
+  SECTION("config paths, in their order") {
+    const wick::PluginRegistry ab(config_with_paths({a.str(), b.str()}), kIsolated);
+    const wick::PluginInfo first = info_of(ab, "fixture-good");
+    CHECK(first.manifest_path == good);
+    CHECK(first.state == PluginState::Usable);
+    const auto dirs = ab.search_directories();
+    REQUIRE(dirs.size() == 2);
+    CHECK(dirs[0].first == a.str());
+    CHECK(dirs[1].first == b.str());
+  }
+  SECTION("config paths, reversed") {
+    const wick::PluginRegistry ba(config_with_paths({b.str(), a.str()}), kIsolated);
+    const wick::PluginInfo first = info_of(ba, "fixture-good");
+    CHECK(first.manifest_path == broken);
+    CHECK(first.state == PluginState::LoadFailed);
+    CHECK_FALSE(ba.find_device("fixture-good").valid());
+  }
+  SECTION("the same directory given twice is harmless") {
+    const wick::PluginRegistry aa(config_with_paths({a.str(), a.str()}), kIsolated);
+    const wick::PluginInfo first = info_of(aa, "fixture-good");
+    CHECK(first.manifest_path == good);
+    CHECK(first.state == PluginState::Usable);
+    CHECK(aa.devices().size() == 1);
+  }
+  SECTION("config paths come before WICK_PLUGIN_PATH") {
+    const ScopedEnv env("WICK_PLUGIN_PATH", b.str());
+    const wick::PluginRegistry registry(config_with_paths({a.str()}),
+                                        {.use_environment = true, .use_install_dir = false});
+    CHECK(info_of(registry, "fixture-good").manifest_path == good);
+    const auto dirs = registry.search_directories();
+    REQUIRE(dirs.size() == 2);
+    CHECK(dirs[0].first == a.str());
+    CHECK(dirs[1].first == b.str());
+  }
+  SECTION("WICK_PLUGIN_PATH entries, in their order") {
+    const ScopedEnv env("WICK_PLUGIN_PATH", b.str() + ":" + a.str());
+    const wick::PluginRegistry registry(config_with_paths({}),
+                                        {.use_environment = true, .use_install_dir = false});
+    CHECK(info_of(registry, "fixture-good").manifest_path == broken);
+  }
+}
+
+TEST_CASE("WICK_PLUGIN_PATH is searched only when the environment is used", "[loader][search]") {
+  const ScopedEnv env("WICK_PLUGIN_PATH", "/nonexistent/wick/plugins:" + kFixtureDir);
+
+  SECTION("use_environment = true") {
+    const wick::PluginRegistry registry(config_with_paths({}),
+                                        {.use_environment = true, .use_install_dir = false});
+    const wick::PluginInfo info = info_of(registry, "fixture-good");
+    CHECK(info.state == PluginState::Usable);
+    CHECK(info.manifest_path == fixture_manifest("fixture-good"));
+    CHECK(registry.find_device("fixture-good").valid());
+  }
+  SECTION("use_environment = false") {
+    const wick::PluginRegistry registry(config_with_paths({}), kIsolated);
+    CHECK_FALSE(has_fixture_plugin(registry));
+    CHECK(registry.search_directories().empty());
+  }
+}
+
+TEST_CASE("The current directory is never searched", "[loader][search]") {
+  const ScopedCwd cwd(kFixtureDir);
+
+  SECTION("no directories at all") {
+    const wick::PluginRegistry registry(config_with_paths({}), kIsolated);
+    CHECK_FALSE(has_fixture_plugin(registry));
+    CHECK(registry.devices().empty());
+  }
+  SECTION("a relative directory in the config does not mean the current directory") {
+    const wick::PluginRegistry registry(config_with_paths({"."}), kIsolated);
+    CHECK_FALSE(has_fixture_plugin(registry));
+  }
+  SECTION("empty and relative WICK_PLUGIN_PATH entries do not mean the current directory") {
+    // An empty entry in a PATH-like variable traditionally means ".": not here.
+    const ScopedEnv env("WICK_PLUGIN_PATH", ":.::./");
+    const wick::PluginRegistry registry(config_with_paths({}),
+                                        {.use_environment = true, .use_install_dir = false});
+    CHECK_FALSE(has_fixture_plugin(registry));
+  }
+}
