@@ -1,1 +1,116 @@
-// placeholder
+#include "dispatch.hpp"
+
+#include "dispatch_policy.hpp"
+#include "loaded_plugin.hpp"
+#include "log.hpp"
+#include "storage.hpp"
+
+#include <wick/sdk/ops.hpp>
+
+namespace wick {
+
+namespace {
+
+wick_tensor_desc describe(const Tensor& t) {
+  wick_tensor_desc d{};
+  d.struct_size = sizeof(d);
+  d.buffer = t.storage()->buffer;
+  d.byte_offset = static_cast<uint64_t>(t.offset()) * dtype_size(t.dtype());
+  d.dtype = to_c(t.dtype());
+  d.rank = t.rank();
+  d.shape = t.shape().data();
+  d.strides = t.strides().data();
+  return d;
+}
+
+const char* support_reason(wick_support s) {
+  switch (s) {
+    case WICK_SUPPORT_NO_OP: return "op not implemented";
+    case WICK_SUPPORT_NO_DTYPE: return "dtype not supported";
+    case WICK_SUPPORT_NO_PARAMS: return "params or shapes not supported";
+    default: return "unknown answer from op_supports";
+  }
+}
+
+// "f32", or "f32->i64" for ops whose output dtype differs from the input's.
+std::string dtype_label(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
+  const DType out = outputs.front().dtype();
+  if (inputs.empty() || inputs.front().dtype() == out) return dtype_name(out);
+  return std::string(dtype_name(inputs.front().dtype())) + "->" + dtype_name(out);
+}
+
+}  // namespace
+
+void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
+              const std::vector<Tensor>& outputs) {
+  const char* name = sdk::op_name(op);
+  if (outputs.empty()) throw Error(std::string(name) + ": no output tensor");
+  const Device device = outputs.front().device();
+  auto check_device = [&](const Tensor& t, const char* role, size_t i) {
+    if (!(t.device() == device)) {
+      throw Error(std::string(name) + ": " + role + " " + std::to_string(i) + " is on " +
+                  t.device().name() + " but the op runs on " + device.name() +
+                  "; move it first with .to(device)");
+    }
+  };
+  std::vector<wick_tensor_desc> in_descs, out_descs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_device(inputs[i], "input", i);
+    in_descs.push_back(describe(inputs[i]));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    check_device(outputs[i], "output", i);
+    out_descs.push_back(describe(outputs[i]));
+  }
+  wick_op_desc desc{};
+  desc.struct_size = sizeof(desc);
+  desc.op = op;
+  desc.params = params;
+  desc.inputs = in_descs.data();
+  desc.num_inputs = in_descs.size();
+  desc.outputs = out_descs.data();
+  desc.num_outputs = out_descs.size();
+
+  LoadedPlugin& plugin = device.plugin();
+  const wick_support support = plugin.guard(
+      "op_supports", [&] { return plugin.api().op_supports(device.handle(), &desc); });
+  const std::string dtype = dtype_label(inputs, outputs);
+  if (support == WICK_SUPPORT_YES) {
+    plugin.check(plugin.guard("op_execute",
+                              [&] { return plugin.api().op_execute(device.handle(), &desc); }),
+                 std::string("failed to run ") + name + " (" + dtype + ") on " + device.name());
+    return;
+  }
+
+  // Per-op fallback: the CPU runs it, with the copies done here.
+  const std::shared_ptr<DispatchPolicy>& policy = plugin.policy;
+  const char* reason = support_reason(support);
+  const std::string what = std::string("op '") + name + "' (" + dtype + ") is not supported by plugin '" +
+                           plugin.name() + "' on device " + device.name() + " (" + reason + ")";
+  if (policy == nullptr) throw Error(what + ", and there is no CPU fallback");
+  if (policy->strict) {
+    throw Error("strict mode: " + what +
+                "; the CPU fallback is disabled by strict = true (set strict = false, or choose "
+                "another device)");
+  }
+  const Device cpu = policy->cpu_device();
+  if (cpu == device) throw Error(what + ": no device can run it");
+  if (policy->record(FallbackRecord{name, dtype, device.name(), plugin.name(), reason, 0})) {
+    log(LogLevel::Warn, "fallback: " + what + "; running it on " + cpu.name() +
+                            " with copies (logged once per op, dtype and device)");
+  }
+  std::vector<Tensor> cpu_inputs, cpu_outputs;
+  for (const Tensor& t : inputs) cpu_inputs.push_back(t.to(cpu));
+  for (const Tensor& t : outputs) cpu_outputs.push_back(Tensor::empty(t.shape(), t.dtype(), cpu));
+  dispatch(op, params, cpu_inputs, cpu_outputs);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    if (!out.is_contiguous()) throw Error(std::string(name) + ": fallback needs contiguous outputs");
+    std::vector<unsigned char> host(static_cast<size_t>(out.numel()) * dtype_size(out.dtype()));
+    cpu_outputs[i].copy_to_host(host.data(), host.size());
+    out.storage()->write(static_cast<uint64_t>(out.offset()) * dtype_size(out.dtype()), host.data(),
+                         host.size());
+  }
+}
+
+}  // namespace wick

@@ -1,1 +1,578 @@
-// placeholder
+#include <wick/registry.hpp>
+
+#include "dispatch_policy.hpp"
+#include "loaded_plugin.hpp"
+#include "log.hpp"
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace wick {
+
+const char* to_string(PluginState state) {
+  switch (state) {
+    case PluginState::NotFound: return "not found";
+    case PluginState::LoadFailed: return "load failed";
+    case PluginState::Incompatible: return "incompatible";
+    case PluginState::Failed: return "failed";
+    case PluginState::Unavailable: return "unavailable";
+    case PluginState::Usable: return "usable";
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr const char* kManifestSuffix = ".wick-plugin.toml";
+// First-party plugin names: a priority entry naming one of these is never a typo, even when that
+// plugin was not built or installed (it then shows as "not found").
+const std::vector<std::string> kFirstPartyPlugins = {"cpu-onednn", "cuda", "opencl"};
+const std::vector<std::string> kDeviceKinds = {"cpu", "gpu", "accelerator", "other"};
+
+struct Manifest {
+  std::string path;
+  std::string name;
+  std::string library;  // absolute
+  int64_t abi_major = 0;
+  std::vector<std::string> device_kinds;
+};
+
+// Reads a manifest; throws std::runtime_error with "<path>[:line:col]: problem".
+Manifest read_manifest(const fs::path& path) {
+  Manifest m;
+  m.path = path.string();
+  toml::table t;
+  try {
+    t = toml::parse_file(path.string());
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << "manifest " << m.path << ":" << e.source().begin.line << ":" << e.source().begin.column
+       << ": " << e.description();
+    throw std::runtime_error(os.str());
+  }
+  auto where = [&](const char* key) {
+    const toml::node* n = t.get(key);
+    std::ostringstream os;
+    os << "manifest " << m.path;
+    if (n != nullptr) os << ":" << n->source().begin.line << ":" << n->source().begin.column;
+    return os.str();
+  };
+  auto name = t["name"].value<std::string>();
+  auto library = t["library"].value<std::string>();
+  auto major = t["abi_major"].value<int64_t>();
+  if (!name || name->empty()) throw std::runtime_error(where("name") + ": 'name' must be a non-empty string");
+  if (!library || library->empty())
+    throw std::runtime_error(where("library") + ": 'library' must be a non-empty string");
+  if (!major) throw std::runtime_error(where("abi_major") + ": 'abi_major' must be an integer");
+  m.name = *name;
+  m.abi_major = *major;
+  fs::path lib(*library);
+  m.library = (lib.is_absolute() ? lib : path.parent_path() / lib).lexically_normal().string();
+  if (const toml::array* kinds = t["device_kinds"].as_array()) {
+    for (const toml::node& k : *kinds) {
+      if (auto s = k.value<std::string>()) m.device_kinds.push_back(*s);
+    }
+  }
+  return m;
+}
+
+// The loader's message with the next step spelled out; names the missing dependency if dlerror did.
+std::string explain_load_failure(const std::string& library, const std::string& loader_message) {
+  std::string text = "could not load " + library + ": " + loader_message;
+  const std::string marker = ": cannot open shared object file";
+  size_t at = loader_message.find(marker);
+  if (at != std::string::npos) {
+    size_t start = loader_message.rfind("message: ", at);
+    start = start == std::string::npos ? 0 : start + 9;
+    std::string dep = loader_message.substr(start, at - start);
+    if (fs::path(dep).filename() != fs::path(library).filename()) {
+      text += ". Missing dependency: " + dep +
+              " — install the package that provides it or add its directory to LD_LIBRARY_PATH";
+      return text;
+    }
+  }
+  text += ". Check the file with `ldd " + library + "`";
+  return text;
+}
+
+}  // namespace
+
+struct PluginRegistry::Impl {
+  Config config;
+  RegistryOptions options;
+  mutable std::mutex mutex;
+  std::vector<std::pair<std::string, std::string>> dirs;  // (dir, where it came from)
+  struct Entry {
+    PluginInfo info;
+    std::shared_ptr<LoadedPlugin> plugin;
+    std::vector<Device> devices;
+  };
+  std::vector<Entry> entries;
+  std::shared_ptr<DispatchPolicy> policy = std::make_shared<DispatchPolicy>();
+
+  void compute_dirs();
+  void discover();
+  Entry load_manifest(const Manifest& manifest);
+  void initialize(Entry& entry);
+  void update_cpu_device();
+  bool has_plugin(const std::string& name) const {
+    return std::any_of(entries.begin(), entries.end(),
+                       [&](const Entry& e) { return e.info.name == name; });
+  }
+};
+
+void PluginRegistry::Impl::compute_dirs() {
+  for (const std::string& p : config.plugin_paths) dirs.emplace_back(p, "config [plugins] paths");
+  if (options.use_environment) {
+    if (auto env = secure_env("WICK_PLUGIN_PATH")) {
+      std::stringstream ss(*env);
+      std::string item;
+      while (std::getline(ss, item, ':')) {
+        if (!item.empty()) dirs.emplace_back(item, "WICK_PLUGIN_PATH");
+      }
+    }
+  }
+  if (options.use_install_dir) {
+    boost::system::error_code ec;
+    boost::dll::fs::path self = boost::dll::this_line_location(ec);
+    if (!ec) {
+      dirs.emplace_back((fs::path(self.parent_path().string()) / "wick" / "plugins").string(),
+                        "install directory");
+    }
+  }
+}
+
+void PluginRegistry::Impl::discover() {
+  for (const auto& [dir, origin] : dirs) {
+    std::error_code ec;
+    fs::path d(dir);
+    // Relative directories would depend on the current directory, which is never searched.
+    if (!d.is_absolute()) {
+      log(LogLevel::Warn, "plugin directory '" + dir + "' (from " + origin +
+                              ") is relative; ignored, since the current directory is never searched");
+      continue;
+    }
+    if (!fs::is_directory(d, ec)) {
+      log(LogLevel::Debug, "plugin directory " + dir + " (from " + origin + ") does not exist");
+      continue;
+    }
+    std::vector<fs::path> manifests;
+    for (const fs::directory_entry& e : fs::directory_iterator(d, ec)) {
+      const std::string f = e.path().filename().string();
+      if (f.size() > std::strlen(kManifestSuffix) &&
+          f.compare(f.size() - std::strlen(kManifestSuffix), std::string::npos, kManifestSuffix) == 0)
+        manifests.push_back(e.path());
+    }
+    std::sort(manifests.begin(), manifests.end());
+    for (const fs::path& path : manifests) {
+      Manifest m;
+      try {
+        m = read_manifest(path);
+      } catch (const std::exception& e) {
+        Entry bad;
+        std::string stem = path.filename().string();
+        bad.info.name = stem.substr(0, stem.size() - std::strlen(kManifestSuffix));
+        bad.info.manifest_path = path.string();
+        bad.info.state = PluginState::LoadFailed;
+        bad.info.reason = e.what();
+        if (!has_plugin(bad.info.name)) entries.push_back(std::move(bad));
+        continue;
+      }
+      if (has_plugin(m.name)) {
+        log(LogLevel::Info, "plugin '" + m.name + "' in " + path.string() +
+                                " is shadowed by one found earlier in the search order");
+        continue;
+      }
+      if (std::find(config.disabled_plugins.begin(), config.disabled_plugins.end(), m.name) !=
+          config.disabled_plugins.end()) {
+        Entry off;
+        off.info.name = m.name;
+        off.info.manifest_path = m.path;
+        off.info.library_path = m.library;
+        off.info.device_kinds = m.device_kinds;
+        off.info.state = PluginState::Unavailable;
+        off.info.reason = "disabled by [plugins] disable in the config";
+        entries.push_back(std::move(off));
+        continue;
+      }
+      entries.push_back(load_manifest(m));
+    }
+  }
+}
+
+PluginRegistry::Impl::Entry PluginRegistry::Impl::load_manifest(const Manifest& m) {
+  Entry entry;
+  PluginInfo& info = entry.info;
+  info.name = m.name;
+  info.manifest_path = m.path;
+  info.library_path = m.library;
+  info.device_kinds = m.device_kinds;
+  info.state = PluginState::LoadFailed;
+
+  // Versions are checked before any plugin code runs: the manifest's major first.
+  if (m.abi_major != WICK_ABI_MAJOR) {
+    info.state = PluginState::Incompatible;
+    info.abi_major = static_cast<uint32_t>(m.abi_major);
+    info.reason = "manifest " + m.path + " declares ABI major " + std::to_string(m.abi_major) +
+                  ", this host speaks ABI " + std::to_string(WICK_ABI_MAJOR) + "." +
+                  std::to_string(WICK_ABI_MINOR) + "; rebuild the plugin against Wick SDK " +
+                  std::to_string(WICK_ABI_MAJOR) + ".x";
+    return entry;
+  }
+  std::error_code ec;
+  if (!fs::exists(m.library, ec)) {
+    info.reason = "library " + m.library + " does not exist (named by manifest " + m.path + ")";
+    return entry;
+  }
+  boost::dll::shared_library library;
+  try {
+    library.load(boost::dll::fs::path(m.library),
+                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    info.reason = explain_load_failure(m.library, e.what());
+    return entry;
+  }
+  if (!library.has(WICK_PLUGIN_ENTRY_SYMBOL)) {
+    info.reason = m.library + " is not a Wick plugin: it does not export " +
+                  std::string(WICK_PLUGIN_ENTRY_SYMBOL) + " (manifest " + m.path + ")";
+    return entry;
+  }
+  const wick_plugin_api* api = nullptr;
+  try {
+    api = library.get<const wick_plugin_api*()>(WICK_PLUGIN_ENTRY_SYMBOL)();
+  } catch (const std::exception& e) {
+    info.reason = "the entry point of " + m.library + " failed: " + e.what();
+    return entry;
+  } catch (...) {
+    info.reason = "the entry point of " + m.library + " threw an exception across the C ABI";
+    return entry;
+  }
+  if (api == nullptr) {
+    info.reason = "the entry point of " + m.library + " returned NULL";
+    return entry;
+  }
+  info.abi_major = api->abi_major;
+  info.abi_minor = api->abi_minor;
+  info.version = api->version != nullptr ? api->version : "";
+  const std::string versions = "plugin ABI " + std::to_string(api->abi_major) + "." +
+                               std::to_string(api->abi_minor) + ", host ABI " +
+                               std::to_string(WICK_ABI_MAJOR) + "." + std::to_string(WICK_ABI_MINOR);
+  if (api->abi_major != WICK_ABI_MAJOR) {
+    info.state = PluginState::Incompatible;
+    info.reason = versions + ": majors differ; rebuild " + m.library + " against Wick SDK " +
+                  std::to_string(WICK_ABI_MAJOR) + ".x";
+    return entry;
+  }
+  if (api->struct_size < WICK_PLUGIN_API_SIZE_1_0) {
+    info.state = PluginState::Incompatible;
+    info.reason = versions + ": the plugin table is " + std::to_string(api->struct_size) +
+                  " bytes, smaller than ABI 1.0's " + std::to_string(WICK_PLUGIN_API_SIZE_1_0) +
+                  " (malformed plugin)";
+    return entry;
+  }
+  const char* required[] = {"error_code", "error_message", "error_destroy", "initialize",
+                            "shutdown", "device_get", "device_get_props", "device_synchronize",
+                            "buffer_allocate", "buffer_free", "buffer_write", "buffer_read",
+                            "op_supports", "op_execute"};
+  const void* slots[] = {reinterpret_cast<const void*>(api->error_code),
+                         reinterpret_cast<const void*>(api->error_message),
+                         reinterpret_cast<const void*>(api->error_destroy),
+                         reinterpret_cast<const void*>(api->initialize),
+                         reinterpret_cast<const void*>(api->shutdown),
+                         reinterpret_cast<const void*>(api->device_get),
+                         reinterpret_cast<const void*>(api->device_get_props),
+                         reinterpret_cast<const void*>(api->device_synchronize),
+                         reinterpret_cast<const void*>(api->buffer_allocate),
+                         reinterpret_cast<const void*>(api->buffer_free),
+                         reinterpret_cast<const void*>(api->buffer_write),
+                         reinterpret_cast<const void*>(api->buffer_read),
+                         reinterpret_cast<const void*>(api->op_supports),
+                         reinterpret_cast<const void*>(api->op_execute)};
+  for (size_t i = 0; i < std::size(slots); ++i) {
+    if (slots[i] == nullptr) {
+      info.state = PluginState::Incompatible;
+      info.reason = versions + ": required slot '" + required[i] + "' is NULL (malformed plugin)";
+      return entry;
+    }
+  }
+  const std::string table_name = api->name != nullptr ? api->name : "";
+  if (table_name != m.name) {
+    info.reason = "manifest " + m.path + " names the plugin '" + m.name + "' but " + m.library +
+                  " calls itself '" + table_name + "'";
+    return entry;
+  }
+  entry.plugin = std::make_shared<LoadedPlugin>(std::move(library), api, m.name, m.library);
+  entry.plugin->policy = policy;
+  initialize(entry);
+  return entry;
+}
+
+void PluginRegistry::Impl::initialize(Entry& entry) {
+  PluginInfo& info = entry.info;
+  LoadedPlugin& plugin = *entry.plugin;
+  const wick_plugin_api& api = plugin.api();
+
+  // Options from [plugins.<name>], typed; strings must outlive the call.
+  std::vector<wick_option> options;
+  std::string options_where;
+  auto found = config.plugin_options.find(info.name);
+  if (found != config.plugin_options.end()) {
+    options_where = found->second.where.to_string();
+    for (const auto& [key, value] : found->second.values) {
+      wick_option o{};
+      o.struct_size = sizeof(o);
+      o.key = key.c_str();
+      if (const bool* b = std::get_if<bool>(&value)) {
+        o.type = WICK_OPTION_BOOL;
+        o.bool_value = *b ? 1 : 0;
+      } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
+        o.type = WICK_OPTION_INT;
+        o.int_value = *i;
+      } else if (const double* d = std::get_if<double>(&value)) {
+        o.type = WICK_OPTION_FLOAT;
+        o.float_value = *d;
+      } else {
+        o.type = WICK_OPTION_STRING;
+        o.string_value = std::get<std::string>(value).c_str();
+      }
+      options.push_back(o);
+    }
+  }
+  wick_initialize_args args{};
+  args.struct_size = sizeof(args);
+  args.host_abi_major = WICK_ABI_MAJOR;
+  args.host_abi_minor = WICK_ABI_MINOR;
+  args.options = options.empty() ? nullptr : options.data();
+  args.num_options = options.size();
+  wick_initialize_result result{};
+  result.struct_size = sizeof(result);
+  try {
+    wick_error* err = plugin.guard("initialize", [&] { return api.initialize(&args, &result); });
+    plugin.check(err, "initialize failed");
+    std::vector<wick_device*> devices;
+    std::vector<wick_device_props> props;
+    for (size_t i = 0; i < result.num_devices; ++i) {
+      wick_device* d = nullptr;
+      plugin.check(plugin.guard("device_get", [&] { return api.device_get(i, &d); }),
+                   "device_get(" + std::to_string(i) + ") failed");
+      wick_device_props p{};
+      p.struct_size = sizeof(p);
+      plugin.check(plugin.guard("device_get_props", [&] { return api.device_get_props(d, &p); }),
+                   "device_get_props(" + std::to_string(i) + ") failed");
+      devices.push_back(d);
+      props.push_back(p);
+    }
+    plugin.set_initialized(devices, props);
+  } catch (const std::exception& e) {
+    info.state = PluginState::Failed;
+    info.reason = e.what();
+    if (!options_where.empty()) info.reason += " (options from " + options_where + ")";
+    entry.plugin.reset();
+    return;
+  }
+  const std::string message = result.message != nullptr ? result.message : "";
+  if (result.num_devices == 0) {
+    info.state = PluginState::Unavailable;
+    info.reason = message.empty() ? "the plugin found no device" : message;
+    return;
+  }
+  info.state = PluginState::Usable;
+  info.reason = std::to_string(result.num_devices) +
+                (result.num_devices == 1 ? " device" : " devices") +
+                (message.empty() ? "" : " (" + message + ")");
+  for (size_t i = 0; i < plugin.devices().size(); ++i) {
+    Device d(entry.plugin, plugin.devices()[i], static_cast<int>(i));
+    entry.devices.push_back(d);
+    info.devices.push_back(DeviceInfo{d.name(), d.description(), d.kind(), d.memory_bytes(),
+                                      d.capabilities()});
+  }
+}
+
+void PluginRegistry::Impl::update_cpu_device() {
+  for (const Entry& e : entries) {
+    for (const Device& d : e.devices) {
+      if (d.kind() == DeviceKind::CPU) {
+        policy->cpu_plugin = d.plugin_ptr();
+        policy->cpu_index = d.index();
+        return;
+      }
+    }
+  }
+}
+
+PluginRegistry::PluginRegistry(const Config& config, RegistryOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->config = config;
+  impl_->options = options;
+  impl_->policy->strict = config.strict;
+  set_log_level(parse_log_level(config.log_level));
+  impl_->compute_dirs();
+  impl_->discover();
+  impl_->update_cpu_device();
+}
+
+PluginRegistry::~PluginRegistry() = default;
+
+std::vector<std::pair<std::string, std::string>> PluginRegistry::search_directories() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->dirs;
+}
+
+std::vector<PluginInfo> PluginRegistry::plugins() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<PluginInfo> out;
+  for (const auto& e : impl_->entries) out.push_back(e.info);
+  // Priority entries that name a plugin nobody found.
+  for (const DeviceEntry& entry : impl_->config.priority) {
+    std::string name = entry.name.substr(0, entry.name.find(':'));
+    if (std::find(kDeviceKinds.begin(), kDeviceKinds.end(), name) != kDeviceKinds.end()) continue;
+    if (impl_->has_plugin(name)) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const PluginInfo& p) { return p.name == name; }))
+      continue;
+    PluginInfo missing;
+    missing.name = name;
+    missing.state = PluginState::NotFound;
+    missing.reason = "no manifest " + name + kManifestSuffix + " in the search path" +
+                     (impl_->dirs.empty() ? std::string(" (no directories to search)") : "");
+    out.push_back(missing);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const PluginInfo& a, const PluginInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+std::unique_ptr<PluginInfo> PluginRegistry::find(const std::string& name) const {
+  for (PluginInfo& p : plugins()) {
+    if (p.name == name) return std::make_unique<PluginInfo>(std::move(p));
+  }
+  return nullptr;
+}
+
+std::vector<Device> PluginRegistry::devices() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<Device> out;
+  for (const auto& e : impl_->entries) out.insert(out.end(), e.devices.begin(), e.devices.end());
+  return out;
+}
+
+Device PluginRegistry::find_device(const std::string& entry) const {
+  const size_t colon = entry.find(':');
+  const std::string name = entry.substr(0, colon);
+  int index = -1;
+  if (colon != std::string::npos) {
+    try {
+      index = std::stoi(entry.substr(colon + 1));
+    } catch (const std::exception&) {
+      return Device();
+    }
+  }
+  for (const Device& d : devices()) {
+    const bool name_match = d.plugin_name() == name || to_string(d.kind()) == name;
+    if (name_match && (index < 0 || d.index() == index)) return d;
+  }
+  return Device();
+}
+
+Device PluginRegistry::cpu_device() const { return impl_->policy->cpu_device(); }
+
+PluginInfo PluginRegistry::load(const std::string& path) {
+  std::lock_guard lock(impl_->mutex);
+  fs::path p = fs::absolute(path);
+  Manifest m;
+  const std::string f = p.filename().string();
+  if (f.size() > std::strlen(kManifestSuffix) &&
+      f.compare(f.size() - std::strlen(kManifestSuffix), std::string::npos, kManifestSuffix) == 0) {
+    try {
+      m = read_manifest(p);
+    } catch (const std::exception& e) {
+      PluginInfo info;
+      info.name = f;
+      info.manifest_path = p.string();
+      info.state = PluginState::LoadFailed;
+      info.reason = e.what();
+      return info;
+    }
+  } else {
+    // A bare library: its name comes from the table, so read it before building the entry.
+    m.path = "(none: library given directly)";
+    m.library = p.string();
+    m.abi_major = WICK_ABI_MAJOR;
+    try {
+      boost::dll::shared_library lib(boost::dll::fs::path(m.library),
+                                     boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+      if (lib.has(WICK_PLUGIN_ENTRY_SYMBOL)) {
+        const wick_plugin_api* api = lib.get<const wick_plugin_api*()>(WICK_PLUGIN_ENTRY_SYMBOL)();
+        if (api != nullptr && api->name != nullptr) m.name = api->name;
+      }
+    } catch (...) {
+      // load_manifest reports the failure with the loader's message.
+    }
+    if (m.name.empty()) m.name = p.stem().string();
+  }
+  if (impl_->has_plugin(m.name)) {
+    auto it = std::find_if(impl_->entries.begin(), impl_->entries.end(),
+                           [&](const Impl::Entry& e) { return e.info.name == m.name; });
+    return it->info;
+  }
+  impl_->entries.push_back(impl_->load_manifest(m));
+  impl_->update_cpu_device();
+  return impl_->entries.back().info;
+}
+
+std::shared_ptr<DispatchPolicy> PluginRegistry::policy() const { return impl_->policy; }
+
+Selection select_device(const PluginRegistry& registry, const Config& config) {
+  Selection sel;
+  std::vector<std::string> known = kFirstPartyPlugins;
+  known.insert(known.end(), kDeviceKinds.begin(), kDeviceKinds.end());
+  for (const PluginInfo& p : registry.plugins()) known.push_back(p.name);
+
+  int position = 0;
+  for (const DeviceEntry& entry : config.priority) {
+    ++position;
+    const std::string name = entry.name.substr(0, entry.name.find(':'));
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string msg = entry.where.to_string() + ": unknown device '" + entry.name + "'";
+      if (auto close = closest_match(name, known)) msg += "; did you mean '" + *close + "'?";
+      msg += " (known: plugins found in the search path, cpu-onednn, cuda, opencl, or a kind: cpu, "
+             "gpu, accelerator)";
+      throw ConfigError(msg);
+    }
+    Device d = registry.find_device(entry.name);
+    if (d.valid()) {
+      sel.device = d;
+      sel.reason = d.name() + " selected: '" + entry.name + "' is priority " +
+                   std::to_string(position) + " of " + std::to_string(config.priority.size()) +
+                   (sel.skipped.empty() ? "" : ", after " + std::to_string(sel.skipped.size()) +
+                                                   " unusable");
+      return sel;
+    }
+    std::string why;
+    if (auto info = registry.find(name)) {
+      why = std::string(to_string(info->state)) + ": " + info->reason;
+    } else {
+      why = "no usable plugin provides it";
+    }
+    if (config.strict) {
+      throw Error("strict mode: device '" + entry.name + "' (priority " + std::to_string(position) +
+                  ", from " + entry.where.to_string() + ") is not usable: " + why +
+                  "; set strict = false to fall back to the next device");
+    }
+    sel.skipped.push_back(entry.name + ": " + why);
+  }
+  // The last resort is always the CPU.
+  sel.device = registry.cpu_device();
+  sel.reason = sel.device.name() + " selected as the last resort: no entry of the priority list is usable";
+  return sel;
+}
+
+}  // namespace wick

@@ -1,1 +1,116 @@
-// placeholder
+#include <wick/runtime.hpp>
+
+#include "dispatch_policy.hpp"
+#include "loaded_plugin.hpp"
+#include "log.hpp"
+
+#include <atomic>
+#include <iostream>
+#include <mutex>
+
+namespace wick {
+
+// ---- logging ----------------------------------------------------------------------------------
+
+namespace {
+std::atomic<int> g_log_level{static_cast<int>(LogLevel::Warn)};
+std::mutex g_log_mutex;
+}  // namespace
+
+LogLevel parse_log_level(const std::string& text) {
+  if (text == "off") return LogLevel::Off;
+  if (text == "error") return LogLevel::Error;
+  if (text == "info") return LogLevel::Info;
+  if (text == "debug") return LogLevel::Debug;
+  return LogLevel::Warn;
+}
+
+void set_log_level(LogLevel level) { g_log_level = static_cast<int>(level); }
+
+bool log_enabled(LogLevel level) {
+  return level != LogLevel::Off && static_cast<int>(level) <= g_log_level.load();
+}
+
+void log(LogLevel level, const std::string& message) {
+  if (!log_enabled(level)) return;
+  static const char* names[] = {"", "error", "warning", "info", "debug"};
+  std::lock_guard lock(g_log_mutex);
+  std::cerr << "wick: " << names[static_cast<int>(level)] << ": " << message << "\n";
+}
+
+// ---- fallback policy --------------------------------------------------------------------------
+
+Device DispatchPolicy::cpu_device() const {
+  std::shared_ptr<LoadedPlugin> plugin = cpu_plugin.lock();
+  if (!plugin || cpu_index < 0) {
+    throw Error("no usable CPU device: every fallback runs on the CPU plugin (cpu-onednn), which "
+                "is not loaded; run `wick devices` to see why");
+  }
+  return Device(plugin, plugin->devices().at(static_cast<size_t>(cpu_index)), cpu_index);
+}
+
+bool DispatchPolicy::record(const FallbackRecord& record) {
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = records_.try_emplace({record.op, record.dtype, record.device}, record);
+  it->second.count += 1;
+  return inserted;
+}
+
+std::vector<FallbackRecord> DispatchPolicy::records() const {
+  std::lock_guard lock(mutex_);
+  std::vector<FallbackRecord> out;
+  for (const auto& [key, r] : records_) out.push_back(r);
+  return out;
+}
+
+void DispatchPolicy::reset() {
+  std::lock_guard lock(mutex_);
+  records_.clear();
+}
+
+// ---- runtime ----------------------------------------------------------------------------------
+
+Runtime::Runtime(const Config& config, RegistryOptions options)
+    : config_(config), registry_(std::make_unique<PluginRegistry>(config, options)) {
+  selection_ = select_device(*registry_, config_);
+  for (const std::string& s : selection_.skipped) log(LogLevel::Info, "device skipped: " + s);
+  log(LogLevel::Info, selection_.reason);
+}
+
+Runtime::~Runtime() = default;
+
+namespace {
+std::mutex g_global_mutex;
+Runtime* g_global = nullptr;
+}  // namespace
+
+Runtime& Runtime::global() {
+  std::lock_guard lock(g_global_mutex);
+  // Never destroyed: plugins stay loaded until process exit (see LoadedPlugin).
+  if (g_global == nullptr) g_global = new Runtime(resolve_config());
+  return *g_global;
+}
+
+void Runtime::configure(const Config& config) {
+  std::lock_guard lock(g_global_mutex);
+  if (g_global != nullptr) {
+    throw Error("Runtime::configure: the global runtime is already in use; configure it before "
+                "creating the first tensor");
+  }
+  g_global = new Runtime(config);
+}
+
+bool Runtime::strict() const { return registry_->policy()->strict; }
+void Runtime::set_strict(bool strict) { registry_->policy()->strict = strict; }
+
+std::vector<FallbackRecord> Runtime::fallbacks() const { return registry_->policy()->records(); }
+
+uint64_t Runtime::fallback_count() const {
+  uint64_t n = 0;
+  for (const FallbackRecord& r : fallbacks()) n += r.count;
+  return n;
+}
+
+void Runtime::reset_fallbacks() { registry_->policy()->reset(); }
+
+}  // namespace wick

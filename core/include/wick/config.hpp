@@ -49,12 +49,15 @@ struct Config {
   // [plugins] paths: extra directories searched for plugin manifests, before WICK_PLUGIN_PATH and
   // the install directory. Relative paths are resolved against the config file's directory.
   std::vector<std::string> plugin_paths;
+  std::vector<SourceLocation> plugin_paths_where;  // parallel to plugin_paths
   // [plugins] disable: plugin names never loaded.
   std::vector<std::string> disabled_plugins;
+  SourceLocation disabled_where;
   // [plugins.<name>] tables.
   std::map<std::string, PluginOptions> plugin_options;
   // [log] level: "off", "error", "warn", "info", "debug".
   std::string log_level = "warn";
+  SourceLocation log_level_where;
   // The layers that contributed, lowest precedence first, e.g. {"default", "/etc/x.toml", "env"}.
   std::vector<std::string> layers;
 
@@ -68,35 +71,43 @@ Config default_config();
 // The text of the embedded default config (what `wick config default` prints).
 const std::string& default_config_text();
 
-// Parses one TOML document onto `base` (values present in the document replace base's).
-// Unknown keys, wrong types and bad values throw ConfigError "origin:line:column: ..." with a
-// close-match suggestion where one exists. `origin` names the document in messages.
+// Parses one TOML document onto `base` (values present in the document replace base's; a
+// [plugins.<name>] table replaces base's table for that plugin as a whole) and appends `origin` to
+// layers. Unknown keys, wrong types and bad values throw ConfigError "origin:line:column: ..."
+// with a close-match suggestion where one exists. `origin` names the document in messages, and
+// relative [plugins] paths are resolved against its directory (the current directory when it has
+// none, e.g. "<embedded default>").
 Config apply_config_text(Config base, const std::string& text, const std::string& origin);
 
-// Reads a file and applies it; a missing or unreadable file is a ConfigError naming the path.
+// Reads a file and applies it with the path as origin; a missing or unreadable file is a
+// ConfigError naming the path.
 Config apply_config_file(Config base, const std::string& path);
 
 // Values set from the command line or by an API call; unset fields leave lower layers alone.
 struct ConfigOverrides {
   std::optional<std::string> config_file;           // --config
-  std::optional<std::vector<std::string>> devices;  // --device cuda,cpu
+  std::optional<std::vector<std::string>> devices;  // --device cuda,cpu (entries may be comma lists)
   std::optional<bool> strict;                       // --strict
   std::vector<std::string> plugin_paths;            // --plugin-path (prepended)
   std::optional<std::string> log_level;             // --log-level
 };
 
 // Environment lookup, injectable for tests. The default reads with secure_getenv, so that
-// variables which lead to loading code are ignored in setuid/setgid processes.
+// variables which lead to loading code are ignored in setuid/setgid processes. A null EnvLookup
+// means no environment at all. Variables set to the empty string count as unset.
 using EnvLookup = std::optional<std::string> (*)(const char* name);
 std::optional<std::string> secure_env(const char* name);
 
 // Builds the effective config: default < file < environment < cli < api.
-// Environment: WICK_CONFIG (file), WICK_DEVICE (comma list), WICK_STRICT (1/0/true/false),
-// WICK_LOG_LEVEL.
+// Environment: WICK_CONFIG (file), WICK_DEVICE (comma list), WICK_STRICT (1/0/true/false/yes/no),
+// WICK_LOG_LEVEL; XDG_CONFIG_HOME and HOME locate the optional user config file.
+// Throws ConfigError for any bad value, naming the layer (file:line:column, variable or flag).
 Config resolve_config(const ConfigOverrides& cli = {}, const ConfigOverrides& api = {},
                       EnvLookup env = &secure_env);
 
-// The closest candidate to `word` by edit distance, if it is close enough to suggest.
+// The closest candidate to `word` by edit distance (Damerau-Levenshtein, ASCII case ignored), if
+// it is close enough to suggest: distance <= max(1, word.size() / 3). Ties go to the earlier
+// candidate.
 std::optional<std::string> closest_match(const std::string& word,
                                          const std::vector<std::string>& candidates);
 

@@ -17,6 +17,8 @@
 
 namespace wick {
 
+struct DispatchPolicy;
+
 enum class PluginState {
   NotFound,      // named (in the priority list) but no manifest found
   LoadFailed,    // manifest bad, library would not load, or no entry symbol
@@ -81,6 +83,9 @@ class PluginRegistry {
   // Loads one more plugin from an explicit manifest or library path (for `wick conformance
   // --plugin PATH` and tests). Returns its info; the plugin joins plugins() and devices().
   PluginInfo load(const std::string& path);
+
+  // Fallback routing shared with every plugin this registry loaded (core internal).
+  std::shared_ptr<DispatchPolicy> policy() const;
 
  private:
   struct Impl;

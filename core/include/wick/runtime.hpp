@@ -1,0 +1,62 @@
+// wick/runtime.hpp — the process's Wick state: configuration, plugins, the selected device and
+// the record of fallbacks. Tensors created without a device use Runtime::global().default_device().
+#pragma once
+
+#include <wick/config.hpp>
+#include <wick/device.hpp>
+#include <wick/registry.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace wick {
+
+// One (op, dtype, device) that ran on the CPU instead of its device, and how often.
+struct FallbackRecord {
+  std::string op;      // "matmul"
+  std::string dtype;   // "f32"
+  std::string device;  // "opencl:0"
+  std::string plugin;  // "opencl"
+  std::string reason;  // "op not implemented", "dtype not supported", "params not supported"
+  uint64_t count = 0;
+};
+
+class Runtime {
+ public:
+  // Loads plugins and selects the device per `config`. Throws ConfigError for an unknown device
+  // name in the priority list, and wick::Error in strict mode when the first choice is not usable.
+  explicit Runtime(const Config& config, RegistryOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // The process-wide runtime, built on first use from resolve_config() (environment and user
+  // config file). It is never destroyed: plugins stay loaded until process exit.
+  static Runtime& global();
+  // Replaces the process-wide runtime's configuration before its first use (API layer). Throws
+  // wick::Error if global() was already built.
+  static void configure(const Config& config);
+
+  const Config& config() const { return config_; }
+  PluginRegistry& registry() { return *registry_; }
+  const PluginRegistry& registry() const { return *registry_; }
+  const Selection& selection() const { return selection_; }
+  Device default_device() const { return selection_.device; }
+  Device cpu_device() const { return registry_->cpu_device(); }
+
+  bool strict() const;
+  void set_strict(bool strict);
+
+  std::vector<FallbackRecord> fallbacks() const;
+  uint64_t fallback_count() const;
+  void reset_fallbacks();
+
+ private:
+  Config config_;
+  std::unique_ptr<PluginRegistry> registry_;
+  Selection selection_;
+};
+
+}  // namespace wick

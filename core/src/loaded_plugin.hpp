@@ -1,0 +1,80 @@
+// loaded_plugin.hpp — one plugin library, its table and its lifetime (core internal).
+#pragma once
+
+#include <wick/device.hpp>
+#include <wick/error.hpp>
+#include <wick/wick_plugin.h>
+
+#include <boost/dll/shared_library.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace wick {
+
+struct DispatchPolicy;
+
+// Owns the library handle and the initialized plugin. Destruction calls shutdown() (when
+// initialize succeeded) and only then lets the library go; a plugin that does not declare
+// WICK_PLUGIN_FLAG_UNLOADABLE stays mapped until process exit.
+class LoadedPlugin {
+ public:
+  LoadedPlugin(boost::dll::shared_library library, const wick_plugin_api* api, std::string name,
+               std::string library_path);
+  ~LoadedPlugin();
+  LoadedPlugin(const LoadedPlugin&) = delete;
+  LoadedPlugin& operator=(const LoadedPlugin&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& library_path() const { return library_path_; }
+  const wick_plugin_api& api() const { return *api_; }
+
+  // A table slot, or nullptr when the plugin's minor or struct_size does not include it or it is
+  // NULL. Every optional slot is read through here.
+  template <class Fn>
+  Fn slot(Fn wick_plugin_api::*member, uint32_t since_minor) const {
+    const wick_plugin_api probe{};
+    const size_t end = static_cast<size_t>(reinterpret_cast<const char*>(&(probe.*member)) -
+                                           reinterpret_cast<const char*>(&probe)) +
+                       sizeof(Fn);
+    if (api_->abi_minor < since_minor || api_->struct_size < end) return nullptr;
+    return api_->*member;
+  }
+
+  // Throws wick::Error "<plugin> <what>: <message>" when err is non-NULL, freeing err.
+  void check(wick_error* err, const std::string& what) const;
+
+  // Runs f(), turning a C++ exception that escaped the plugin across the C ABI into wick::Error.
+  template <class F>
+  decltype(auto) guard(const char* what, F&& f) const {
+    try {
+      return f();
+    } catch (const std::exception& e) {
+      throw Error("plugin '" + name_ + "' threw an exception across the C ABI in " + what + ": " +
+                  e.what());
+    } catch (...) {
+      throw Error("plugin '" + name_ + "' threw an exception across the C ABI in " + what);
+    }
+  }
+
+  // Called by the registry after a successful initialize.
+  void set_initialized(std::vector<wick_device*> devices, std::vector<wick_device_props> props);
+  const std::vector<wick_device*>& devices() const { return devices_; }
+  const wick_device_props& props(int index) const { return props_.at(static_cast<size_t>(index)); }
+
+  // The fallback policy of the registry that loaded this plugin.
+  std::shared_ptr<DispatchPolicy> policy;
+
+ private:
+  boost::dll::shared_library library_;
+  const wick_plugin_api* api_;
+  std::string name_;
+  std::string library_path_;
+  bool initialized_ = false;
+  std::vector<wick_device*> devices_;
+  std::vector<wick_device_props> props_;
+};
+
+}  // namespace wick

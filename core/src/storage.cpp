@@ -1,0 +1,46 @@
+#include "storage.hpp"
+
+#include "loaded_plugin.hpp"
+
+#include <wick/error.hpp>
+
+namespace wick {
+
+std::shared_ptr<Storage> Storage::allocate(const Device& device, uint64_t bytes) {
+  if (!device.valid()) throw Error("cannot allocate on an invalid device");
+  auto s = std::make_shared<Storage>();
+  s->device = device;
+  s->bytes = bytes;
+  LoadedPlugin& p = device.plugin();
+  p.check(p.guard("buffer_allocate",
+                  [&] { return p.api().buffer_allocate(device.handle(), bytes, &s->buffer); }),
+          "could not allocate " + std::to_string(bytes) + " bytes on " + device.name());
+  return s;
+}
+
+Storage::~Storage() {
+  if (buffer == nullptr) return;
+  try {
+    LoadedPlugin& p = device.plugin();
+    p.guard("buffer_free", [&] {
+      p.api().buffer_free(buffer);
+      return 0;
+    });
+  } catch (...) {
+    // A destructor cannot report; the plugin already broke its contract.
+  }
+}
+
+void Storage::write(uint64_t offset, const void* src, uint64_t size) {
+  LoadedPlugin& p = device.plugin();
+  p.check(p.guard("buffer_write", [&] { return p.api().buffer_write(buffer, offset, src, size); }),
+          "buffer_write of " + std::to_string(size) + " bytes to " + device.name() + " failed");
+}
+
+void Storage::read(uint64_t offset, void* dst, uint64_t size) const {
+  LoadedPlugin& p = device.plugin();
+  p.check(p.guard("buffer_read", [&] { return p.api().buffer_read(buffer, offset, dst, size); }),
+          "buffer_read of " + std::to_string(size) + " bytes from " + device.name() + " failed");
+}
+
+}  // namespace wick

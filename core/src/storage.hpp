@@ -1,0 +1,23 @@
+// storage.hpp — a device buffer owned by the tensors that view it (core internal).
+#pragma once
+
+#include <wick/device.hpp>
+
+#include <cstdint>
+#include <memory>
+
+namespace wick {
+
+struct Storage {
+  Device device;  // keeps the plugin alive while the buffer exists
+  wick_buffer* buffer = nullptr;
+  uint64_t bytes = 0;
+
+  static std::shared_ptr<Storage> allocate(const Device& device, uint64_t bytes);
+  ~Storage();
+
+  void write(uint64_t offset, const void* src, uint64_t size);
+  void read(uint64_t offset, void* dst, uint64_t size) const;
+};
+
+}  // namespace wick

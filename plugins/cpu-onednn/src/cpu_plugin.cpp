@@ -1,0 +1,133 @@
+// The cpu-onednn plugin: one CPU device, host-memory buffers, a table of kernels.
+#include "kernels.hpp"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <string>
+#include <thread>
+
+namespace wick::cpu {
+
+namespace {
+
+struct CpuDevice : wick_device {};
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "CPU";
+}
+
+constexpr size_t kAlignment = 64;
+
+}  // namespace
+
+class CpuPlugin final : public sdk::Plugin {
+ public:
+  sdk::InitResult initialize(sdk::Options& options) override {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int64_t threads = options.get_int("threads").value_or(cores);
+    if (threads < 1 || threads > 4096) {
+      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                       "option 'threads' must be between 1 and 4096, got " + std::to_string(threads));
+    }
+    ctx_.threads = static_cast<int>(threads);
+    // oneDNN (OpenMP build) and our own loops share this one OpenMP pool.
+    omp_set_num_threads(ctx_.threads);
+    ctx_.onednn = create_onednn(ctx_.threads);
+    register_elementwise(kernels_);
+    register_reduce(kernels_);
+    register_matmul(kernels_);
+    name_ = cpu_model_name();
+    const dnnl_version_t* v = dnnl_version();
+    note_ = std::to_string(ctx_.threads) + " threads, oneDNN " + std::to_string(v->major) + "." +
+            std::to_string(v->minor) + "." + std::to_string(v->patch);
+    return {{&device_}, note_};
+  }
+
+  ~CpuPlugin() override { destroy_onednn(ctx_.onednn); }
+
+  wick_device_props properties(const wick_device* /*device*/) override {
+    wick_device_props p{};
+    p.struct_size = sizeof(p);
+    p.name = name_.c_str();
+    p.vendor = nullptr;
+    p.kind = WICK_DEVICE_KIND_CPU;
+    p.memory_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    p.capabilities = WICK_DEVICE_CAP_HOST_MEMORY | WICK_DEVICE_CAP_BUFFER_COPY | WICK_DEVICE_CAP_F64;
+    p.compute_units = static_cast<uint32_t>(ctx_.threads);
+    return p;
+  }
+
+  std::optional<uint64_t> free_memory(const wick_device* /*device*/) override {
+    return static_cast<uint64_t>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  }
+
+  wick_buffer* allocate(wick_device* device, uint64_t size) override {
+    auto* b = new HostBuffer();
+    b->device = device;
+    b->size = size;
+    const size_t rounded = (static_cast<size_t>(size) + kAlignment - 1) / kAlignment * kAlignment;
+    b->data = static_cast<unsigned char*>(::operator new(std::max<size_t>(rounded, kAlignment),
+                                                         std::align_val_t(kAlignment), std::nothrow));
+    if (b->data == nullptr) {
+      delete b;
+      throw sdk::Error(WICK_STATUS_OUT_OF_MEMORY, "cannot allocate " + std::to_string(size) + " bytes of host memory");
+    }
+    return b;
+  }
+
+  void free(wick_buffer* buffer) noexcept override {
+    auto* b = static_cast<HostBuffer*>(buffer);
+    ::operator delete(b->data, std::align_val_t(kAlignment));
+    delete b;
+  }
+
+  void write(wick_buffer* dst, uint64_t offset, const void* src, uint64_t size) override {
+    if (size > 0) std::memcpy(static_cast<HostBuffer*>(dst)->data + offset, src, size);
+  }
+  void read(const wick_buffer* src, uint64_t offset, void* dst, uint64_t size) override {
+    if (size > 0) std::memcpy(dst, static_cast<const HostBuffer*>(src)->data + offset, size);
+  }
+  void copy(const wick_buffer* src, uint64_t src_offset, wick_buffer* dst, uint64_t dst_offset,
+            uint64_t size) override {
+    if (size > 0)
+      std::memmove(static_cast<HostBuffer*>(dst)->data + dst_offset,
+                   static_cast<const HostBuffer*>(src)->data + src_offset, size);
+  }
+
+  wick_support supports(const wick_device* /*device*/, const wick_op_desc& op) override {
+    auto it = kernels_.find(op.op);
+    if (it == kernels_.end()) return WICK_SUPPORT_NO_OP;
+    return it->second.supports(op);
+  }
+
+  void execute(wick_device* /*device*/, const wick_op_desc& op) override {
+    auto it = kernels_.find(op.op);
+    if (it == kernels_.end()) throw sdk::Error(WICK_STATUS_UNSUPPORTED, "op code " + std::to_string(op.op) + " is not implemented");
+    it->second.execute(ctx_, op);
+  }
+
+ private:
+  CpuDevice device_;
+  Context ctx_;
+  KernelTable kernels_;
+  std::string name_;
+  std::string note_;
+};
+
+}  // namespace wick::cpu
+
+WICK_DEFINE_PLUGIN_EX(wick::cpu::CpuPlugin, "cpu-onednn", "0.1.0", true)

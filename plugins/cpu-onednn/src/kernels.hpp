@@ -1,0 +1,125 @@
+// kernels.hpp — the cpu-onednn plugin's kernel table and the helpers every kernel uses.
+#pragma once
+
+#include <wick/sdk/dtype.hpp>
+#include <wick/sdk/plugin.hpp>
+#include <wick/sdk/strided.hpp>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <type_traits>
+#include <vector>
+#include <cstdint>
+#include <unordered_map>
+
+namespace wick::cpu {
+
+// Buffers live in host memory, 64-byte aligned.
+struct HostBuffer : wick_buffer {
+  unsigned char* data = nullptr;
+};
+
+// Per-plugin state a kernel may use (threads, oneDNN engine and caches live behind it).
+struct Context {
+  int threads = 1;
+  struct Onednn;
+  Onednn* onednn = nullptr;
+};
+
+using SupportsFn = wick_support (*)(const wick_op_desc& op);
+using ExecuteFn = void (*)(Context& ctx, const wick_op_desc& op);
+struct Kernel {
+  SupportsFn supports;
+  ExecuteFn execute;
+};
+using KernelTable = std::unordered_map<int, Kernel>;
+
+// Each kernel file adds its ops to the table.
+void register_elementwise(KernelTable& table);
+void register_reduce(KernelTable& table);
+void register_matmul(KernelTable& table);
+
+// The oneDNN engine, stream and primitive cache; created by the plugin, used by matmul.
+Context::Onednn* create_onednn(int threads);
+void destroy_onednn(Context::Onednn* onednn);
+
+// The element pointer of a descriptor's element [0, ..., 0].
+template <class T = unsigned char>
+T* data_of(const wick_tensor_desc& d) {
+  auto* b = static_cast<HostBuffer*>(d.buffer);
+  return reinterpret_cast<T*>(b->data + d.byte_offset);
+}
+
+inline int64_t numel_of(const wick_tensor_desc& d) { return sdk::shape_numel(d.shape, d.rank); }
+
+inline bool same_shape(const wick_tensor_desc& a, const wick_tensor_desc& b) {
+  if (a.rank != b.rank) return false;
+  for (int i = 0; i < a.rank; ++i)
+    if (a.shape[i] != b.shape[i]) return false;
+  return true;
+}
+
+// Work of at least this many elements is split across threads; below it, one thread runs inline
+// (an OpenMP region costs about a microsecond, more than a small op itself).
+constexpr int64_t kParallelThreshold = 1 << 15;
+
+// Calls f(row) for every row of the shape, on several threads when the work is large.
+template <size_t N, class F>
+void parallel_rows(const Context& ctx, const wick_tensor_desc& shape_of,
+                   const std::array<const int64_t*, N>& strides, F&& f) {
+  const int64_t n = numel_of(shape_of);
+  if (ctx.threads <= 1 || n < kParallelThreshold) {
+    sdk::for_each_row<N>(shape_of.shape, shape_of.rank, strides, f);
+    return;
+  }
+  // Split long rows into chunks so that even a single contiguous row uses every thread.
+  std::vector<sdk::Row<N>> chunks;
+  sdk::for_each_row<N>(shape_of.shape, shape_of.rank, strides, [&](const sdk::Row<N>& row) {
+    const int64_t chunk = std::max<int64_t>(kParallelThreshold / 4, row.length / ctx.threads + 1);
+    for (int64_t s = 0; s < row.length; s += chunk) {
+      sdk::Row<N> r = row;
+      for (size_t k = 0; k < N; ++k) r.offset[k] += s * row.stride[k];
+      r.length = std::min(chunk, row.length - s);
+      chunks.push_back(r);
+    }
+  });
+  const int64_t count = static_cast<int64_t>(chunks.size());
+#pragma omp parallel for num_threads(ctx.threads) schedule(static)
+  for (int64_t i = 0; i < count; ++i) f(chunks[static_cast<size_t>(i)]);
+}
+
+// Converts between element types with Wick's cast rules (docs/ops.md): float -> integer truncates
+// toward zero and saturates, NaN -> 0; anything -> bool is (x != 0); integer -> narrower integer
+// wraps; floats round to nearest-even.
+template <class To, class From>
+To cast_value(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    if constexpr (std::is_same_v<From, sdk::f16> || std::is_same_v<From, sdk::bf16>)
+      return static_cast<float>(v) != 0.0f;
+    else
+      return v != From(0);
+  } else if constexpr (std::is_same_v<To, sdk::f16> || std::is_same_v<To, sdk::bf16>) {
+    return To(static_cast<float>(v));
+  } else if constexpr (std::is_floating_point_v<To>) {
+    if constexpr (std::is_same_v<From, sdk::f16> || std::is_same_v<From, sdk::bf16>)
+      return static_cast<To>(static_cast<float>(v));
+    else
+      return static_cast<To>(v);
+  } else {  // integer destination
+    if constexpr (std::is_same_v<From, sdk::f16> || std::is_same_v<From, sdk::bf16> ||
+                  std::is_floating_point_v<From>) {
+      const double d = static_cast<double>(v);
+      if (d != d) return To(0);
+      constexpr double lo = static_cast<double>(std::numeric_limits<To>::lowest());
+      constexpr double hi = static_cast<double>(std::numeric_limits<To>::max());
+      if (d <= lo) return std::numeric_limits<To>::lowest();
+      if (d >= hi) return std::numeric_limits<To>::max();
+      return static_cast<To>(d);
+    } else {
+      return static_cast<To>(v);  // two's complement wrap (C++20)
+    }
+  }
+}
+
+}  // namespace wick::cpu

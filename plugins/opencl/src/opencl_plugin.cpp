@@ -1,0 +1,505 @@
+// opencl_plugin.cpp — libwick-opencl.so: every OpenCL device the ICD loader offers.
+//
+// One context and one in-order queue per device. All kernels live in one program per device,
+// built on the first op that needs it and kept for the process lifetime (PoCL takes seconds to
+// compile). Ops: COPY and FILL for every dtype (by element size), ADD for f32, i32, i64 and f64
+// (where cl_khr_fp64 is present); anything else is answered "unsupported" so the host falls back.
+#include "cl_error.hpp"
+#include "cl_handle.hpp"
+#include "kernel_source.hpp"
+#include "strided_args.hpp"
+
+#include <wick/sdk/dtype.hpp>
+#include <wick/sdk/plugin.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+namespace wick::opencl {
+namespace {
+
+// A kernel of the device's program and the work-group size we launch it with.
+struct Kernel {
+  ClKernel handle;
+  size_t local_size = 1;
+};
+
+struct OpenClDevice final : wick_device {
+  cl_device_id id = nullptr;
+  std::string name;
+  std::string vendor;
+  std::string platform_name;
+  wick_device_kind kind = WICK_DEVICE_KIND_OTHER;
+  uint64_t memory_bytes = 0;
+  uint64_t max_allocation = 0;
+  uint32_t compute_units = 0;
+  uint64_t capabilities = 0;
+  bool has_fp64 = false;
+  std::string build_options;
+
+  // Declaration order is release order reversed: kernels, program, queue, then context.
+  ClContext context;
+  ClQueue queue;
+
+  // Built once, on first use, under build_mutex. A failed build is remembered: retrying would
+  // cost the same seconds and fail the same way.
+  std::mutex build_mutex;
+  ClProgram program;
+  std::unordered_map<std::string, Kernel> kernels;
+  std::string build_error;
+};
+
+struct OpenClBuffer final : wick_buffer {
+  ClMem mem;
+};
+
+// The work-items of one launch, at most: enough to fill any current GPU; the kernels loop
+// (grid-stride) over the rest.
+constexpr size_t kMaxGlobalSize = size_t{1} << 20;
+constexpr size_t kPreferredLocalSize = 64;
+
+OpenClDevice& as_device(const wick_device* device) {
+  if (device == nullptr) throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "NULL device");
+  return *static_cast<OpenClDevice*>(const_cast<wick_device*>(device));
+}
+
+const OpenClBuffer& as_buffer(const wick_buffer* buffer) {
+  if (buffer == nullptr) throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "NULL buffer");
+  return *static_cast<const OpenClBuffer*>(buffer);
+}
+
+// ----- clGet*Info helpers ----------------------------------------------------------------------
+
+template <class T>
+T device_info(cl_device_id id, cl_device_info param, const char* what, const std::string& where) {
+  T value{};
+  cl_check(clGetDeviceInfo(id, param, sizeof(value), &value, nullptr), what, where);
+  return value;
+}
+
+// Strings come back NUL-terminated; size includes the NUL.
+template <class Getter>
+std::string info_string(Getter get, const char* what, const std::string& where) {
+  size_t size = 0;
+  cl_check(get(0, nullptr, &size), what, where);
+  std::string text(size, '\0');
+  cl_check(get(size, text.data(), nullptr), what, where);
+  text.resize(std::strlen(text.c_str()));
+  return text;
+}
+
+std::string device_string(cl_device_id id, cl_device_info param, const std::string& where) {
+  return info_string([&](size_t n, void* v, size_t* r) { return clGetDeviceInfo(id, param, n, v, r); },
+                     "clGetDeviceInfo", where);
+}
+
+std::string platform_string(cl_platform_id id, cl_platform_info param) {
+  return info_string([&](size_t n, void* v, size_t* r) { return clGetPlatformInfo(id, param, n, v, r); },
+                     "clGetPlatformInfo", "an OpenCL platform");
+}
+
+bool has_extension(const std::string& extensions, const std::string& name) {
+  // Space-separated list: match whole words only (cl_khr_fp16 must not match cl_khr_fp16_foo).
+  const std::string padded = " " + extensions + " ";
+  return padded.find(" " + name + " ") != std::string::npos;
+}
+
+wick_device_kind kind_of(cl_device_type type) {
+  if ((type & CL_DEVICE_TYPE_GPU) != 0) return WICK_DEVICE_KIND_GPU;
+  if ((type & CL_DEVICE_TYPE_CPU) != 0) return WICK_DEVICE_KIND_CPU;
+  if ((type & CL_DEVICE_TYPE_ACCELERATOR) != 0) return WICK_DEVICE_KIND_ACCELERATOR;
+  return WICK_DEVICE_KIND_OTHER;
+}
+
+cl_device_type parse_device_type(const std::string& text) {
+  if (text == "all") return CL_DEVICE_TYPE_ALL;
+  if (text == "gpu") return CL_DEVICE_TYPE_GPU;
+  if (text == "cpu") return CL_DEVICE_TYPE_CPU;
+  if (text == "accelerator") return CL_DEVICE_TYPE_ACCELERATOR;
+  throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                   "option 'device_type' must be one of \"all\", \"gpu\", \"cpu\", \"accelerator\" (got \"" +
+                       text + "\")");
+}
+
+std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id id,
+                                          const std::string& platform_name, const std::string& build_options) {
+  auto dev = std::make_unique<OpenClDevice>();
+  dev->id = id;
+  dev->platform_name = platform_name;
+  dev->build_options = build_options;
+  dev->name = device_string(id, CL_DEVICE_NAME, "an OpenCL device of " + platform_name);
+  const std::string& where = dev->name;
+  dev->vendor = device_string(id, CL_DEVICE_VENDOR, where);
+  dev->kind = kind_of(device_info<cl_device_type>(id, CL_DEVICE_TYPE, "clGetDeviceInfo", where));
+  dev->memory_bytes = device_info<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE, "clGetDeviceInfo", where);
+  dev->max_allocation = device_info<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, "clGetDeviceInfo", where);
+  dev->compute_units = device_info<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS, "clGetDeviceInfo", where);
+  const std::string extensions = device_string(id, CL_DEVICE_EXTENSIONS, where);
+  dev->has_fp64 = has_extension(extensions, "cl_khr_fp64");
+  // Execute only enqueues, so ops are asynchronous; fp16 is reported, though ADD does not use it.
+  dev->capabilities = WICK_DEVICE_CAP_BUFFER_COPY | WICK_DEVICE_CAP_ASYNC |
+                      (dev->has_fp64 ? WICK_DEVICE_CAP_F64 : 0) |
+                      (has_extension(extensions, "cl_khr_fp16") ? WICK_DEVICE_CAP_F16 : 0);
+
+  const cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
+                                              reinterpret_cast<cl_context_properties>(platform), 0};
+  cl_int status = CL_SUCCESS;
+  dev->context = ClContext(clCreateContext(properties, 1, &id, nullptr, nullptr, &status));
+  cl_check(status, "clCreateContext", where);
+  dev->queue = ClQueue(clCreateCommandQueue(dev->context.get(), id, 0, &status));
+  cl_check(status, "clCreateCommandQueue", where);
+  return dev;
+}
+
+// ----- the program --------------------------------------------------------------------------------
+
+std::string build_log(const OpenClDevice& dev) {
+  try {
+    return info_string(
+        [&](size_t n, void* v, size_t* r) {
+          return clGetProgramBuildInfo(dev.program.get(), dev.id, CL_PROGRAM_BUILD_LOG, n, v, r);
+        },
+        "clGetProgramBuildInfo", dev.name);
+  } catch (const sdk::Error& e) {
+    return std::string("(no build log: ") + e.what() + ")";
+  }
+}
+
+void build_program(OpenClDevice& dev) {
+  const char* source = kKernelSource;
+  cl_int status = CL_SUCCESS;
+  dev.program = ClProgram(clCreateProgramWithSource(dev.context.get(), 1, &source, nullptr, &status));
+  cl_check(status, "clCreateProgramWithSource", dev.name);
+  const std::string options = "-DWICK_MAX_RANK=" + std::to_string(kMaxRank) +
+                              (dev.build_options.empty() ? "" : " " + dev.build_options);
+  status = clBuildProgram(dev.program.get(), 1, &dev.id, options.c_str(), nullptr, nullptr);
+  if (status != CL_SUCCESS) {
+    cl_check(status, "clBuildProgram", dev.name,
+             "build options: \"" + options + "\"\nbuild log:\n" + build_log(dev));
+  }
+
+  cl_uint count = 0;
+  cl_check(clCreateKernelsInProgram(dev.program.get(), 0, nullptr, &count), "clCreateKernelsInProgram", dev.name);
+  std::vector<cl_kernel> raw(count);
+  cl_check(clCreateKernelsInProgram(dev.program.get(), count, raw.data(), nullptr), "clCreateKernelsInProgram",
+           dev.name);
+  std::vector<Kernel> kernels;
+  for (cl_kernel k : raw) kernels.push_back(Kernel{ClKernel(k)});  // owned before anything can throw
+  for (Kernel& k : kernels) {
+    const std::string name = info_string(
+        [&](size_t n, void* v, size_t* r) { return clGetKernelInfo(k.handle.get(), CL_KERNEL_FUNCTION_NAME, n, v, r); },
+        "clGetKernelInfo", dev.name);
+    size_t max_local = 1;
+    cl_check(clGetKernelWorkGroupInfo(k.handle.get(), dev.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_local),
+                                      &max_local, nullptr),
+             "clGetKernelWorkGroupInfo", dev.name);
+    k.local_size = std::max<size_t>(1, std::min(kPreferredLocalSize, max_local));
+    dev.kernels.emplace(name, std::move(k));
+  }
+}
+
+const Kernel& find_kernel(OpenClDevice& dev, const std::string& name) {
+  std::lock_guard<std::mutex> lock(dev.build_mutex);
+  if (!dev.build_error.empty()) throw sdk::Error(WICK_STATUS_DEVICE_ERROR, dev.build_error);
+  if (!dev.program) {
+    try {
+      build_program(dev);
+    } catch (const sdk::Error& e) {
+      dev.kernels.clear();
+      dev.program.reset();
+      dev.build_error = e.what();
+      throw;
+    }
+  }
+  auto it = dev.kernels.find(name);
+  if (it == dev.kernels.end())
+    throw sdk::Error(WICK_STATUS_INTERNAL, "kernel " + name + " is missing from the program on " + dev.name);
+  return it->second;
+}
+
+// ----- launching ------------------------------------------------------------------------------------
+
+// One kernel argument: its size and the address of its value (a cl_mem, a scalar, ...).
+struct KernelArg {
+  size_t size;
+  const void* value;
+};
+
+// Sets the arguments (then the geometry, always last) and enqueues over args.numel elements.
+void launch(OpenClDevice& dev, const std::string& name, std::initializer_list<KernelArg> arguments,
+            const StridedArgs& geometry) {
+  const Kernel& kernel = find_kernel(dev, name);
+  cl_uint index = 0;
+  for (const KernelArg& a : arguments) {
+    cl_check(clSetKernelArg(kernel.handle.get(), index++, a.size, a.value), "clSetKernelArg", dev.name);
+  }
+  cl_check(clSetKernelArg(kernel.handle.get(), index, sizeof(geometry), &geometry), "clSetKernelArg", dev.name);
+  const size_t wanted = std::min(static_cast<size_t>(geometry.numel), kMaxGlobalSize);
+  const size_t local = kernel.local_size;
+  const size_t global = (wanted + local - 1) / local * local;
+  cl_check(clEnqueueNDRangeKernel(dev.queue.get(), kernel.handle.get(), 1, nullptr, &global, &local, 0, nullptr,
+                                  nullptr),
+           ("clEnqueueNDRangeKernel(" + name + ")").c_str(), dev.name);
+}
+
+// Kernel name suffix for an element size: copy and fill move bits, whatever the dtype.
+const char* bits_suffix(size_t element_size) {
+  switch (element_size) {
+    case 1: return "u8";
+    case 2: return "u16";
+    case 4: return "u32";
+    default: return "u64";
+  }
+}
+
+// The bytes of one element holding a FILL value: floats from float_value (f16 and bf16 via f32;
+// rounding twice is exact here because f32 carries more than 2p+2 bits of either), integers
+// truncated from int_value, bool as int_value != 0.
+std::array<unsigned char, 8> fill_pattern(wick_dtype dtype, const wick_fill_params& params) {
+  std::array<unsigned char, 8> bytes{};
+  sdk::visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T value{};
+    if constexpr (std::is_same_v<T, bool>) {
+      value = params.int_value != 0;
+    } else if constexpr (std::is_integral_v<T>) {
+      value = static_cast<T>(params.int_value);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      value = static_cast<T>(params.float_value);
+    } else {
+      value = T(static_cast<float>(params.float_value));
+    }
+    static_assert(sizeof(T) <= sizeof(bytes));
+    std::memcpy(bytes.data(), &value, sizeof(T));
+  });
+  return bytes;
+}
+
+bool add_supports(const OpenClDevice& dev, wick_dtype dtype) {
+  return dtype == WICK_DTYPE_F32 || dtype == WICK_DTYPE_I32 || dtype == WICK_DTYPE_I64 ||
+         (dtype == WICK_DTYPE_F64 && dev.has_fp64);
+}
+
+// Everything supports() may know, in one place so that execute() gives the same answer.
+Verdict check_op(const OpenClDevice& dev, const wick_op_desc& op) {
+  switch (op.op) {
+    case WICK_OP_COPY:
+      return check_elementwise_geometry(op, 1);
+    case WICK_OP_FILL: {
+      const auto* params = static_cast<const wick_fill_params*>(op.params);
+      if (params == nullptr || params->struct_size < sizeof(wick_fill_params))
+        return Verdict{WICK_SUPPORT_NO_PARAMS, "fill needs wick_fill_params"};
+      return check_elementwise_geometry(op, 0);
+    }
+    case WICK_OP_ADD: {
+      Verdict v = check_elementwise_geometry(op, 2);
+      if (v.ok() && !add_supports(dev, op.outputs[0].dtype))
+        v = Verdict{WICK_SUPPORT_NO_DTYPE, std::string("add is not implemented for ") +
+                                               sdk::dtype_name(op.outputs[0].dtype) + " on " + dev.name};
+      return v;
+    }
+    default:
+      return Verdict{WICK_SUPPORT_NO_OP, "op " + std::to_string(op.op) + " is not implemented"};
+  }
+}
+
+class OpenClPlugin final : public sdk::Plugin {
+ public:
+  sdk::InitResult initialize(sdk::Options& options) override {
+    const std::string device_type = options.get_string("device_type").value_or("all");
+    const cl_device_type wanted = parse_device_type(device_type);
+    const std::string build_options = options.get_string("build_options").value_or("");
+
+    cl_uint platform_count = 0;
+    const cl_int status = clGetPlatformIDs(0, nullptr, &platform_count);
+    if (status != CL_SUCCESS || platform_count == 0) {
+      const std::string cause = status == CL_SUCCESS ? "clGetPlatformIDs found 0 platforms"
+                                                     : std::string("clGetPlatformIDs returned ") +
+                                                           cl_error_name(status) + " (" + std::to_string(status) + ")";
+      return {{}, "no OpenCL platform (ICD loader found no vendor: " + cause +
+                      "; install a vendor driver such as pocl-opencl-icd, see /etc/OpenCL/vendors)"};
+    }
+    std::vector<cl_platform_id> platforms(platform_count);
+    cl_check(clGetPlatformIDs(platform_count, platforms.data(), nullptr), "clGetPlatformIDs", "the ICD loader");
+
+    // A broken platform or device is skipped and named in the message; the others still serve.
+    std::string notes;
+    std::string platform_names;
+    for (cl_platform_id platform : platforms) {
+      std::string platform_name = "an OpenCL platform";
+      try {
+        platform_name = platform_string(platform, CL_PLATFORM_NAME);
+        platform_names += (platform_names.empty() ? "" : ", ") + platform_name;
+        cl_uint count = 0;
+        const cl_int found = clGetDeviceIDs(platform, wanted, 0, nullptr, &count);
+        if (found == CL_DEVICE_NOT_FOUND || count == 0) continue;
+        cl_check(found, "clGetDeviceIDs", platform_name);
+        std::vector<cl_device_id> ids(count);
+        cl_check(clGetDeviceIDs(platform, wanted, count, ids.data(), nullptr), "clGetDeviceIDs", platform_name);
+        for (cl_device_id id : ids) {
+          try {
+            devices_.push_back(open_device(platform, id, platform_name, build_options));
+          } catch (const sdk::Error& e) {
+            notes += std::string("; skipped a device: ") + e.what();
+          }
+        }
+      } catch (const sdk::Error& e) {
+        notes += "; skipped platform " + platform_name + ": " + e.what();
+      }
+    }
+
+    sdk::InitResult result;
+    for (const auto& dev : devices_) result.devices.push_back(dev.get());
+    if (devices_.empty()) {
+      result.message = "no OpenCL device of type \"" + device_type + "\" on " +
+                       std::to_string(platform_count) + " platform(s) (" + platform_names + ")" + notes;
+    } else {
+      result.message = std::to_string(devices_.size()) + " device(s):";
+      for (const auto& dev : devices_) result.message += " " + dev->name + " [" + dev->platform_name + "]";
+      result.message += notes;
+    }
+    return result;
+  }
+
+  wick_device_props properties(const wick_device* device) override {
+    const OpenClDevice& dev = as_device(device);
+    wick_device_props props{};
+    props.name = dev.name.c_str();
+    props.vendor = dev.vendor.c_str();
+    props.kind = dev.kind;
+    props.memory_bytes = dev.memory_bytes;
+    props.capabilities = dev.capabilities;
+    props.compute_units = dev.compute_units;
+    return props;
+  }
+
+  void synchronize(wick_device* device) override {
+    OpenClDevice& dev = as_device(device);
+    cl_check(clFinish(dev.queue.get()), "clFinish", dev.name);
+  }
+
+  wick_buffer* allocate(wick_device* device, uint64_t size_bytes) override {
+    OpenClDevice& dev = as_device(device);
+    if (size_bytes > dev.max_allocation)
+      throw sdk::Error(WICK_STATUS_OUT_OF_MEMORY,
+                       "buffer of " + std::to_string(size_bytes) + " bytes exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                           std::to_string(dev.max_allocation) + " bytes) on " + dev.name);
+    auto buffer = std::make_unique<OpenClBuffer>();
+    buffer->device = &dev;
+    buffer->size = size_bytes;
+    // OpenCL refuses empty buffers; an empty one holds a byte nobody can reach.
+    cl_int status = CL_SUCCESS;
+    buffer->mem = ClMem(
+        clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE, std::max<uint64_t>(size_bytes, 1), nullptr, &status));
+    cl_check(status, "clCreateBuffer", dev.name);
+    return buffer.release();
+  }
+
+  void write(wick_buffer* dst, uint64_t offset, const void* src, uint64_t size) override {
+    if (size == 0) return;
+    const OpenClBuffer& buffer = as_buffer(dst);
+    OpenClDevice& dev = as_device(buffer.device);
+    cl_check(clEnqueueWriteBuffer(dev.queue.get(), buffer.mem.get(), CL_TRUE, offset, size, src, 0, nullptr, nullptr),
+             "clEnqueueWriteBuffer", dev.name);
+  }
+
+  void read(const wick_buffer* src, uint64_t offset, void* dst, uint64_t size) override {
+    if (size == 0) return;
+    const OpenClBuffer& buffer = as_buffer(src);
+    OpenClDevice& dev = as_device(buffer.device);
+    cl_check(clEnqueueReadBuffer(dev.queue.get(), buffer.mem.get(), CL_TRUE, offset, size, dst, 0, nullptr, nullptr),
+             "clEnqueueReadBuffer", dev.name);
+  }
+
+  void copy(const wick_buffer* src, uint64_t src_offset, wick_buffer* dst, uint64_t dst_offset,
+            uint64_t size) override {
+    if (size == 0) return;
+    const OpenClBuffer& from = as_buffer(src);
+    const OpenClBuffer& to = as_buffer(dst);
+    OpenClDevice& dev = as_device(from.device);
+    if (from.device != to.device) {
+      // Different contexts cannot share a copy command: stage through the host.
+      std::vector<unsigned char> staging(size);
+      read(src, src_offset, staging.data(), size);
+      write(dst, dst_offset, staging.data(), size);
+      return;
+    }
+    const bool overlap = &from == &to && src_offset < dst_offset + size && dst_offset < src_offset + size;
+    if (!overlap) {
+      enqueue_copy(dev, from.mem.get(), src_offset, to.mem.get(), dst_offset, size);
+      return;
+    }
+    // clEnqueueCopyBuffer refuses overlapping regions (CL_MEM_COPY_OVERLAP): bounce through a
+    // scratch buffer, which OpenCL frees once the queued copies are done.
+    std::unique_ptr<wick_buffer> scratch(allocate(&dev, size));
+    const cl_mem bounce = static_cast<const OpenClBuffer&>(*scratch).mem.get();
+    enqueue_copy(dev, from.mem.get(), src_offset, bounce, 0, size);
+    enqueue_copy(dev, bounce, 0, to.mem.get(), dst_offset, size);
+  }
+
+  wick_support supports(const wick_device* device, const wick_op_desc& op) override {
+    return check_op(as_device(device), op).support;
+  }
+
+  void execute(wick_device* device, const wick_op_desc& op) override {
+    OpenClDevice& dev = as_device(device);
+    if (Verdict v = check_op(dev, op); !v.ok()) {
+      const bool unsupported = v.support == WICK_SUPPORT_NO_OP || v.support == WICK_SUPPORT_NO_DTYPE;
+      throw sdk::Error(unsupported ? WICK_STATUS_UNSUPPORTED : WICK_STATUS_INVALID_ARGUMENT, v.reason);
+    }
+    const StridedArgs geometry = make_strided_args(op);
+    if (geometry.numel == 0) return;
+
+    const wick_tensor_desc& out = op.outputs[0];
+    cl_mem mems[kMaxOperands] = {};
+    for (size_t k = 0; k <= op.num_inputs; ++k) {
+      const wick_buffer* b = k == 0 ? out.buffer : op.inputs[k - 1].buffer;
+      if (b->device != &dev)
+        throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "an operand's buffer belongs to another device than " + dev.name);
+      mems[k] = as_buffer(b).mem.get();
+    }
+    const KernelArg out_arg{sizeof(cl_mem), &mems[0]};
+    const size_t element_size = sdk::dtype_size(out.dtype);
+
+    switch (op.op) {
+      case WICK_OP_COPY:
+        launch(dev, std::string("copy_") + bits_suffix(element_size), {out_arg, {sizeof(cl_mem), &mems[1]}},
+               geometry);
+        break;
+      case WICK_OP_FILL: {
+        const auto pattern = fill_pattern(out.dtype, *static_cast<const wick_fill_params*>(op.params));
+        launch(dev, std::string("fill_") + bits_suffix(element_size), {out_arg, {element_size, pattern.data()}},
+               geometry);
+        break;
+      }
+      case WICK_OP_ADD:
+        launch(dev, std::string("add_") + sdk::dtype_name(out.dtype),
+               {out_arg, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]}}, geometry);
+        break;
+      default:
+        break;  // check_op refused every other op
+    }
+  }
+
+ private:
+  static void enqueue_copy(OpenClDevice& dev, cl_mem from, uint64_t from_offset, cl_mem to, uint64_t to_offset,
+                           uint64_t size) {
+    cl_check(clEnqueueCopyBuffer(dev.queue.get(), from, to, from_offset, to_offset, size, 0, nullptr, nullptr),
+             "clEnqueueCopyBuffer", dev.name);
+  }
+
+  std::vector<std::unique_ptr<OpenClDevice>> devices_;
+};
+
+}  // namespace
+}  // namespace wick::opencl
+
+WICK_DEFINE_PLUGIN_EX(wick::opencl::OpenClPlugin, "opencl", "0.1.0", true)
