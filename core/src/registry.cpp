@@ -398,12 +398,16 @@ void PluginRegistry::Impl::initialize(Entry& entry) {
 }
 
 void PluginRegistry::Impl::update_cpu_device() {
-  for (const Entry& e : entries) {
-    for (const Device& d : e.devices) {
-      if (d.kind() == DeviceKind::CPU) {
-        policy->cpu_plugin = d.plugin_ptr();
-        policy->cpu_index = d.index();
-        return;
+  // The fallback device is a CPU whose buffers are host memory (an OpenCL CPU device is not).
+  for (bool need_host_memory : {true, false}) {
+    for (const Entry& e : entries) {
+      for (const Device& d : e.devices) {
+        const bool host = (d.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) != 0;
+        if (d.kind() == DeviceKind::CPU && (host || !need_host_memory)) {
+          policy->cpu_plugin = d.plugin_ptr();
+          policy->cpu_index = d.index();
+          return;
+        }
       }
     }
   }
@@ -465,6 +469,9 @@ std::vector<Device> PluginRegistry::devices() const {
 }
 
 Device PluginRegistry::find_device(const std::string& entry) const {
+  // "cpu" means the CPU that fallbacks run on.
+  if (entry == "cpu" && impl_->policy->cpu_index >= 0 && !impl_->policy->cpu_plugin.expired())
+    return cpu_device();
   const size_t colon = entry.find(':');
   const std::string name = entry.substr(0, colon);
   int index = -1;

@@ -1,0 +1,79 @@
+// wick — the command-line front end: devices, config, demo.
+#include "commands.hpp"
+
+#include <wick/error.hpp>
+#include <wick/wick_plugin.h>
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"wick: a tensor runtime whose device backends are plugins.\n"
+               "Run `wick devices` to see what this machine can use."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("wick ") + WICK_CLI_VERSION + " (plugin ABI " +
+                                        std::to_string(WICK_ABI_MAJOR) + "." +
+                                        std::to_string(WICK_ABI_MINOR) + ")");
+
+  std::string config_file, devices, log_level;
+  bool strict = false;
+  std::vector<std::string> plugin_paths;
+  app.add_option("--config", config_file, "Config file (else WICK_CONFIG, else ~/.config/wick/config.toml)");
+  app.add_option("--device", devices, "Device priority, comma-separated, e.g. opencl,cpu (else WICK_DEVICE)");
+  app.add_flag("--strict", strict, "Make any fallback an error (else WICK_STRICT)");
+  app.add_option("--plugin-path", plugin_paths, "Extra plugin directory, searched first (repeatable)");
+  app.add_option("--log-level", log_level, "off, error, warn, info or debug (else WICK_LOG_LEVEL)");
+
+  bool json = false;
+  CLI::App* devices_cmd = app.add_subcommand("devices", "List plugins, their state and devices, and the selected device");
+  devices_cmd->add_flag("--json", json, "Print JSON instead of a table");
+
+  CLI::App* config_cmd = app.add_subcommand("config", "Check or print configuration");
+  config_cmd->require_subcommand(1);
+  std::string check_file;
+  CLI::App* check_cmd = config_cmd->add_subcommand("check", "Validate a config file and print the effective configuration");
+  check_cmd->add_option("file", check_file, "The TOML file to check")->required();
+  CLI::App* default_cmd = config_cmd->add_subcommand("default", "Print the embedded default configuration");
+
+  CLI::App* demo_cmd = app.add_subcommand("demo", "Run a small computation on the selected device and check it");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  wick::ConfigOverrides cli;
+  if (!config_file.empty()) cli.config_file = config_file;
+  if (!devices.empty()) {
+    std::vector<std::string> list;
+    std::string item;
+    for (char c : devices + ",") {
+      if (c == ',') {
+        if (!item.empty()) list.push_back(item);
+        item.clear();
+      } else if (c != ' ') {
+        item += c;
+      }
+    }
+    cli.devices = list;
+  }
+  if (strict) cli.strict = true;
+  cli.plugin_paths = plugin_paths;
+  if (!log_level.empty()) cli.log_level = log_level;
+
+  try {
+    if (devices_cmd->parsed()) return wick::cli::run_devices(cli, json);
+    if (check_cmd->parsed()) return wick::cli::run_config_check(cli, check_file);
+    if (default_cmd->parsed()) return wick::cli::run_config_default();
+    if (demo_cmd->parsed()) return wick::cli::run_demo(cli);
+  } catch (const wick::ConfigError& e) {
+    std::cerr << "wick: config error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "wick: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
