@@ -9,6 +9,7 @@
 #include "strided_args.hpp"
 
 #include <wick/sdk/dtype.hpp>
+#include <wick/sdk/ops.hpp>
 #include <wick/sdk/plugin.hpp>
 
 #include <cuda_runtime_api.h>
@@ -17,6 +18,7 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -24,10 +26,13 @@
 namespace wick::cuda {
 namespace {
 
-// "13.0" from CUDART_VERSION (13000): the runtime this plugin carries, for messages.
-std::string runtime_version() {
-  return std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10);
+// "13.0" from 13000, the way CUDART_VERSION and cudaDriverGetVersion count.
+std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
+
+// The runtime this plugin carries (linked statically), for messages.
+std::string runtime_version() { return cuda_version_text(CUDART_VERSION); }
 
 struct CudaDevice final : wick_device {
   int ordinal = 0;
@@ -106,14 +111,15 @@ std::unique_ptr<CudaDevice> open_device(int ordinal) {
 
 // The bytes of one element holding a FILL value: floats from float_value (f16 and bf16 via f32;
 // rounding twice is exact here because f32 carries more than 2p+2 bits of either), integers
-// truncated from int_value, bool as int_value != 0.
+// truncated from int_value, bool true when either value is non-zero (as the CPU plugin does: the
+// host's full() sets int_value to the truncated float, so 0.5 must still give true).
 std::array<unsigned char, 8> fill_pattern(wick_dtype dtype, const wick_fill_params& params) {
   std::array<unsigned char, 8> bytes{};
   sdk::visit_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T value{};
     if constexpr (std::is_same_v<T, bool>) {
-      value = params.int_value != 0;
+      value = params.int_value != 0 || params.float_value != 0.0;
     } else if constexpr (std::is_integral_v<T>) {
       value = static_cast<T>(params.int_value);
     } else if constexpr (std::is_floating_point_v<T>) {
@@ -156,7 +162,8 @@ Verdict check_op(const wick_op_desc& op) {
       return v;
     }
     default:
-      return Verdict{WICK_SUPPORT_NO_OP, "op " + std::to_string(op.op) + " is not implemented"};
+      return Verdict{WICK_SUPPORT_NO_OP, std::string("op ") + sdk::op_name(op.op) + " (" + std::to_string(op.op) +
+                                             ") is not implemented"};
   }
 }
 
@@ -179,9 +186,10 @@ class CudaPlugin final : public sdk::Plugin {
     }
     sdk::InitResult result;
     for (const auto& dev : devices_) result.devices.push_back(dev.get());
-    result.message = std::to_string(devices_.size()) + " device(s), CUDA runtime " + runtime_version() + ":";
-    for (const auto& dev : devices_) result.message += " " + dev->label;
-    result.message += notes;
+    int driver = 0;
+    result.message = "CUDA runtime " + runtime_version() +
+                     (cudaDriverGetVersion(&driver) == cudaSuccess ? ", driver " + cuda_version_text(driver) : "") +
+                     notes;
     return result;
   }
 

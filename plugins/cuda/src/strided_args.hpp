@@ -27,6 +27,7 @@ struct StridedArgs {
   int64_t rank;
   int64_t numel;
 };
+static_assert(sizeof(StridedArgs) == 8 * (kMaxRank * (1 + kMaxOperands) + kMaxOperands + 2), "no padding");
 
 // Why an op cannot run: the support code op_supports answers, and a reason for op_execute's error.
 struct Verdict {

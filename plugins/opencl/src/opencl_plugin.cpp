@@ -10,6 +10,7 @@
 #include "strided_args.hpp"
 
 #include <wick/sdk/dtype.hpp>
+#include <wick/sdk/ops.hpp>
 #include <wick/sdk/plugin.hpp>
 
 #include <algorithm>
@@ -36,7 +37,6 @@ struct OpenClDevice final : wick_device {
   cl_device_id id = nullptr;
   std::string name;
   std::string vendor;
-  std::string platform_name;
   wick_device_kind kind = WICK_DEVICE_KIND_OTHER;
   uint64_t memory_bytes = 0;
   uint64_t max_allocation = 0;
@@ -133,7 +133,6 @@ std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id 
                                           const std::string& platform_name, const std::string& build_options) {
   auto dev = std::make_unique<OpenClDevice>();
   dev->id = id;
-  dev->platform_name = platform_name;
   dev->build_options = build_options;
   dev->name = device_string(id, CL_DEVICE_NAME, "an OpenCL device of " + platform_name);
   const std::string& where = dev->name;
@@ -237,6 +236,8 @@ struct KernelArg {
 void launch(OpenClDevice& dev, const std::string& name, std::initializer_list<KernelArg> arguments,
             const StridedArgs& geometry) {
   const Kernel& kernel = find_kernel(dev, name);
+  // Arguments are state of the shared cl_kernel; the host serialises calls per device, and each
+  // device has its own kernels, so setting them here does not race.
   cl_uint index = 0;
   for (const KernelArg& a : arguments) {
     cl_check(clSetKernelArg(kernel.handle.get(), index++, a.size, a.value), "clSetKernelArg", dev.name);
@@ -262,14 +263,15 @@ const char* bits_suffix(size_t element_size) {
 
 // The bytes of one element holding a FILL value: floats from float_value (f16 and bf16 via f32;
 // rounding twice is exact here because f32 carries more than 2p+2 bits of either), integers
-// truncated from int_value, bool as int_value != 0.
+// truncated from int_value, bool true when either value is non-zero (as the CPU plugin does: the
+// host's full() sets int_value to the truncated float, so 0.5 must still give true).
 std::array<unsigned char, 8> fill_pattern(wick_dtype dtype, const wick_fill_params& params) {
   std::array<unsigned char, 8> bytes{};
   sdk::visit_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T value{};
     if constexpr (std::is_same_v<T, bool>) {
-      value = params.int_value != 0;
+      value = params.int_value != 0 || params.float_value != 0.0;
     } else if constexpr (std::is_integral_v<T>) {
       value = static_cast<T>(params.int_value);
     } else if constexpr (std::is_floating_point_v<T>) {
@@ -307,7 +309,8 @@ Verdict check_op(const OpenClDevice& dev, const wick_op_desc& op) {
       return v;
     }
     default:
-      return Verdict{WICK_SUPPORT_NO_OP, "op " + std::to_string(op.op) + " is not implemented"};
+      return Verdict{WICK_SUPPORT_NO_OP, std::string("op ") + sdk::op_name(op.op) + " (" + std::to_string(op.op) +
+                                             ") is not implemented"};
   }
 }
 
@@ -320,12 +323,17 @@ class OpenClPlugin final : public sdk::Plugin {
 
     cl_uint platform_count = 0;
     const cl_int status = clGetPlatformIDs(0, nullptr, &platform_count);
-    if (status != CL_SUCCESS || platform_count == 0) {
+    // The ICD loader answers CL_PLATFORM_NOT_FOUND_KHR (-1001) when no vendor driver is installed.
+    constexpr cl_int kPlatformNotFound = -1001;
+    if (status == kPlatformNotFound || (status == CL_SUCCESS && platform_count == 0)) {
       const std::string cause = status == CL_SUCCESS ? "clGetPlatformIDs found 0 platforms"
-                                                     : std::string("clGetPlatformIDs returned ") +
-                                                           cl_error_name(status) + " (" + std::to_string(status) + ")";
+                                                     : "clGetPlatformIDs returned CL_PLATFORM_NOT_FOUND_KHR (-1001)";
       return {{}, "no OpenCL platform (ICD loader found no vendor: " + cause +
                       "; install a vendor driver such as pocl-opencl-icd, see /etc/OpenCL/vendors)"};
+    }
+    if (status != CL_SUCCESS) {
+      return {{}, std::string("no OpenCL platform: clGetPlatformIDs failed: ") + cl_error_name(status) + " (" +
+                      std::to_string(status) + ")"};
     }
     std::vector<cl_platform_id> platforms(platform_count);
     cl_check(clGetPlatformIDs(platform_count, platforms.data(), nullptr), "clGetPlatformIDs", "the ICD loader");
@@ -362,9 +370,7 @@ class OpenClPlugin final : public sdk::Plugin {
       result.message = "no OpenCL device of type \"" + device_type + "\" on " +
                        std::to_string(platform_count) + " platform(s) (" + platform_names + ")" + notes;
     } else {
-      result.message = std::to_string(devices_.size()) + " device(s):";
-      for (const auto& dev : devices_) result.message += " " + dev->name + " [" + dev->platform_name + "]";
-      result.message += notes;
+      result.message = "OpenCL platform(s): " + platform_names + notes;
     }
     return result;
   }

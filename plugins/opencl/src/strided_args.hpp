@@ -1,4 +1,5 @@
 // strided_args.hpp — the geometry of an elementwise op as the kernels see it.
+// (The CUDA plugin holds the same logic; plugins share nothing but the SDK.)
 //
 // The host hands us strided views (shape, strides in elements of any sign, byte offsets). Before a
 // launch we validate them, check every reachable element lies inside its buffer, and collapse the
@@ -26,6 +27,7 @@ struct StridedArgs {
   int64_t rank;
   int64_t numel;
 };
+static_assert(sizeof(StridedArgs) == 8 * (kMaxRank * (1 + kMaxOperands) + kMaxOperands + 2), "no padding");
 
 // Why an op cannot run: the support code op_supports answers, and a reason for op_execute's error.
 struct Verdict {
