@@ -1,1 +1,109 @@
+// The built plugins on this machine: cpu-onednn and opencl (PoCL) must be usable; cuda, when
+// built, must load and be either usable or unavailable with the driver's reason. The same ops on
+// cpu and opencl give the same results.
+#include "test_support.hpp"
+
 #include <catch2/catch.hpp>
+
+using namespace wick;
+
+namespace {
+
+Device opencl() {
+  Device d = test::built_runtime().registry().find_device("opencl");
+  REQUIRE(d.valid());
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("cpu-onednn is usable with one CPU device", "[devices]") {
+  auto info = test::built_runtime().registry().find("cpu-onednn");
+  REQUIRE(info != nullptr);
+  CHECK(info->state == PluginState::Usable);
+  REQUIRE(info->devices.size() == 1);
+  CHECK(info->devices[0].kind == DeviceKind::CPU);
+  CHECK(info->abi_major == WICK_ABI_MAJOR);
+}
+
+TEST_CASE("opencl is usable on PoCL", "[devices][opencl]") {
+  auto info = test::built_runtime().registry().find("opencl");
+  REQUIRE(info != nullptr);
+  INFO(info->reason);
+  CHECK(info->state == PluginState::Usable);
+  CHECK_FALSE(info->devices.empty());
+}
+
+TEST_CASE("cuda, when built, loads and never fails: usable, or unavailable with a reason", "[devices][cuda]") {
+  auto info = test::built_runtime().registry().find("cuda");
+  if (info == nullptr || info->state == PluginState::NotFound) {
+    WARN("the CUDA plugin was not built (no CUDA toolkit at configure time)");
+    return;
+  }
+  INFO(info->reason);
+  const bool ok = info->state == PluginState::Usable ||
+                  (info->state == PluginState::Unavailable && !info->reason.empty());
+  CHECK(ok);
+}
+
+TEST_CASE("the default priority selects opencl here when cuda is unavailable", "[devices]") {
+  const Selection& s = test::built_runtime().selection();
+  auto cuda = test::built_runtime().registry().find("cuda");
+  if (cuda != nullptr && cuda->state == PluginState::Usable) {
+    CHECK(s.device.plugin_name() == "cuda");
+  } else {
+    CHECK(s.device.plugin_name() == "opencl");
+    CHECK_THAT(s.reason, Catch::Contains("priority 2 of 3"));
+  }
+}
+
+TEST_CASE("the same ops give the same results on cpu and opencl", "[devices][opencl]") {
+  const Device cl = opencl();
+  const Device cpu = test::cpu();
+  std::vector<float> av(24), bv(4);
+  for (size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i) * 0.5f - 3.0f;
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<float>(i) + 0.25f;
+  auto both = [&](auto&& f) {
+    const Tensor on_cpu = f(cpu);
+    const Tensor on_cl = f(cl);
+    CHECK(on_cl.device() == cl);
+    CHECK(on_cl.shape() == on_cpu.shape());
+    return std::make_pair(on_cpu.to(cpu).contiguous(), on_cl.to(cpu).contiguous());
+  };
+  SECTION("strided copies: transpose, permute, negative steps") {
+    auto [x, y] = both([&](const Device& d) {
+      return Tensor::from_vector(av, {2, 3, 4}, d).permute({2, 0, 1}).flip(1).slice(2, 2, std::nullopt, -2).contiguous();
+    });
+    CHECK(x.to_vector<float>() == y.to_vector<float>());
+    CHECK(x.numel() == 4 * 2 * 2);
+  }
+  SECTION("broadcast add in f32, i32 and i64") {
+    auto [x, y] = both([&](const Device& d) {
+      return Tensor::from_vector(av, {2, 3, 4}, d) + Tensor::from_vector(bv, {4}, d);
+    });
+    CHECK(x.to_vector<float>() == y.to_vector<float>());
+    auto [i, j] = both([&](const Device& d) {
+      return Tensor::from_vector<int32_t>({1, -2, 3}, {3, 1}, d) + Tensor::from_vector<int32_t>({10, 20}, {1, 2}, d);
+    });
+    CHECK(i.to_vector<int32_t>() == std::vector<int32_t>{11, 21, 8, 18, 13, 23});
+    CHECK(j.to_vector<int32_t>() == i.to_vector<int32_t>());
+    auto [k, l] = both([&](const Device& d) {
+      return Tensor::from_vector<int64_t>({1LL << 40, -5}, d) + Tensor::scalar<int64_t>(7, d);
+    });
+    CHECK(l.to_vector<int64_t>() == std::vector<int64_t>{(1LL << 40) + 7, 2});
+    CHECK(k.to_vector<int64_t>() == l.to_vector<int64_t>());
+  }
+  SECTION("fill of every dtype") {
+    auto [x, y] = both([&](const Device& d) { return Tensor::full({3, 2}, -2.0, DType::I16, d); });
+    CHECK(y.to_vector<int16_t>() == std::vector<int16_t>(6, -2));
+    auto [h, g] = both([&](const Device& d) { return Tensor::full({2}, 0.1, DType::BF16, d); });
+    CHECK(g.to(DType::F32).to_vector<float>() == h.to(DType::F32).to_vector<float>());
+  }
+  SECTION("ops the opencl plugin lacks fall back to the CPU and still match") {
+    auto [x, y] = both([&](const Device& d) {
+      const Tensor a = Tensor::from_vector(av, {2, 3, 4}, d);
+      return a.matmul(a.transpose(1, 2)).sum({0});
+    });
+    CHECK(x.to_vector<float>() == y.to_vector<float>());
+  }
+}

@@ -1,1 +1,105 @@
+// Fallback routing: fixture-good supports only copy, fill (f32, i32) and add (f32); everything
+// else must run on the CPU with the copies done by the core, counted, and refused in strict mode.
+#include "test_support.hpp"
+
 #include <catch2/catch.hpp>
+
+using namespace wick;
+
+TEST_CASE("start-up fallback walks the priority list to the first usable device", "[fallback]") {
+  auto rt = test::fixture_runtime(false, {"fixture-zero-devices", "fixture-good", "cpu"});
+  CHECK(rt->default_device().name() == "fixture-good:0");
+  REQUIRE(rt->selection().skipped.size() == 1);
+  CHECK_THAT(rt->selection().skipped[0], Catch::Contains("fixture-zero-devices") &&
+                                              Catch::Contains("no fixture hardware present"));
+  CHECK_THAT(rt->selection().reason, Catch::Contains("priority 2 of 3"));
+}
+
+TEST_CASE("the CPU is the last resort when nothing in the list is usable", "[fallback]") {
+  auto rt = test::fixture_runtime(false, {"fixture-init-error"});
+  CHECK(rt->default_device().kind() == DeviceKind::CPU);
+  CHECK_THAT(rt->selection().reason, Catch::Contains("last resort"));
+}
+
+TEST_CASE("strict mode refuses a start-up fallback, naming the device and why", "[fallback][strict]") {
+  CHECK_THROWS_WITH(test::fixture_runtime(true, {"fixture-zero-devices", "fixture-good"}),
+                    Catch::Contains("strict mode") && Catch::Contains("fixture-zero-devices") &&
+                        Catch::Contains("no fixture hardware present"));
+}
+
+TEST_CASE("an unknown device name is a config error with a suggestion", "[fallback][config]") {
+  CHECK_THROWS_AS(test::fixture_runtime(false, {"fixture-god"}), ConfigError);
+  CHECK_THROWS_WITH(test::fixture_runtime(false, {"fixture-god"}),
+                    Catch::Contains("unknown device 'fixture-god'") &&
+                        Catch::Contains("did you mean 'fixture-good'"));
+}
+
+TEST_CASE("supported ops run on the device, unsupported ones fall back and are counted once per key",
+          "[fallback]") {
+  auto rt = test::fixture_runtime(false, {"fixture-good"});
+  const Device dev = rt->default_device();
+  REQUIRE(dev.name() == "fixture-good:0");
+  Tensor a = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}, dev);
+  Tensor b = Tensor::from_vector<float>({10, 20}, {2}, dev);
+
+  Tensor sum = a + b;  // add f32: supported
+  CHECK(sum.device() == dev);
+  CHECK(sum.to_vector<float>() == std::vector<float>{11, 22, 13, 24});
+  CHECK(rt->fallback_count() == 0);
+
+  Tensor prod = a * b;  // mul: not implemented by the fixture
+  CHECK(prod.device() == dev);
+  CHECK(prod.to_vector<float>() == std::vector<float>{10, 40, 30, 80});
+  (void)(a * a);
+  Tensor mm = a.matmul(a);  // [[1*1+2*3, 1*2+2*4], [3*1+4*3, 3*2+4*4]]
+  CHECK(mm.device() == dev);
+  CHECK(mm.to_vector<float>() == std::vector<float>{7, 10, 15, 22});
+  Tensor d = Tensor::from_vector<double>({1.5, 2.5}, dev) + Tensor::from_vector<double>({1, 1}, dev);
+  CHECK(d.to_vector<double>() == std::vector<double>{2.5, 3.5});
+  Tensor c = a.to(DType::I32);  // cast: not implemented
+  CHECK(c.to_vector<int32_t>() == std::vector<int32_t>{1, 2, 3, 4});
+
+  const auto records = rt->fallbacks();
+  auto find = [&](const std::string& op, const std::string& dtype) -> const FallbackRecord* {
+    for (const FallbackRecord& r : records)
+      if (r.op == op && r.dtype == dtype) return &r;
+    return nullptr;
+  };
+  REQUIRE(find("mul", "f32") != nullptr);
+  CHECK(find("mul", "f32")->count == 2);
+  CHECK(find("mul", "f32")->device == "fixture-good:0");
+  CHECK(find("mul", "f32")->plugin == "fixture-good");
+  CHECK(find("mul", "f32")->reason == "op not implemented");
+  REQUIRE(find("add", "f64") != nullptr);
+  CHECK(find("add", "f64")->reason == "dtype not supported");
+  REQUIRE(find("matmul", "f32") != nullptr);
+  REQUIRE(find("cast", "f32->i32") != nullptr);
+  CHECK(find("add", "f32") == nullptr);
+  CHECK(rt->fallback_count() == 5);
+  rt->reset_fallbacks();
+  CHECK(rt->fallback_count() == 0);
+}
+
+TEST_CASE("strict mode turns a per-op fallback into an error naming op, dtype, device, plugin",
+          "[fallback][strict]") {
+  auto rt = test::fixture_runtime(true, {"fixture-good"});
+  const Device dev = rt->default_device();
+  Tensor a = Tensor::from_vector<float>({1, 2}, dev);
+  CHECK((a + a).to_vector<float>() == std::vector<float>{2, 4});  // supported: fine
+  CHECK_THROWS_WITH(a * a, Catch::Contains("strict mode") && Catch::Contains("op 'mul'") &&
+                               Catch::Contains("(f32)") && Catch::Contains("plugin 'fixture-good'") &&
+                               Catch::Contains("device fixture-good:0") &&
+                               Catch::Contains("op not implemented"));
+  CHECK(rt->fallback_count() == 0);
+  // The API layer can lift strictness at run time.
+  rt->set_strict(false);
+  CHECK((a * a).to_vector<float>() == std::vector<float>{1, 4});
+}
+
+TEST_CASE("ops on tensors from two devices are refused with both names", "[fallback]") {
+  auto rt = test::fixture_runtime(false, {"fixture-good"});
+  Tensor a = Tensor::from_vector<float>({1, 2}, rt->default_device());
+  Tensor b = Tensor::from_vector<float>({1, 2}, rt->cpu_device());
+  CHECK_THROWS_WITH(a + b, Catch::Contains("different devices") && Catch::Contains("fixture-good:0"));
+  CHECK((a.to(rt->cpu_device()) + b).to_vector<float>() == std::vector<float>{2, 4});
+}

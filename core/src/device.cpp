@@ -39,6 +39,18 @@ uint64_t Device::memory_bytes() const { return plugin_->props(index_).memory_byt
 
 uint64_t Device::capabilities() const { return plugin_->props(index_).capabilities; }
 
+std::optional<uint64_t> Device::free_memory() const {
+  auto fn = plugin_->slot(&wick_plugin_api::device_get_free_memory, 1);
+  if (fn == nullptr) return std::nullopt;
+  uint64_t bytes = 0;
+  wick_error* err = plugin_->guard("device_get_free_memory", [&] { return fn(handle_, &bytes); });
+  if (err != nullptr) {
+    plugin_->api().error_destroy(err);
+    return std::nullopt;
+  }
+  return bytes;
+}
+
 void Device::synchronize() const {
   plugin_->check(plugin_->guard("device_synchronize",
                                 [&] { return plugin_->api().device_synchronize(handle_); }),

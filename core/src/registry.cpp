@@ -86,7 +86,12 @@ Manifest read_manifest(const fs::path& path) {
 }
 
 // The loader's message with the next step spelled out; names the missing dependency if dlerror did.
-std::string explain_load_failure(const std::string& library, const std::string& loader_message) {
+std::string explain_load_failure(const std::string& library, std::string loader_message) {
+  // Boost appends the errno text of its own failed call ("): Bad file descriptor"), which says
+  // nothing about the cause: keep only the loader's message.
+  const size_t tail = loader_message.rfind("): ");
+  if (tail != std::string::npos && loader_message.find("dlerror system message") != std::string::npos)
+    loader_message = loader_message.substr(0, tail + 1);
   std::string text = "could not load " + library + ": " + loader_message;
   const std::string marker = ": cannot open shared object file";
   size_t at = loader_message.find(marker);
@@ -393,7 +398,7 @@ void PluginRegistry::Impl::initialize(Entry& entry) {
     Device d(entry.plugin, plugin.devices()[i], static_cast<int>(i));
     entry.devices.push_back(d);
     info.devices.push_back(DeviceInfo{d.name(), d.description(), d.kind(), d.memory_bytes(),
-                                      d.capabilities()});
+                                      d.capabilities(), d.free_memory()});
   }
 }
 
@@ -541,7 +546,9 @@ Selection select_device(const PluginRegistry& registry, const Config& config) {
   Selection sel;
   std::vector<std::string> known = kFirstPartyPlugins;
   known.insert(known.end(), kDeviceKinds.begin(), kDeviceKinds.end());
-  for (const PluginInfo& p : registry.plugins()) known.push_back(p.name);
+  for (const PluginInfo& p : registry.plugins()) {
+    if (p.state != PluginState::NotFound) known.push_back(p.name);
+  }
 
   int position = 0;
   for (const DeviceEntry& entry : config.priority) {

@@ -59,7 +59,8 @@ int run_devices(const ConfigOverrides& overrides, bool json) {
       for (const DeviceInfo& d : p.devices) {
         j["devices"].push_back({{"name", d.name}, {"description", d.description},
                                 {"kind", to_string(d.kind)}, {"memory_bytes", d.memory_bytes},
-                                {"capabilities", d.capabilities}});
+                                {"capabilities", d.capabilities},
+                                {"free_memory_bytes", d.free_memory_bytes ? nlohmann::json(*d.free_memory_bytes) : nlohmann::json()}});
       }
       out["plugins"].push_back(j);
     }
@@ -86,8 +87,9 @@ int run_devices(const ConfigOverrides& overrides, bool json) {
     std::printf("%-14s %-8s %-5s %-13s %s\n", p.name.c_str(), p.version.empty() ? "-" : p.version.c_str(),
                 abi_of(p).c_str(), to_string(p.state), p.reason.c_str());
     for (const DeviceInfo& d : p.devices) {
-      std::printf("%-42s %s: %s (%s, %s)\n", "", d.name.c_str(), d.description.c_str(),
-                  to_string(d.kind), human_bytes(d.memory_bytes).c_str());
+      const std::string free = d.free_memory_bytes ? ", " + human_bytes(*d.free_memory_bytes) + " free" : "";
+      std::printf("%-42s %s: %s (%s, %s%s)\n", "", d.name.c_str(), d.description.c_str(),
+                  to_string(d.kind), human_bytes(d.memory_bytes).c_str(), free.c_str());
     }
   }
   std::cout << "\n";

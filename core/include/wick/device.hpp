@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace wick {
@@ -30,6 +31,8 @@ class Device {
   std::string description() const;
   uint64_t memory_bytes() const;
   uint64_t capabilities() const;
+  // Free memory now, when the plugin can tell (ABI 1.1 slot); nullopt otherwise.
+  std::optional<uint64_t> free_memory() const;
 
   void synchronize() const;
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct DeviceInfo {
   DeviceKind kind = DeviceKind::Other;
   uint64_t memory_bytes = 0;
   uint64_t capabilities = 0;
+  std::optional<uint64_t> free_memory_bytes;  // at probe time, when the plugin can tell
 };
 
 struct PluginInfo {

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Wick needs (only those missing), then configures and builds.
+# Used by main-job.sh and test.sh; safe to run again (incremental).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${WICK_BUILD_DIR:-$root/build}"
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libboost-dev libboost-filesystem-dev          # Boost.DLL (plugin loading)
+  libdnnl-dev                                   # oneDNN: the CPU plugin's math library
+  opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo  # OpenCL plugin; PoCL is the CPU OpenCL device
+  libtomlplusplus-dev                           # config and plugin manifests
+  nlohmann-json3-dev libcli11-dev               # the wick CLI
+  catch2 libbenchmark-dev                       # tests and benchmarks
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release)
+# The CUDA plugin builds when a CUDA toolkit is present (it then reports "unavailable" without a GPU).
+if [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  cmake_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+fi
+cmake "${cmake_args[@]}" "$@" >/dev/null
+cmake --build "$build" -j "$(nproc)"

@@ -1,0 +1,38 @@
+// test_support.hpp — runtimes the tests share: the built plugins only, or with the fixtures.
+#pragma once
+
+#include <wick/runtime.hpp>
+#include <wick/tensor.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace wick::test {
+
+// A runtime over the plugins this build produced (cpu-onednn, opencl, cuda when built), found only
+// through the config's plugin path: no environment, no install directory.
+inline Runtime& built_runtime() {
+  static Runtime* rt = [] {
+    Config c = default_config();
+    c.plugin_paths = {WICK_PLUGIN_BUILD_DIR};
+    c.log_level = "error";
+    return new Runtime(c, RegistryOptions{false, false});
+  }();
+  return *rt;
+}
+
+inline Device cpu() { return built_runtime().cpu_device(); }
+
+// The fixture plugins (fixture-good supports only copy, fill f32/i32 and add f32) plus the built ones.
+inline std::unique_ptr<Runtime> fixture_runtime(bool strict, std::vector<std::string> priority) {
+  Config c = default_config();
+  c.plugin_paths = {WICK_FIXTURE_DIR, WICK_PLUGIN_BUILD_DIR};
+  c.priority.clear();
+  for (const std::string& p : priority) c.priority.push_back(DeviceEntry{p, SourceLocation{"test", 0, 0}});
+  c.strict = strict;
+  c.log_level = "error";
+  return std::make_unique<Runtime>(c, RegistryOptions{false, false});
+}
+
+}  // namespace wick::test
