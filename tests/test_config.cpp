@@ -288,8 +288,9 @@ TEST_CASE("each key refuses a value of the wrong type", "[config][errors]") {
         "t.toml:2:10: 'devices.strict' must be a boolean (true or false), not a string");
   CHECK(parse_error("[devices]\nstrict = 1\n") ==
         "t.toml:2:10: 'devices.strict' must be a boolean (true or false), not an integer");
-  CHECK(parse_error("[plugins]\npaths = \"dir\"\n") ==
-        "t.toml:2:9: 'plugins.paths' must be an array of strings, e.g. [\"plugins\"], not a string");
+  CHECK(
+      parse_error("[plugins]\npaths = \"dir\"\n") ==
+      "t.toml:2:9: 'plugins.paths' must be an array of strings, e.g. [\"plugins\"], not a string");
   CHECK(parse_error("[plugins]\npaths = [\"a\", [\"b\"]]\n") ==
         "t.toml:2:15: 'plugins.paths[1]' must be a string, not an array");
   CHECK(parse_error("[plugins]\ndisable = { cuda = true }\n") ==
@@ -371,7 +372,7 @@ TEST_CASE("WICK_CONFIG names the file layer", "[config][layers]") {
 }
 
 TEST_CASE("--config beats WICK_CONFIG, and the API's file beats --config", "[config][layers]") {
-  const std::string env_file = fixture("file-layer.toml");  // log level info
+  const std::string env_file = fixture("file-layer.toml");        // log level info
   const std::string cli_file = fixture("other-file-layer.toml");  // log level error
   FakeEnv env({{"WICK_CONFIG", env_file}});
   ConfigOverrides cli;
@@ -558,7 +559,8 @@ TEST_CASE("bad flag and API values are errors naming the flag or the API",
 }
 
 TEST_CASE("empty environment variables count as unset", "[config][layers]") {
-  FakeEnv env({{"WICK_DEVICE", ""}, {"WICK_STRICT", ""}, {"WICK_LOG_LEVEL", ""}, {"WICK_CONFIG", ""}});
+  FakeEnv env(
+      {{"WICK_DEVICE", ""}, {"WICK_STRICT", ""}, {"WICK_LOG_LEVEL", ""}, {"WICK_CONFIG", ""}});
   CHECK(resolve().layers == std::vector<std::string>{"default"});
 }
 

@@ -127,7 +127,9 @@ void write_string_array(std::ostream& out, const std::string& key,
                         const std::vector<std::string>& values,
                         const std::vector<SourceLocation>& wheres,
                         const SourceLocation& list_where = {}) {
-  const auto where = [&](std::size_t i) { return i < wheres.size() ? wheres[i] : SourceLocation{}; };
+  const auto where = [&](std::size_t i) {
+    return i < wheres.size() ? wheres[i] : SourceLocation{};
+  };
   bool one_layer = true;
   for (std::size_t i = 1; i < values.size(); ++i) one_layer &= where(i).file == where(0).file;
   if (one_layer) {
@@ -195,7 +197,9 @@ std::vector<DeviceEntry> device_list(const std::vector<std::string>& items,
       entries.push_back({std::move(name), where});
     }
   }
-  if (entries.empty()) fail(where, "no devices given; give a comma-separated list such as cuda,cpu");
+  if (entries.empty()) {
+    fail(where, "no devices given; give a comma-separated list such as cuda,cpu");
+  }
   check_no_duplicates(entries, "the device list");
   return entries;
 }
@@ -276,8 +280,8 @@ class DocumentReader {
       }
     }
     if (hint.empty()) hint = suggest(name, kSections);
-    fail(at(key, node), std::string(node.is_table() ? "unknown table '" : "unknown key '") + name +
-                            "'" + hint);
+    fail(at(key, node),
+         std::string(node.is_table() ? "unknown table '" : "unknown key '") + name + "'" + hint);
   }
 
   [[noreturn]] void unknown_key(const toml::key& key, const toml::node& node,
@@ -289,7 +293,7 @@ class DocumentReader {
     fail(at(key, node), "unknown key '" + name + "' in [" + section + "]" + hint);
   }
 
-  // An array of non-empty strings, each with where it is.
+  // An array of non-empty strings, each with where it is (a DeviceEntry is just that pair).
   std::vector<DeviceEntry> string_array(const toml::node& node, const std::string& what,
                                         const std::string& example) const {
     const toml::array* array = node.as_array();
@@ -323,16 +327,16 @@ class DocumentReader {
       } else if (key->str() == "strict") {
         const auto* strict = node->as_boolean();
         if (strict == nullptr) {
-          fail(at(*node), "'devices.strict' must be a boolean (true or false), not " +
-                              type_name(*node));
+          fail(at(*node),
+               "'devices.strict' must be a boolean (true or false), not " + type_name(*node));
         }
         config_.strict = strict->get();
         config_.strict_where = at(*node);
       } else {
         unknown_key(*key, *node, "devices", kDevicesKeys,
-                    node->is_table() ? " (options for a plugin go in [plugins." +
-                                           toml_key(key->str()) + "])"
-                                     : "");
+                    node->is_table()
+                        ? " (options for a plugin go in [plugins." + toml_key(key->str()) + "])"
+                        : "");
       }
     }
   }
@@ -435,7 +439,8 @@ struct OverrideNames {
   const char* plugin_path;
   const char* log_level;
 };
-constexpr OverrideNames kCliNames{"--config", "--device", "--strict", "--plugin-path", "--log-level"};
+constexpr OverrideNames kCliNames{"--config", "--device", "--strict", "--plugin-path",
+                                  "--log-level"};
 constexpr OverrideNames kApiNames{"api", "api", "api", "api", "api"};
 
 void apply_overrides(Config& config, const ConfigOverrides& overrides, const OverrideNames& names) {
@@ -476,7 +481,8 @@ std::optional<fs::path> user_config_file(EnvLookup env) {
   if (auto xdg = read_env(env, "XDG_CONFIG_HOME"); xdg && fs::path(*xdg).is_absolute()) {
     return fs::path(*xdg) / "wick" / "config.toml";
   }
-  if (auto home = read_env(env, "HOME")) return fs::path(*home) / ".config" / "wick" / "config.toml";
+  if (auto home = read_env(env, "HOME"))
+    return fs::path(*home) / ".config" / "wick" / "config.toml";
   return std::nullopt;
 }
 

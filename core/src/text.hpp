@@ -9,7 +9,9 @@
 
 namespace wick::text {
 
-inline char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+inline char ascii_lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 inline std::string ascii_lower(std::string_view s) {
   std::string out(s);
@@ -58,7 +60,8 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
     current[0] = i;
     for (std::size_t j = 1; j <= m; ++j) {
       const bool same = ascii_lower(a[i - 1]) == ascii_lower(b[j - 1]);
-      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (same ? 0 : 1)});
+      current[j] =
+          std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (same ? 0 : 1)});
       if (i > 1 && j > 1 && ascii_lower(a[i - 1]) == ascii_lower(b[j - 2]) &&
           ascii_lower(a[i - 2]) == ascii_lower(b[j - 1])) {
         current[j] = std::min(current[j], before[j - 2] + 1);

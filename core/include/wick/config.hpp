@@ -86,7 +86,7 @@ Config apply_config_file(Config base, const std::string& path);
 // Values set from the command line or by an API call; unset fields leave lower layers alone.
 struct ConfigOverrides {
   std::optional<std::string> config_file;           // --config
-  std::optional<std::vector<std::string>> devices;  // --device cuda,cpu (entries may be comma lists)
+  std::optional<std::vector<std::string>> devices;  // --device cuda,cpu (items may be lists)
   std::optional<bool> strict;                       // --strict
   std::vector<std::string> plugin_paths;            // --plugin-path (prepended)
   std::optional<std::string> log_level;             // --log-level
