@@ -371,7 +371,7 @@ TEST_CASE("WICK_CONFIG names the file layer", "[config][layers]") {
   CHECK(config.layers == std::vector<std::string>{"default", path});
 }
 
-TEST_CASE("--config beats WICK_CONFIG, and the API's file beats --config", "[config][layers]") {
+TEST_CASE("the --config flag beats WICK_CONFIG and the API's file beats --config", "[config][layers]") {
   const std::string env_file = fixture("file-layer.toml");        // log level info
   const std::string cli_file = fixture("other-file-layer.toml");  // log level error
   FakeEnv env({{"WICK_CONFIG", env_file}});

@@ -2,6 +2,7 @@
 #include <wick/tensor.hpp>
 
 #include "dispatch.hpp"
+#include "ops_common.hpp"
 #include "shape.hpp"
 #include "storage.hpp"
 
@@ -19,12 +20,7 @@ namespace {
 
 Device resolve(const Device& d) { return d.valid() ? d : Runtime::global().default_device(); }
 
-void require_defined(const Tensor& t, const char* op) {
-  if (!t.defined()) throw Error(std::string(op) + ": the tensor is undefined (default-constructed)");
-}
-
 int int_size(DType t) { return static_cast<int>(dtype_size(t)); }
-bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U32 || t == DType::U64; }
 
 DType signed_of_size(size_t bytes) {
   switch (bytes) {
@@ -35,22 +31,70 @@ DType signed_of_size(size_t bytes) {
   }
 }
 
-Tensor binary_op(wick_op_code op, const Tensor& a, const Tensor& b) {
+}  // namespace
+
+namespace detail {
+
+void require_defined(const Tensor& t, const char* op) {
+  if (!t.defined()) throw Error(std::string(op) + ": the tensor is undefined (default-constructed)");
+}
+
+bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U32 || t == DType::U64; }
+
+void require_same_device(const Tensor& a, const Tensor& b, const char* op) {
+  if (!(a.device() == b.device())) {
+    throw Error(std::string(op) + ": operands are on different devices (" + a.device().name() +
+                " and " + b.device().name() + "); move one with .to(device)");
+  }
+}
+
+Tensor binary_op(wick_op_code op, const Tensor& a, const Tensor& b, std::optional<DType> out_dtype) {
   const char* name = sdk::op_name(op);
   require_defined(a, name);
   require_defined(b, name);
-  if (!(a.device() == b.device())) {
-    throw Error(std::string(name) + ": operands are on different devices (" + a.device().name() +
-                " and " + b.device().name() + "); move one with .to(device)");
-  }
+  require_same_device(a, b, name);
   const DType t = promote_types(a.dtype(), b.dtype());
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  Tensor out = Tensor::empty(shape, t, a.device());
-  dispatch(op, nullptr, {a.to(t).broadcast_to(shape), b.to(t).broadcast_to(shape)}, {out});
+  Tensor out = Tensor::empty(shape, out_dtype.value_or(t), a.device());
+  if (out.numel() > 0) dispatch(op, nullptr, {a.to(t).broadcast_to(shape), b.to(t).broadcast_to(shape)}, {out});
   return out;
 }
 
-}  // namespace
+Tensor unary_op(wick_op_code op, const Tensor& x, const void* params, std::optional<DType> out_dtype) {
+  require_defined(x, sdk::op_name(op));
+  Tensor out = Tensor::empty(x.shape(), out_dtype.value_or(x.dtype()), x.device());
+  if (out.numel() > 0) dispatch(op, params, {x}, {out});
+  return out;
+}
+
+std::vector<int32_t> normalize_axes(const std::vector<int>& axes, int rank, const char* op) {
+  std::vector<int32_t> norm;
+  for (int a : axes) {
+    const int n = normalize_axis(a, rank, op);
+    if (std::find(norm.begin(), norm.end(), n) != norm.end()) {
+      throw Error(std::string(op) + ": axis " + std::to_string(a) + " is given twice");
+    }
+    norm.push_back(n);
+  }
+  std::sort(norm.begin(), norm.end());
+  return norm;
+}
+
+Shape drop_axes(const Shape& shape, const std::vector<int32_t>& axes) {
+  Shape out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (std::find(axes.begin(), axes.end(), static_cast<int32_t>(i)) == axes.end()) out.push_back(shape[i]);
+  }
+  return out;
+}
+
+Tensor scalar_tensor(double value, DType dtype, const Device& device) {
+  return Tensor::full(Shape{}, value, dtype, device);
+}
+
+}  // namespace detail
+
+using namespace detail;
 
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
@@ -416,10 +460,7 @@ Tensor Tensor::matmul(const Tensor& other) const {
     throw Error("matmul: operands must have rank >= 1, got " + shape_to_string(shape_) + " and " +
                 shape_to_string(other.shape()));
   }
-  if (!(device() == other.device())) {
-    throw Error("matmul: operands are on different devices (" + device().name() + " and " +
-                other.device().name() + "); move one with .to(device)");
-  }
+  require_same_device(*this, other, "matmul");
   const Tensor a = rank() == 1 ? unsqueeze(0) : *this;
   const Tensor b = other.rank() == 1 ? other.unsqueeze(-1) : other;
   const int64_t m = a.dim(-2), k = a.dim(-1), k2 = b.dim(-2), n = b.dim(-1);
@@ -445,15 +486,7 @@ Tensor Tensor::matmul(const Tensor& other) const {
 
 Tensor Tensor::sum(const std::vector<int>& axes, bool keepdim) const {
   require_defined(*this, "sum");
-  std::vector<int32_t> norm;
-  for (int a : axes) {
-    const int n = normalize_axis(a, rank(), "sum");
-    if (std::find(norm.begin(), norm.end(), n) != norm.end()) {
-      throw Error("sum: axis " + std::to_string(a) + " is given twice");
-    }
-    norm.push_back(n);
-  }
-  std::sort(norm.begin(), norm.end());
+  std::vector<int32_t> norm = normalize_axes(axes, rank(), "sum");
   // Accumulate as NumPy does: integers and bool widen to 64 bits, floats keep their dtype.
   const DType acc = is_float(dtype_) ? dtype_ : is_unsigned(dtype_) ? DType::U64 : DType::I64;
   const Tensor x = to(acc);
@@ -466,13 +499,7 @@ Tensor Tensor::sum(const std::vector<int>& axes, bool keepdim) const {
   p.axes = norm.data();
   p.num_axes = static_cast<int32_t>(norm.size());
   dispatch(WICK_OP_REDUCE_SUM, &p, {x}, {out});
-  if (keepdim) return out;
-  Shape squeezed;
-  for (size_t i = 0; i < shape_.size(); ++i) {
-    if (std::find(norm.begin(), norm.end(), static_cast<int32_t>(i)) == norm.end())
-      squeezed.push_back(shape_[i]);
-  }
-  return out.reshape(squeezed);
+  return keepdim ? out : out.reshape(drop_axes(shape_, norm));
 }
 
 Tensor Tensor::sum() const {

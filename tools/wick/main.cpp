@@ -46,19 +46,8 @@ int main(int argc, char** argv) {
 
   wick::ConfigOverrides cli;
   if (!config_file.empty()) cli.config_file = config_file;
-  if (!devices.empty()) {
-    std::vector<std::string> list;
-    std::string item;
-    for (char c : devices + ",") {
-      if (c == ',') {
-        if (!item.empty()) list.push_back(item);
-        item.clear();
-      } else if (c != ' ') {
-        item += c;
-      }
-    }
-    cli.devices = list;
-  }
+  // The config layer splits the comma list and rejects empty or repeated entries.
+  if (!devices.empty()) cli.devices = std::vector<std::string>{devices};
   if (strict) cli.strict = true;
   cli.plugin_paths = plugin_paths;
   if (!log_level.empty()) cli.log_level = log_level;

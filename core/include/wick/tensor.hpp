@@ -63,7 +63,9 @@ struct Storage;  // a device buffer and the device it lives on
 
 class Tensor {
  public:
-  Tensor() = default;
+  // Undefined until assigned. (No default member initialisers: methods below take Tensor default
+  // arguments, which need the class complete.)
+  Tensor() : dtype_(DType::F32), offset_(0) {}
 
   // ---- creation (device: an invalid Device means Runtime::global().default_device()) ----------
   static Tensor empty(const Shape& shape, DType dtype, const Device& device = {});
@@ -143,15 +145,158 @@ class Tensor {
   Tensor to(const Device& device) const;
   Tensor to(DType dtype) const;
 
-  // ---- math --------------------------------------------------------------------------------------
+  // ---- creation from ops (core/src/ops_elementwise.cpp) -----------------------------------------
+  // [start, stop) with step, like numpy.arange.
+  static Tensor arange(double start, double stop, double step = 1.0, DType dtype = DType::F32,
+                       const Device& device = {});
+  // start + step * (index along axis), or the C-order flat index when axis == -1.
+  static Tensor iota(const Shape& shape, int axis, DType dtype = DType::F32, const Device& device = {});
+  // Counter-based random numbers: the same seed gives the same values on every device. Without a
+  // seed, the process generator (manual_seed) is used and advanced by numel.
+  static Tensor rand(const Shape& shape, double lo = 0.0, double hi = 1.0, DType dtype = DType::F32,
+                     const Device& device = {}, std::optional<uint64_t> seed = std::nullopt);
+  static Tensor randn(const Shape& shape, double mean = 0.0, double std = 1.0,
+                      DType dtype = DType::F32, const Device& device = {},
+                      std::optional<uint64_t> seed = std::nullopt);
+
+  // ---- unary elementwise (core/src/ops_elementwise.cpp) -----------------------------------------
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor sign() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor recip() const;
+  Tensor sqr() const;
+  Tensor tanh() const;
+  Tensor erf() const;
+  Tensor sigmoid() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor atanh() const;
+  Tensor expm1() const;
+  Tensor log1p() const;
+  Tensor cbrt() const;
+  Tensor erfc() const;
+  Tensor erfinv() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round(bool half_to_even = false) const;  // default: half away from zero
+  Tensor relu() const;
+  Tensor gelu() const;  // tanh approximation
+  Tensor gelu_erf() const;
+  Tensor silu() const;
+  Tensor elu(double alpha = 1.0) const;
+  Tensor affine(double mul, double add) const;  // x * mul + add
+  Tensor powf(double exponent) const;
+  Tensor isnan() const;  // -> bool
+  Tensor isinf() const;  // -> bool
+  Tensor logical_not() const;
+  Tensor bitwise_not() const;
+  Tensor popcount() const;
+  Tensor clz() const;
+  Tensor clamp(double lo, double hi) const;
+
+  // ---- binary elementwise, NumPy broadcasting (tensor.cpp, core/src/ops_elementwise.cpp) --------
   Tensor add(const Tensor& other) const;
   Tensor sub(const Tensor& other) const;
   Tensor mul(const Tensor& other) const;
   Tensor div(const Tensor& other) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor pow(const Tensor& other) const;
+  Tensor rem(const Tensor& other) const;  // sign of the dividend, like C fmod
+  Tensor atan2(const Tensor& other) const;
+  Tensor eq(const Tensor& other) const;  // comparisons -> bool
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor bitwise_and(const Tensor& other) const;
+  Tensor bitwise_or(const Tensor& other) const;
+  Tensor bitwise_xor(const Tensor& other) const;
+  Tensor shl(const Tensor& other) const;
+  Tensor shr(const Tensor& other) const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_xor(const Tensor& other) const;
+  // cond ? a : b, all three broadcast together; cond must be bool.
+  static Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
+  // ---- linear algebra ----------------------------------------------------------------------------
   // [..., M, K] x [..., K, N] with NumPy batch broadcasting; 1-D operands as in numpy.matmul.
   Tensor matmul(const Tensor& other) const;
+
+  // ---- reductions and scans (tensor.cpp, core/src/ops_reduce.cpp) ---------------------------------
   Tensor sum(const std::vector<int>& axes, bool keepdim = false) const;
   Tensor sum() const;  // over every axis
+  Tensor prod(const std::vector<int>& axes, bool keepdim = false) const;
+  Tensor max(const std::vector<int>& axes, bool keepdim = false) const;
+  Tensor min(const std::vector<int>& axes, bool keepdim = false) const;
+  Tensor mean(const std::vector<int>& axes, bool keepdim = false) const;
+  Tensor all(const std::vector<int>& axes, bool keepdim = false) const;
+  Tensor any(const std::vector<int>& axes, bool keepdim = false) const;
+  Tensor argmax(int axis, bool keepdim = false, bool last = false) const;  // -> i64
+  Tensor argmin(int axis, bool keepdim = false, bool last = false) const;  // -> i64
+  Tensor cumsum(int axis, bool reverse = false, bool exclusive = false) const;
+  Tensor cumprod(int axis, bool reverse = false, bool exclusive = false) const;
+  Tensor cummax(int axis, bool reverse = false) const;
+  Tensor cummin(int axis, bool reverse = false) const;
+
+  // ---- indexing and sorting (core/src/ops_index.cpp) ----------------------------------------------
+  Tensor index_select(const Tensor& ids, int axis) const;
+  // A copy of this tensor with out[ids[i]] (along axis) combined with src[i] by mode
+  // ("set", "add", "mul", "max", "min").
+  Tensor index_reduce(int axis, const Tensor& ids, const Tensor& src, const std::string& mode) const;
+  Tensor index_add(int axis, const Tensor& ids, const Tensor& src) const;
+  Tensor gather(int axis, const Tensor& ids) const;
+  Tensor scatter(int axis, const Tensor& ids, const Tensor& src, const std::string& mode = "set") const;
+  // (values, indices as i64).
+  std::pair<Tensor, Tensor> sort(int axis = -1, bool descending = false, bool stable = true) const;
+  Tensor argsort(int axis = -1, bool descending = false) const;
+  std::pair<Tensor, Tensor> topk(int64_t k, int axis = -1, bool largest = true) const;
+  static Tensor cat(const std::vector<Tensor>& tensors, int axis);
+  static Tensor stack(const std::vector<Tensor>& tensors, int axis);
+
+  // ---- neural-network ops (core/src/ops_nn.cpp) ----------------------------------------------------
+  // N-d convolution: input [N, C, spatial...], weight [O, C / groups, kernel...].
+  Tensor conv(const Tensor& weight, const std::vector<int64_t>& strides = {},
+              const std::vector<int64_t>& padding = {}, const std::vector<int64_t>& dilations = {},
+              int64_t groups = 1) const;
+  // Window reductions over every axis ("sum", "prod", "max", "min"); padding as (lo, hi) pairs.
+  Tensor window_reduce(const std::string& op, const std::vector<int64_t>& window,
+                       const std::vector<int64_t>& strides = {},
+                       const std::vector<std::pair<int64_t, int64_t>>& padding = {},
+                       const std::vector<int64_t>& dilations = {}) const;
+  // The select-and-scatter of max-pool backward: source values added where each window's max was.
+  Tensor window_scatter(const std::string& op, const Tensor& source, const std::vector<int64_t>& window,
+                        const std::vector<int64_t>& strides = {},
+                        const std::vector<std::pair<int64_t, int64_t>>& padding = {}) const;
+  Tensor max_pool2d(const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride = {},
+                    const std::vector<int64_t>& padding = {}) const;
+  Tensor avg_pool2d(const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride = {},
+                    const std::vector<int64_t>& padding = {}, bool count_include_pad = false) const;
+  Tensor softmax(int axis) const;
+  Tensor log_softmax(int axis) const;
+  // Normalises over the last normalized_rank axes; weight and bias may be undefined.
+  Tensor layer_norm(int normalized_rank, const Tensor& weight = {}, const Tensor& bias = {},
+                    double eps = 1e-5) const;
+  Tensor rms_norm(const Tensor& weight = {}, double eps = 1e-6) const;
+  Tensor batch_norm(const Tensor& mean, const Tensor& var, const Tensor& weight = {},
+                    const Tensor& bias = {}, double eps = 1e-5) const;
+  // softmax(q k^T * scale + mask) v; scale defaults to 1 / sqrt(E).
+  static Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask = {},
+                          std::optional<double> scale = std::nullopt, bool causal = false);
 
   // Internals for the core.
   const std::shared_ptr<Storage>& storage() const { return storage_; }
@@ -163,16 +308,29 @@ class Tensor {
   Tensor view(Shape shape, std::vector<int64_t> strides, int64_t offset) const;
 
   std::shared_ptr<Storage> storage_;
-  DType dtype_ = DType::F32;
+  DType dtype_;
   Shape shape_;
   std::vector<int64_t> strides_;
-  int64_t offset_ = 0;
+  int64_t offset_;
 };
 
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
 Tensor operator*(const Tensor& a, const Tensor& b);
 Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+// A scalar operand takes the tensor's dtype (a float scalar with an integer tensor gives f32).
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+
+// Seeds the process generator used by rand/randn without an explicit seed.
+void manual_seed(uint64_t seed);
 
 std::string shape_to_string(const Shape& shape);  // "[2, 3]"
 

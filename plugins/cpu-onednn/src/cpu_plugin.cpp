@@ -48,8 +48,12 @@ class CpuPlugin final : public sdk::Plugin {
     omp_set_num_threads(ctx_.threads);
     ctx_.onednn = create_onednn(ctx_.threads);
     register_elementwise(kernels_);
+    register_unary(kernels_);
     register_reduce(kernels_);
+    register_index(kernels_);
     register_matmul(kernels_);
+    register_nn(kernels_);
+    register_fused(kernels_);
     name_ = cpu_model_name();
     const dnnl_version_t* v = dnnl_version();
     note_ = std::to_string(ctx_.threads) + " threads, oneDNN " + std::to_string(v->major) + "." +

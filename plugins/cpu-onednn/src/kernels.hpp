@@ -36,9 +36,13 @@ struct Kernel {
 using KernelTable = std::unordered_map<int, Kernel>;
 
 // Each kernel file adds its ops to the table.
-void register_elementwise(KernelTable& table);
-void register_reduce(KernelTable& table);
+void register_elementwise(KernelTable& table);  // copy, fill, cast, binary arithmetic, compare, where
+void register_unary(KernelTable& table);        // unary math, activations, predicates, iota, rng
+void register_reduce(KernelTable& table);       // reductions, arg-reductions, scans
+void register_index(KernelTable& table);        // index_select/reduce, gather/scatter, sort
 void register_matmul(KernelTable& table);
+void register_nn(KernelTable& table);           // conv, window reductions, window scatter
+void register_fused(KernelTable& table);        // softmax, norms, attention
 
 // The oneDNN engine, stream and primitive cache; created by the plugin, used by matmul.
 Context::Onednn* create_onednn(int threads);

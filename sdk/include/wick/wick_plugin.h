@@ -167,9 +167,9 @@ typedef enum wick_op_code {
   /* data movement and creation: 1..99 */
   WICK_OP_COPY = 1, /* in[0] -> out[0], same dtype and shape, any strides */
   WICK_OP_FILL = 2, /* params: wick_fill_params; out[0] := value */
-  WICK_OP_IOTA = 3,
+  WICK_OP_IOTA = 3,   /* params: wick_iota_params */
   WICK_OP_CAST = 4, /* in[0] -> out[0], same shape, dtypes differ (see docs/ops.md for rounding) */
-  WICK_OP_RNG_UNIFORM = 5,
+  WICK_OP_RNG_UNIFORM = 5, /* params: wick_rng_params */
   WICK_OP_RNG_NORMAL = 6,
   /* unary elementwise: 100..199 */
   WICK_OP_NEG = 100,
@@ -226,45 +226,48 @@ typedef enum wick_op_code {
   WICK_OP_POW = 206,
   WICK_OP_REM = 207,
   WICK_OP_ATAN2 = 208,
+  /* comparisons: inputs share a dtype, out[0] is bool */
   WICK_OP_EQ = 220,
   WICK_OP_NE = 221,
   WICK_OP_LT = 222,
   WICK_OP_LE = 223,
   WICK_OP_GT = 224,
   WICK_OP_GE = 225,
+  /* bitwise on integers and bool; SHR is arithmetic for signed, logical for unsigned */
   WICK_OP_BITWISE_AND = 230,
   WICK_OP_BITWISE_OR = 231,
   WICK_OP_BITWISE_XOR = 232,
   WICK_OP_SHL = 233,
   WICK_OP_SHR = 234,
   /* ternary: 300..399 */
-  WICK_OP_WHERE = 300,
+  WICK_OP_WHERE = 300, /* in[0] bool condition, in[1] if true, in[2] if false -> out[0] */
   /* reductions and scans: 400..499; params: wick_reduce_params */
   WICK_OP_REDUCE_SUM = 400, /* out[0] has the input's rank; reduced axes have extent 1 */
   WICK_OP_REDUCE_PROD = 401,
   WICK_OP_REDUCE_MAX = 402,
   WICK_OP_REDUCE_MIN = 403,
-  WICK_OP_ARGMAX = 404,
+  WICK_OP_ARGMAX = 404, /* params: wick_axis_params */
   WICK_OP_ARGMIN = 405,
-  WICK_OP_CUMSUM = 410,
+  WICK_OP_CUMSUM = 410, /* params: wick_axis_params */
   WICK_OP_CUMPROD = 411,
   WICK_OP_CUMMAX = 412,
   WICK_OP_CUMMIN = 413,
   /* linear algebra and nn: 500..599 */
   WICK_OP_MATMUL = 500, /* in[0] [..., M, K] x in[1] [..., K, N] -> out[0] [..., M, N], batch broadcast */
-  WICK_OP_CONV = 501,
-  WICK_OP_WINDOW_SUM = 510,
+  WICK_OP_CONV = 501, /* params: wick_conv_params */
+  WICK_OP_WINDOW_SUM = 510, /* params: wick_window_params */
   WICK_OP_WINDOW_PROD = 511,
   WICK_OP_WINDOW_MAX = 512,
   WICK_OP_WINDOW_MIN = 513,
   WICK_OP_WINDOW_SCATTER_MAX = 514,
   WICK_OP_WINDOW_SCATTER_MIN = 515,
   /* indexing and sorting: 600..699 */
+  /* params: wick_axis_params; indices are i32 or i64, out of range is an INVALID_ARGUMENT error */
   WICK_OP_INDEX_SELECT = 600,
   WICK_OP_INDEX_REDUCE = 601,
   WICK_OP_GATHER_ELEMENTS = 602,
   WICK_OP_SCATTER_ELEMENTS = 603,
-  WICK_OP_SORT = 604,
+  WICK_OP_SORT = 604, /* params: wick_sort_params */
   /* optional fused ops: 700..799; the host has a composite for each */
   WICK_OP_SOFTMAX = 700,
   WICK_OP_LOG_SOFTMAX = 701,
@@ -278,7 +281,9 @@ typedef enum wick_op_code {
 typedef struct wick_tensor_desc {
   size_t struct_size;
   wick_buffer* buffer;   /* may be NULL in supports() */
-  uint64_t byte_offset;  /* where element [0, ..., 0] lies, in bytes from the buffer's start */
+  /* Where element [0, ..., 0] lies, in bytes from the buffer's start; always a multiple of the
+   * element size. Meaningful in supports() too. */
+  uint64_t byte_offset;
   wick_dtype dtype;
   int32_t rank;          /* 0 for a scalar */
   const int64_t* shape;  /* rank entries; may be NULL when rank == 0; valid during the call */
@@ -287,7 +292,8 @@ typedef struct wick_tensor_desc {
 
 /* Parameters: every struct starts with struct_size. Ops not listed take no parameters (NULL). */
 
-/* WICK_OP_FILL: the value is given as a double and an int64 so that every dtype is exact. */
+/* WICK_OP_FILL: the value is given as a double and an int64 so that every dtype is exact. Bool is
+ * true when either field is non-zero. */
 typedef struct wick_fill_params {
   size_t struct_size;
   double float_value; /* used for f32, f64, f16, bf16 */
@@ -300,6 +306,115 @@ typedef struct wick_reduce_params {
   const int32_t* axes; /* valid during the call */
   int32_t num_axes;
 } wick_reduce_params;
+
+/* WICK_OP_IOTA: out[0][i...] = start + step * k, where k is the index along `axis`, or the
+ * C-order flat index when axis == -1. Integer dtypes use the int_ fields, floats the float_ ones. */
+typedef struct wick_iota_params {
+  size_t struct_size;
+  int32_t axis;
+  double float_start;
+  double float_step;
+  int64_t int_start;
+  int64_t int_step;
+} wick_iota_params;
+
+/* WICK_OP_RNG_UNIFORM (values in [a, b)) and WICK_OP_RNG_NORMAL (mean a, standard deviation b).
+ * Counter-based (Philox-4x32-10, docs/ops.md): element i in C order of out[0] uses counter
+ * offset + i and key seed, so every device produces the same stream. */
+typedef struct wick_rng_params {
+  size_t struct_size;
+  uint64_t seed;
+  uint64_t offset;
+  double a;
+  double b;
+} wick_rng_params;
+
+/* Unary ops with scalars: ELU (alpha), AFFINE (x * alpha + beta), POWF (x ** alpha),
+ * ROUND (mode: WICK_ROUND_*). Other unary ops take no parameters. */
+#define WICK_ROUND_HALF_AWAY_FROM_ZERO 0
+#define WICK_ROUND_HALF_TO_EVEN 1
+typedef struct wick_unary_params {
+  size_t struct_size;
+  double alpha;
+  double beta;
+  int32_t mode;
+} wick_unary_params;
+
+/* Modes of index_reduce and scatter_elements. */
+#define WICK_REDUCE_MODE_SET 0
+#define WICK_REDUCE_MODE_ADD 1
+#define WICK_REDUCE_MODE_MUL 2
+#define WICK_REDUCE_MODE_MAX 3
+#define WICK_REDUCE_MODE_MIN 4
+
+/* One axis and a mode or flag:
+ *   ARGMAX/ARGMIN: flag = 1 selects the last index of ties (else the first); out[0] is i32 or
+ *     i64 with the axis kept at extent 1.
+ *   CUMSUM..CUMMIN: flag bit 0 = reverse, bit 1 = exclusive.
+ *   INDEX_SELECT, GATHER_ELEMENTS: the axis. INDEX_REDUCE, SCATTER_ELEMENTS: the axis, and
+ *     flag = WICK_REDUCE_MODE_*.
+ *   SOFTMAX, LOG_SOFTMAX: the axis. */
+typedef struct wick_axis_params {
+  size_t struct_size;
+  int32_t axis;
+  int32_t flag;
+} wick_axis_params;
+
+/* WICK_OP_CONV: in[0] input [N, C, spatial...], in[1] weight [O, C / groups, kernel...],
+ * out[0] [N, O, out spatial...]. Arrays have spatial_rank entries and are valid during the call;
+ * input_dilations may be NULL (all 1; > 1 gives a transposed convolution). */
+typedef struct wick_conv_params {
+  size_t struct_size;
+  int32_t spatial_rank;
+  const int64_t* strides;
+  const int64_t* padding_lo;
+  const int64_t* padding_hi;
+  const int64_t* dilations;
+  const int64_t* input_dilations;
+  int64_t groups;
+} wick_conv_params;
+
+/* WICK_OP_WINDOW_* and WINDOW_SCATTER_*: arrays have one entry per tensor axis. Padded positions
+ * hold the reduction's identity (0 for sum, 1 for prod, -inf / lowest for max, +inf / max for
+ * min). WINDOW_SCATTER_*: in[0] operand, in[1] source (the window output's shape); out[0] has
+ * the operand's shape, starts at init_value, and each source value is added at the position its
+ * window selected (the first maximum / minimum). */
+typedef struct wick_window_params {
+  size_t struct_size;
+  int32_t rank;
+  const int64_t* window;
+  const int64_t* strides;
+  const int64_t* padding_lo;
+  const int64_t* padding_hi;
+  const int64_t* dilations;
+  double init_value;
+} wick_window_params;
+
+/* WICK_OP_SORT: out[0] values, out[1] indices (i32 or i64) along axis. NaN sorts after every
+ * number in ascending order (before, descending). stable != 0 keeps equal elements in order. */
+typedef struct wick_sort_params {
+  size_t struct_size;
+  int32_t axis;
+  int32_t descending;
+  int32_t stable;
+} wick_sort_params;
+
+/* WICK_OP_LAYER_NORM (in: x, [weight], [bias]) and WICK_OP_RMS_NORM (in: x, [weight]): normalise
+ * over the last num_axes axes. WICK_OP_BATCH_NORM (inference; in: x [N, C, ...], mean, var,
+ * weight, bias, each [C]). */
+typedef struct wick_norm_params {
+  size_t struct_size;
+  int32_t num_axes;
+  double epsilon;
+} wick_norm_params;
+
+/* WICK_OP_ATTENTION: in q [..., L, E], k [..., S, E], v [..., S, Ev], optional additive mask
+ * broadcast to [..., L, S]; out [..., L, Ev] = softmax(q k^T * scale + mask (+ causal)) v. */
+typedef struct wick_attention_params {
+  size_t struct_size;
+  double scale;
+  int32_t causal;
+} wick_attention_params;
 
 typedef struct wick_op_desc {
   size_t struct_size;

@@ -1,0 +1,31 @@
+// ops_common.hpp — the building blocks every op of the Tensor API is written with (core internal).
+#pragma once
+
+#include <wick/tensor.hpp>
+#include <wick/wick_plugin.h>
+
+#include <optional>
+#include <vector>
+
+namespace wick::detail {
+
+void require_defined(const Tensor& t, const char* op);
+bool is_unsigned(DType t);
+// Throws naming the op and both devices when a and b are on different devices.
+void require_same_device(const Tensor& a, const Tensor& b, const char* op);
+
+// Promotes a and b to a common dtype, broadcasts them, and runs `op` into a new tensor whose dtype
+// is the common one, or out_dtype when given (comparisons give Bool).
+Tensor binary_op(wick_op_code op, const Tensor& a, const Tensor& b,
+                 std::optional<DType> out_dtype = std::nullopt);
+// Runs a one-input op into a new tensor of x's shape (dtype: x's, or out_dtype).
+Tensor unary_op(wick_op_code op, const Tensor& x, const void* params = nullptr,
+                std::optional<DType> out_dtype = std::nullopt);
+// Normalises, sorts and de-duplicates reduction axes (a repeat is an error naming the op).
+std::vector<int32_t> normalize_axes(const std::vector<int>& axes, int rank, const char* op);
+// The shape with the given (normalised) axes removed.
+Shape drop_axes(const Shape& shape, const std::vector<int32_t>& axes);
+// A 0-d tensor holding value in dtype on device.
+Tensor scalar_tensor(double value, DType dtype, const Device& device);
+
+}  // namespace wick::detail

@@ -1,0 +1,2 @@
+// ops_nn.cpp — see tensor.hpp for the API this file implements.
+#include "ops_common.hpp"
