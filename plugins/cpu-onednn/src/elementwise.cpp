@@ -1,6 +1,7 @@
 // Elementwise kernels: strided copy, fill, cast and the broadcasting binary arithmetic.
 #include "kernels.hpp"
 
+#include <wick/sdk/elementwise.hpp>
 #include <wick/sdk/ops.hpp>
 
 #include <cstring>
@@ -50,21 +51,27 @@ wick_support fill_supports(const wick_op_desc& op) {
   return sdk::dtype_size(op.outputs[0].dtype) != 0 ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
 }
 
-void fill_execute(Context& ctx, const wick_op_desc& op) {
-  const auto& p = *static_cast<const wick_fill_params*>(op.params);
-  const wick_tensor_desc& out = op.outputs[0];
-  sdk::visit_dtype(out.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T value;
-    if constexpr (std::is_same_v<T, bool>) value = p.int_value != 0 || p.float_value != 0.0;
-    else if constexpr (std::is_integral_v<T>) value = static_cast<T>(p.int_value);
-    else value = cast_value<T>(p.float_value);
-    T* dst = data_of<T>(out);
-    parallel_rows<1>(ctx, out, {out.strides}, [&](const sdk::Row<1>& r) {
-      T* d = dst + r.offset[0];
-      for (int64_t i = 0; i < r.length; ++i) d[i * r.stride[0]] = value;
-    });
+template <class T>
+void fill_rows(const Context& ctx, const wick_tensor_desc& out, const unsigned char* pattern) {
+  T value;
+  std::memcpy(&value, pattern, sizeof(T));
+  T* dst = data_of<T>(out);
+  parallel_rows<1>(ctx, out, {out.strides}, [&](const sdk::Row<1>& r) {
+    T* d = dst + r.offset[0];
+    for (int64_t i = 0; i < r.length; ++i) d[i * r.stride[0]] = value;
   });
+}
+
+void fill_execute(Context& ctx, const wick_op_desc& op) {
+  const wick_tensor_desc& out = op.outputs[0];
+  // The value's bytes, as every plugin computes them; then only the element size matters.
+  const auto pattern = sdk::fill_pattern(out.dtype, *static_cast<const wick_fill_params*>(op.params));
+  switch (sdk::dtype_size(out.dtype)) {
+    case 1: return fill_rows<uint8_t>(ctx, out, pattern.data());
+    case 2: return fill_rows<uint16_t>(ctx, out, pattern.data());
+    case 4: return fill_rows<uint32_t>(ctx, out, pattern.data());
+    default: return fill_rows<uint64_t>(ctx, out, pattern.data());
+  }
 }
 
 // ---- cast ---------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // `stream` (the caller has made the right device current) and returns the launch status.
 #pragma once
 
-#include "strided_args.hpp"
+#include <wick/sdk/strided_args.hpp>
 
 #include <cuda_runtime_api.h>
 #include <wick/wick_plugin.h>
@@ -10,6 +10,10 @@
 #include <cstddef>
 
 namespace wick::cuda {
+
+using sdk::kMaxOperands;
+using sdk::kMaxRank;
+using sdk::StridedArgs;
 
 // Pointers are buffer starts; StridedArgs carries the element offsets. Copy and fill move bits,
 // so any dtype is served by its element size (1, 2, 4 or 8).

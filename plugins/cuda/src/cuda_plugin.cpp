@@ -6,9 +6,9 @@
 // Without a driver or a GPU, initialize answers zero devices and says why.
 #include "cuda_check.hpp"
 #include "cuda_kernels.hpp"
-#include "strided_args.hpp"
 
 #include <wick/sdk/dtype.hpp>
+#include <wick/sdk/elementwise.hpp>
 #include <wick/sdk/ops.hpp>
 #include <wick/sdk/plugin.hpp>
 
@@ -24,6 +24,15 @@
 #include <vector>
 
 namespace wick::cuda {
+
+using sdk::check_elementwise_geometry;
+using sdk::fill_pattern;
+using sdk::kMaxOperands;
+using sdk::kMaxRank;
+using sdk::make_strided_args;
+using sdk::StridedArgs;
+using sdk::Verdict;
+
 namespace {
 
 // "13.0" from 13000, the way CUDART_VERSION and cudaDriverGetVersion count.
@@ -107,30 +116,6 @@ std::unique_ptr<CudaDevice> open_device(int ordinal) {
   cuda_check(cudaStreamCreateWithFlags(&dev->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags",
              dev->label);
   return dev;
-}
-
-// The bytes of one element holding a FILL value: floats from float_value (f16 and bf16 via f32;
-// rounding twice is exact here because f32 carries more than 2p+2 bits of either), integers
-// truncated from int_value, bool true when either value is non-zero (as the CPU plugin does: the
-// host's full() sets int_value to the truncated float, so 0.5 must still give true).
-std::array<unsigned char, 8> fill_pattern(wick_dtype dtype, const wick_fill_params& params) {
-  std::array<unsigned char, 8> bytes{};
-  sdk::visit_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T value{};
-    if constexpr (std::is_same_v<T, bool>) {
-      value = params.int_value != 0 || params.float_value != 0.0;
-    } else if constexpr (std::is_integral_v<T>) {
-      value = static_cast<T>(params.int_value);
-    } else if constexpr (std::is_floating_point_v<T>) {
-      value = static_cast<T>(params.float_value);
-    } else {
-      value = T(static_cast<float>(params.float_value));
-    }
-    static_assert(sizeof(T) <= sizeof(bytes));
-    std::memcpy(bytes.data(), &value, sizeof(T));
-  });
-  return bytes;
 }
 
 bool add_supports(wick_dtype dtype) {

@@ -3,7 +3,7 @@
 namespace wick::opencl {
 
 const char* const kKernelSource = R"CLC(
-/* Mirrors wick::opencl::StridedArgs (strided_args.hpp): all fields 64-bit, same order. */
+/* Mirrors wick::sdk::StridedArgs (wick/sdk/strided_args.hpp): all fields 64-bit, same order. */
 typedef struct {
   long shape[WICK_MAX_RANK];
   long strides[3][WICK_MAX_RANK]; /* operand 0 is the output, then the inputs */

@@ -7,9 +7,9 @@
 #include "cl_error.hpp"
 #include "cl_handle.hpp"
 #include "kernel_source.hpp"
-#include "strided_args.hpp"
 
 #include <wick/sdk/dtype.hpp>
+#include <wick/sdk/elementwise.hpp>
 #include <wick/sdk/ops.hpp>
 #include <wick/sdk/plugin.hpp>
 
@@ -25,6 +25,15 @@
 #include <vector>
 
 namespace wick::opencl {
+
+using sdk::check_elementwise_geometry;
+using sdk::fill_pattern;
+using sdk::kMaxOperands;
+using sdk::kMaxRank;
+using sdk::make_strided_args;
+using sdk::StridedArgs;
+using sdk::Verdict;
+
 namespace {
 
 // A kernel of the device's program and the work-group size we launch it with.
@@ -259,30 +268,6 @@ const char* bits_suffix(size_t element_size) {
     case 4: return "u32";
     default: return "u64";
   }
-}
-
-// The bytes of one element holding a FILL value: floats from float_value (f16 and bf16 via f32;
-// rounding twice is exact here because f32 carries more than 2p+2 bits of either), integers
-// truncated from int_value, bool true when either value is non-zero (as the CPU plugin does: the
-// host's full() sets int_value to the truncated float, so 0.5 must still give true).
-std::array<unsigned char, 8> fill_pattern(wick_dtype dtype, const wick_fill_params& params) {
-  std::array<unsigned char, 8> bytes{};
-  sdk::visit_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T value{};
-    if constexpr (std::is_same_v<T, bool>) {
-      value = params.int_value != 0 || params.float_value != 0.0;
-    } else if constexpr (std::is_integral_v<T>) {
-      value = static_cast<T>(params.int_value);
-    } else if constexpr (std::is_floating_point_v<T>) {
-      value = static_cast<T>(params.float_value);
-    } else {
-      value = T(static_cast<float>(params.float_value));
-    }
-    static_assert(sizeof(T) <= sizeof(bytes));
-    std::memcpy(bytes.data(), &value, sizeof(T));
-  });
-  return bytes;
 }
 
 bool add_supports(const OpenClDevice& dev, wick_dtype dtype) {
