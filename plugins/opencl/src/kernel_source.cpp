@@ -54,23 +54,78 @@ DEFINE_COPY_FILL(u16, ushort)
 DEFINE_COPY_FILL(u32, uint)
 DEFINE_COPY_FILL(u64, ulong)
 
-#define DEFINE_ADD(NAME, T, SUM)                                                       \
-  __kernel void add_##NAME(__global T* out, __global const T* x, __global const T* y, \
-                           strided_args a) {                                           \
-    FOR_EACH_ELEMENT(a) {                                                              \
-      const element_offsets o = offsets_of(&a, i);                                     \
-      const T lhs = x[o.at[1]];                                                        \
-      const T rhs = y[o.at[2]];                                                        \
-      out[o.at[0]] = SUM;                                                              \
-    }                                                                                  \
+/* Binary ops: inputs arrive broadcast to the output's shape and in the output's dtype. */
+#define DEFINE_BINARY(OP, NAME, T, EXPR)                                                   \
+  __kernel void OP##_##NAME(__global T* out, __global const T* x, __global const T* y,     \
+                            strided_args a) {                                               \
+    FOR_EACH_ELEMENT(a) {                                                                   \
+      const element_offsets o = offsets_of(&a, i);                                          \
+      const T lhs = x[o.at[1]];                                                             \
+      const T rhs = y[o.at[2]];                                                             \
+      out[o.at[0]] = EXPR;                                                                  \
+    }                                                                                       \
   }
-DEFINE_ADD(f32, float, lhs + rhs)
-/* Signed overflow is undefined in OpenCL C; add as unsigned to get the two's-complement wrap. */
-DEFINE_ADD(i32, int, as_int(as_uint(lhs) + as_uint(rhs)))
-DEFINE_ADD(i64, long, as_long(as_ulong(lhs) + as_ulong(rhs)))
+/* Unary ops on floats. */
+#define DEFINE_UNARY(OP, NAME, T, EXPR)                                                     \
+  __kernel void OP##_##NAME(__global T* out, __global const T* x, strided_args a) {         \
+    FOR_EACH_ELEMENT(a) {                                                                   \
+      const element_offsets o = offsets_of(&a, i);                                          \
+      const T v = x[o.at[1]];                                                               \
+      out[o.at[0]] = EXPR;                                                                  \
+    }                                                                                       \
+  }
+
+/* docs/ops.md: maximum and minimum propagate NaN (OpenCL's fmax would drop it). */
+#define FLOAT_OPS(NAME, T)                                                     \
+  DEFINE_BINARY(add, NAME, T, lhs + rhs)                                       \
+  DEFINE_BINARY(sub, NAME, T, lhs - rhs)                                       \
+  DEFINE_BINARY(mul, NAME, T, lhs * rhs)                                       \
+  DEFINE_BINARY(div, NAME, T, lhs / rhs)                                       \
+  DEFINE_BINARY(maximum, NAME, T, (isnan(lhs) || isnan(rhs)) ? (T)NAN : fmax(lhs, rhs)) \
+  DEFINE_BINARY(minimum, NAME, T, (isnan(lhs) || isnan(rhs)) ? (T)NAN : fmin(lhs, rhs)) \
+  DEFINE_UNARY(neg, NAME, T, -v)                                               \
+  DEFINE_UNARY(abs, NAME, T, fabs(v))                                          \
+  DEFINE_UNARY(exp, NAME, T, exp(v))                                           \
+  DEFINE_UNARY(log, NAME, T, log(v))                                           \
+  DEFINE_UNARY(sqrt, NAME, T, sqrt(v))                                         \
+  DEFINE_UNARY(tanh, NAME, T, tanh(v))                                         \
+  DEFINE_UNARY(sigmoid, NAME, T, (T)1 / ((T)1 + exp(-v)))                      \
+  DEFINE_UNARY(relu, NAME, T, v > (T)0 ? v : (T)0)                             \
+  DEFINE_UNARY(sin, NAME, T, sin(v))                                           \
+  DEFINE_UNARY(cos, NAME, T, cos(v))
+
+/* Integers wrap (computed unsigned: signed overflow is undefined in OpenCL C); division
+ * truncates toward zero, x / 0 is 0 and MIN / -1 wraps to MIN (docs/ops.md). */
+#define INT_OPS(NAME, T, U)                                                                  \
+  DEFINE_BINARY(add, NAME, T, (T)((U)lhs + (U)rhs))                                          \
+  DEFINE_BINARY(sub, NAME, T, (T)((U)lhs - (U)rhs))                                          \
+  DEFINE_BINARY(mul, NAME, T, (T)((U)lhs * (U)rhs))                                          \
+  DEFINE_BINARY(div, NAME, T, rhs == 0 ? (T)0 : rhs == (T)-1 ? (T)((U)0 - (U)lhs) : lhs / rhs) \
+  DEFINE_BINARY(maximum, NAME, T, max(lhs, rhs))                                             \
+  DEFINE_BINARY(minimum, NAME, T, min(lhs, rhs))
+
+/* Matmul: the host views lhs over the output's shape with the column stride 0 and rhs with the
+ * row stride 0, so offsets_of gives the start of row i of lhs and column j of rhs; the kernel
+ * walks k. Accumulates in T (the CPU plugin is the accurate reference). */
+#define DEFINE_MATMUL(NAME, T)                                                                  \
+  __kernel void matmul_##NAME(__global T* out, __global const T* x, __global const T* y,        \
+                              long k_extent, long x_k, long y_k, strided_args a) {               \
+    FOR_EACH_ELEMENT(a) {                                                                        \
+      const element_offsets o = offsets_of(&a, i);                                               \
+      T acc = (T)0;                                                                              \
+      for (long k = 0; k < k_extent; ++k) acc += x[o.at[1] + k * x_k] * y[o.at[2] + k * y_k];   \
+      out[o.at[0]] = acc;                                                                        \
+    }                                                                                            \
+  }
+
+FLOAT_OPS(f32, float)
+DEFINE_MATMUL(f32, float)
+INT_OPS(i32, int, uint)
+INT_OPS(i64, long, ulong)
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-DEFINE_ADD(f64, double, lhs + rhs)
+FLOAT_OPS(f64, double)
+DEFINE_MATMUL(f64, double)
 #endif
 )CLC";
 

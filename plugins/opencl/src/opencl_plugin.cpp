@@ -270,9 +270,83 @@ const char* bits_suffix(size_t element_size) {
   }
 }
 
-bool add_supports(const OpenClDevice& dev, wick_dtype dtype) {
-  return dtype == WICK_DTYPE_F32 || dtype == WICK_DTYPE_I32 || dtype == WICK_DTYPE_I64 ||
-         (dtype == WICK_DTYPE_F64 && dev.has_fp64);
+// The arithmetic kernels in kernel_source.cpp: "<kernel>_<dtype>" for each op below.
+struct ArithmeticOp {
+  wick_op_code op;
+  const char* kernel;
+  size_t inputs;
+  bool floats_only;
+};
+constexpr ArithmeticOp kArithmetic[] = {
+    {WICK_OP_ADD, "add", 2, false},          {WICK_OP_SUB, "sub", 2, false},
+    {WICK_OP_MUL, "mul", 2, false},          {WICK_OP_DIV, "div", 2, false},
+    {WICK_OP_MAXIMUM, "maximum", 2, false},  {WICK_OP_MINIMUM, "minimum", 2, false},
+    {WICK_OP_NEG, "neg", 1, true},           {WICK_OP_ABS, "abs", 1, true},
+    {WICK_OP_EXP, "exp", 1, true},           {WICK_OP_LOG, "log", 1, true},
+    {WICK_OP_SQRT, "sqrt", 1, true},         {WICK_OP_TANH, "tanh", 1, true},
+    {WICK_OP_SIGMOID, "sigmoid", 1, true},   {WICK_OP_RELU, "relu", 1, true},
+    {WICK_OP_SIN, "sin", 1, true},           {WICK_OP_COS, "cos", 1, true},
+};
+
+const ArithmeticOp* find_arithmetic(wick_op_code op) {
+  for (const ArithmeticOp& a : kArithmetic)
+    if (a.op == op) return &a;
+  return nullptr;
+}
+
+bool arithmetic_dtype(const OpenClDevice& dev, const ArithmeticOp& a, wick_dtype dtype) {
+  if (dtype == WICK_DTYPE_F32) return true;
+  if (dtype == WICK_DTYPE_F64) return dev.has_fp64;
+  return !a.floats_only && (dtype == WICK_DTYPE_I32 || dtype == WICK_DTYPE_I64);
+}
+
+// Matmul operands [..., M, K] x [..., K, N] -> [..., M, N], seen as elementwise over the output:
+// lhs with its K axis replaced by a stride-0 N axis, rhs with a stride-0 M axis (see DEFINE_MATMUL).
+struct MatmulViews {
+  std::vector<int64_t> lhs_strides, rhs_strides;
+  wick_tensor_desc inputs[2];
+  wick_op_desc op;
+  int64_t k_extent, lhs_k, rhs_k;
+};
+
+Verdict check_matmul(const OpenClDevice& dev, const wick_op_desc& op) {
+  if (op.num_inputs != 2 || op.num_outputs != 1)
+    return Verdict{WICK_SUPPORT_NO_PARAMS, "matmul takes 2 inputs and 1 output"};
+  const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &c = op.outputs[0];
+  const wick_dtype t = c.dtype;
+  if (!(t == WICK_DTYPE_F32 || (t == WICK_DTYPE_F64 && dev.has_fp64)))
+    return Verdict{WICK_SUPPORT_NO_DTYPE, std::string("matmul is not implemented for ") + sdk::dtype_name(t)};
+  if (a.dtype != t || b.dtype != t || c.rank < 2 || a.rank != c.rank || b.rank != c.rank)
+    return Verdict{WICK_SUPPORT_NO_PARAMS, "matmul operands must share dtype and rank >= 2"};
+  const int r = c.rank;
+  for (int d = 0; d < r - 2; ++d)
+    if (a.shape[d] != c.shape[d] || b.shape[d] != c.shape[d])
+      return Verdict{WICK_SUPPORT_NO_PARAMS, "matmul batch dims must be broadcast by the host"};
+  if (a.shape[r - 2] != c.shape[r - 2] || b.shape[r - 1] != c.shape[r - 1] || a.shape[r - 1] != b.shape[r - 2])
+    return Verdict{WICK_SUPPORT_NO_PARAMS, "matmul shapes do not agree"};
+  return {};
+}
+
+MatmulViews matmul_views(const wick_op_desc& op) {
+  const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &c = op.outputs[0];
+  const int r = c.rank;
+  MatmulViews v;
+  v.lhs_strides.assign(a.strides, a.strides + r);
+  v.rhs_strides.assign(b.strides, b.strides + r);
+  v.k_extent = a.shape[r - 1];
+  v.lhs_k = a.strides[r - 1];
+  v.rhs_k = b.strides[r - 2];
+  v.lhs_strides[static_cast<size_t>(r - 1)] = 0;  // [..., M, N]: row i of lhs for every j
+  v.rhs_strides[static_cast<size_t>(r - 2)] = 0;  // [..., M, N]: column j of rhs for every i
+  v.inputs[0] = a;
+  v.inputs[0].shape = c.shape;
+  v.inputs[0].strides = v.lhs_strides.data();
+  v.inputs[1] = b;
+  v.inputs[1].shape = c.shape;
+  v.inputs[1].strides = v.rhs_strides.data();
+  v.op = op;
+  v.op.inputs = v.inputs;
+  return v;
 }
 
 // Everything supports() may know, in one place so that execute() gives the same answer.
@@ -286,17 +360,20 @@ Verdict check_op(const OpenClDevice& dev, const wick_op_desc& op) {
         return Verdict{WICK_SUPPORT_NO_PARAMS, "fill needs wick_fill_params"};
       return check_elementwise_geometry(op, 0);
     }
-    case WICK_OP_ADD: {
-      Verdict v = check_elementwise_geometry(op, 2);
-      if (v.ok() && !add_supports(dev, op.outputs[0].dtype))
-        v = Verdict{WICK_SUPPORT_NO_DTYPE, std::string("add is not implemented for ") +
-                                               sdk::dtype_name(op.outputs[0].dtype) + " on " + dev.name};
-      return v;
-    }
     default:
-      return Verdict{WICK_SUPPORT_NO_OP, std::string("op ") + sdk::op_name(op.op) + " (" + std::to_string(op.op) +
-                                             ") is not implemented"};
+      break;
   }
+  if (op.op == WICK_OP_MATMUL) return check_matmul(dev, op);
+  const ArithmeticOp* a = find_arithmetic(op.op);
+  if (a == nullptr) {
+    return Verdict{WICK_SUPPORT_NO_OP, std::string("op ") + sdk::op_name(op.op) + " (" + std::to_string(op.op) +
+                                           ") is not implemented"};
+  }
+  Verdict v = check_elementwise_geometry(op, a->inputs);
+  if (v.ok() && !arithmetic_dtype(dev, *a, op.outputs[0].dtype))
+    v = Verdict{WICK_SUPPORT_NO_DTYPE, std::string(a->kernel) + " is not implemented for " +
+                                           sdk::dtype_name(op.outputs[0].dtype) + " on " + dev.name};
+  return v;
 }
 
 class OpenClPlugin final : public sdk::Plugin {
@@ -446,6 +523,7 @@ class OpenClPlugin final : public sdk::Plugin {
       const bool unsupported = v.support == WICK_SUPPORT_NO_OP || v.support == WICK_SUPPORT_NO_DTYPE;
       throw sdk::Error(unsupported ? WICK_STATUS_UNSUPPORTED : WICK_STATUS_INVALID_ARGUMENT, v.reason);
     }
+    if (op.op == WICK_OP_MATMUL) return execute_matmul(dev, op);
     const StridedArgs geometry = make_strided_args(op);
     if (geometry.numel == 0) return;
 
@@ -471,16 +549,36 @@ class OpenClPlugin final : public sdk::Plugin {
                geometry);
         break;
       }
-      case WICK_OP_ADD:
-        launch(dev, std::string("add_") + sdk::dtype_name(out.dtype),
-               {out_arg, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]}}, geometry);
+      default: {
+        // check_op accepted it, so it is one of kArithmetic.
+        const ArithmeticOp& a = *find_arithmetic(op.op);
+        const std::string kernel = std::string(a.kernel) + "_" + sdk::dtype_name(out.dtype);
+        if (a.inputs == 1) launch(dev, kernel, {out_arg, {sizeof(cl_mem), &mems[1]}}, geometry);
+        else launch(dev, kernel, {out_arg, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]}}, geometry);
         break;
-      default:
-        break;  // check_op refused every other op
+      }
     }
   }
 
  private:
+  void execute_matmul(OpenClDevice& dev, const wick_op_desc& op) {
+    const MatmulViews v = matmul_views(op);
+    const StridedArgs geometry = make_strided_args(v.op);
+    if (geometry.numel == 0) return;
+    cl_mem mems[3] = {as_buffer(op.outputs[0].buffer).mem.get(), as_buffer(op.inputs[0].buffer).mem.get(),
+                      as_buffer(op.inputs[1].buffer).mem.get()};
+    for (const wick_buffer* b : {op.outputs[0].buffer, op.inputs[0].buffer, op.inputs[1].buffer}) {
+      if (b->device != &dev)
+        throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "an operand's buffer belongs to another device than " + dev.name);
+    }
+    // The real operands must lie inside their buffers (K = 0 reads nothing).
+    if (v.k_extent > 0) (void)make_strided_args(op);
+    launch(dev, std::string("matmul_") + sdk::dtype_name(op.outputs[0].dtype),
+           {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]},
+            {sizeof(int64_t), &v.k_extent}, {sizeof(int64_t), &v.lhs_k}, {sizeof(int64_t), &v.rhs_k}},
+           geometry);
+  }
+
   static void enqueue_copy(OpenClDevice& dev, cl_mem from, uint64_t from_offset, cl_mem to, uint64_t to_offset,
                            uint64_t size) {
     cl_check(clEnqueueCopyBuffer(dev.queue.get(), from, to, from_offset, to_offset, size, 0, nullptr, nullptr),
