@@ -484,28 +484,4 @@ Tensor Tensor::matmul(const Tensor& other) const {
   return result;
 }
 
-Tensor Tensor::sum(const std::vector<int>& axes, bool keepdim) const {
-  require_defined(*this, "sum");
-  std::vector<int32_t> norm = normalize_axes(axes, rank(), "sum");
-  // Accumulate as NumPy does: integers and bool widen to 64 bits, floats keep their dtype.
-  const DType acc = is_float(dtype_) ? dtype_ : is_unsigned(dtype_) ? DType::U64 : DType::I64;
-  const Tensor x = to(acc);
-  if (norm.empty()) return x.clone();
-  Shape kept = shape_;
-  for (int32_t a : norm) kept[static_cast<size_t>(a)] = 1;
-  Tensor out = empty(kept, acc, device());
-  wick_reduce_params p{};
-  p.struct_size = sizeof(p);
-  p.axes = norm.data();
-  p.num_axes = static_cast<int32_t>(norm.size());
-  dispatch(WICK_OP_REDUCE_SUM, &p, {x}, {out});
-  return keepdim ? out : out.reshape(drop_axes(shape_, norm));
-}
-
-Tensor Tensor::sum() const {
-  std::vector<int> all(static_cast<size_t>(rank()));
-  std::iota(all.begin(), all.end(), 0);
-  return sum(all, false);
-}
-
 }  // namespace wick

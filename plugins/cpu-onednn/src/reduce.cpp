@@ -1,81 +1,358 @@
-// Reductions over any set of axes. The output keeps the input's rank (reduced axes have extent 1).
-#include "kernels.hpp"
+// Reductions (sum, prod, max, min over any set of axes) and arg-reductions (argmax, argmin along
+// one axis). Outputs keep the input's rank, reduced axes at extent 1.
+//
+// Two loop shapes cover the layouts that matter: "per output" reduces one contiguous (or strided)
+// row per output element, with 8 independent lanes so the compiler vectorises it and a pairwise
+// split that keeps the rounding error of long float sums small; "columns" serves reductions over
+// an outer axis, adding whole contiguous rows of the input into a block of accumulators. Both
+// split across threads, and cut a single long reduction into pieces when there are fewer outputs
+// than threads. oneDNN's reduction primitive is not used: it accumulates f32 in f32 (NumPy's
+// pairwise sum is more exact) and has no f64 or 64-bit integer support; these loops run at memory
+// bandwidth already.
+#include "reduce_common.hpp"
 
-#include <type_traits>
+#include <algorithm>
+#include <memory>
 
 namespace wick::cpu {
 
 namespace {
 
-// The accumulator type: f64 for floats (NumPy's pairwise sum is about as exact), 64-bit for ints.
-template <class T>
-using Acc = std::conditional_t<std::is_integral_v<T>,
-                               std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, double>;
+// ---- plans --------------------------------------------------------------------------------------
 
-wick_support sum_supports(const wick_op_desc& op) {
-  if (op.num_inputs != 1 || op.num_outputs != 1 || op.params == nullptr) return WICK_SUPPORT_NO_PARAMS;
-  const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
-  if (in.dtype != out.dtype || in.rank != out.rank) return WICK_SUPPORT_NO_PARAMS;
-  const auto& p = *static_cast<const wick_reduce_params*>(op.params);
+// A reduction seen as kept dims (one output each) and reduced dims, with negative input strides
+// flipped (so every input stride is >= 0) and dims ordered outer to inner by input stride.
+struct Plan {
+  std::vector<Dim> kept;
+  std::vector<Dim> reduced;  // never empty: {1, 0, 0} when nothing is reduced
+  int64_t in_base = 0;
+  int64_t out_base = 0;
+};
+
+Plan make_plan(const wick_tensor_desc& in, const wick_tensor_desc& out, const std::vector<bool>& reduced) {
+  Plan p;
   for (int i = 0; i < in.rank; ++i) {
-    bool reduced = false;
-    for (int k = 0; k < p.num_axes; ++k) reduced = reduced || p.axes[k] == i;
-    if (out.shape[i] != (reduced ? 1 : in.shape[i])) return WICK_SUPPORT_NO_PARAMS;
+    const int64_t n = in.shape[i];
+    if (n == 1) continue;
+    int64_t s = in.strides[i];
+    int64_t o = reduced[static_cast<size_t>(i)] ? 0 : out.strides[i];
+    if (s < 0) {
+      p.in_base += (n - 1) * s;
+      p.out_base += (n - 1) * o;
+      s = -s;
+      o = -o;
+    }
+    (reduced[static_cast<size_t>(i)] ? p.reduced : p.kept).push_back({n, s, o});
   }
-  if (in.dtype == WICK_DTYPE_BOOL) return WICK_SUPPORT_NO_DTYPE;  // the host sums bool as i64
-  return sdk::dtype_size(in.dtype) != 0 ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
+  auto by_stride = [](const Dim& a, const Dim& b) { return a.in > b.in; };
+  std::stable_sort(p.kept.begin(), p.kept.end(), by_stride);
+  std::stable_sort(p.reduced.begin(), p.reduced.end(), by_stride);
+  p.kept = merge_dims(p.kept);
+  p.reduced = merge_dims(p.reduced);
+  if (p.reduced.empty()) p.reduced.push_back({1, 0, 0});
+  return p;
 }
 
-void sum_execute(Context& /*ctx*/, const wick_op_desc& op) {
+// ---- row reductions -----------------------------------------------------------------------------
+
+constexpr int64_t kLanes = 8;
+constexpr int64_t kPairwiseBlock = 512;
+
+template <class Op, class A, class T>
+A reduce_row(const T* x, int64_t n, int64_t stride) {
+  if (stride != 1) {
+    A acc = Op::template identity<A>();
+    for (int64_t i = 0; i < n; ++i) acc = Op::combine(acc, Op::template enter<A>(x[i * stride]));
+    return acc;
+  }
+  if (n > kPairwiseBlock) {
+    const int64_t half = (n / 2) / kLanes * kLanes;
+    return Op::combine(reduce_row<Op, A>(x, half, 1), reduce_row<Op, A>(x + half, n - half, 1));
+  }
+  A lane[kLanes];
+  for (A& l : lane) l = Op::template identity<A>();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) lane[j] = Op::combine(lane[j], Op::template enter<A>(x[i + j]));
+  }
+  A acc = Op::combine(Op::combine(Op::combine(lane[0], lane[1]), Op::combine(lane[2], lane[3])),
+                      Op::combine(Op::combine(lane[4], lane[5]), Op::combine(lane[6], lane[7])));
+  for (; i < n; ++i) acc = Op::combine(acc, Op::template enter<A>(x[i]));
+  return acc;
+}
+
+// Reduces the positions [begin, end) (C order over the reduced dims) starting at base.
+template <class Op, class A, class T>
+A reduce_range(const T* base, const std::vector<Dim>& reduced, int64_t begin, int64_t end) {
+  const Dim& inner = reduced.back();
+  const std::vector<Dim> outer(reduced.begin(), reduced.end() - 1);
+  Walker rows(outer);
+  rows.seek(begin / inner.n);
+  int64_t col = begin % inner.n;
+  A acc = Op::template identity<A>();
+  while (begin < end) {
+    const int64_t len = std::min(inner.n - col, end - begin);
+    acc = Op::combine(acc, reduce_row<Op, A>(base + rows.in + col * inner.in, len, inner.in));
+    begin += len;
+    col = 0;
+    rows.next();
+  }
+  return acc;
+}
+
+// ---- the two loop shapes --------------------------------------------------------------------------
+
+template <class Op, class T, class O>
+void reduce_per_output(const Context& ctx, const Plan& p, const T* src, O* dst) {
+  using A = typename Op::template acc<T>;
+  const int64_t n_out = count_of(p.kept), n_red = count_of(p.reduced);
+  const int64_t pieces = split_count(ctx, n_out, n_red);
+  if (pieces == 1) {
+    parallel_for(ctx, n_out, n_red, [&](int64_t begin, int64_t end) {
+      Walker k(p.kept);
+      k.seek(begin);
+      for (int64_t o = begin; o < end; ++o, k.next())
+        dst[k.out] = cast_value<O>(reduce_range<Op, A>(src + k.in, p.reduced, 0, n_red));
+    });
+    return;
+  }
+  // Few outputs, long reductions: every output is cut into pieces reduced on their own threads.
+  const std::unique_ptr<A[]> partial(new A[static_cast<size_t>(n_out * pieces)]);  // not vector<bool>
+  parallel_for(ctx, n_out * pieces, n_red / pieces, [&](int64_t begin, int64_t end) {
+    Walker k(p.kept);
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t o = t / pieces, piece = t % pieces;
+      k.seek(o);
+      partial[static_cast<size_t>(t)] =
+          reduce_range<Op, A>(src + k.in, p.reduced, n_red * piece / pieces, n_red * (piece + 1) / pieces);
+    }
+  });
+  Walker k(p.kept);
+  for (int64_t o = 0; o < n_out; ++o, k.next()) {
+    A acc = partial[static_cast<size_t>(o * pieces)];
+    for (int64_t piece = 1; piece < pieces; ++piece) acc = Op::combine(acc, partial[static_cast<size_t>(o * pieces + piece)]);
+    dst[k.out] = cast_value<O>(acc);
+  }
+}
+
+constexpr int64_t kColumns = 512;
+
+// The innermost kept dim is contiguous in the input: accumulate blocks of kColumns outputs at once,
+// walking the reduced positions in the outer loop.
+template <class Op, class T, class O>
+void reduce_columns(const Context& ctx, const Plan& p, const T* src, O* dst) {
+  using A = typename Op::template acc<T>;
+  const Dim cols = p.kept.back();
+  const std::vector<Dim> outer(p.kept.begin(), p.kept.end() - 1);
+  const int64_t blocks = (cols.n + kColumns - 1) / kColumns;
+  const int64_t items = count_of(outer) * blocks, n_red = count_of(p.reduced);
+  const int64_t pieces = split_count(ctx, items, n_red * std::min(cols.n, kColumns));
+  const std::unique_ptr<A[]> partial(new A[pieces > 1 ? static_cast<size_t>(items * pieces * kColumns) : 0]);
+  parallel_for(ctx, items * pieces, n_red * std::min(cols.n, kColumns) / pieces, [&](int64_t begin, int64_t end) {
+    Walker k(outer);
+    Walker r(p.reduced);
+    A acc[kColumns];
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t item = t / pieces, piece = t % pieces;
+      const int64_t c0 = (item % blocks) * kColumns, width = std::min(kColumns, cols.n - c0);
+      k.seek(item / blocks);
+      const T* base = src + k.in + c0;
+      for (int64_t j = 0; j < width; ++j) acc[j] = Op::template identity<A>();
+      const int64_t r_begin = n_red * piece / pieces, r_end = n_red * (piece + 1) / pieces;
+      r.seek(r_begin);
+      for (int64_t pos = r_begin; pos < r_end; ++pos, r.next()) {
+        const T* x = base + r.in;
+        for (int64_t j = 0; j < width; ++j) acc[j] = Op::combine(acc[j], Op::template enter<A>(x[j]));
+      }
+      if (pieces == 1) {
+        O* d = dst + k.out + c0 * cols.out;
+        for (int64_t j = 0; j < width; ++j) d[j * cols.out] = cast_value<O>(acc[j]);
+      } else {
+        std::copy(acc, acc + width, partial.get() + t * kColumns);
+      }
+    }
+  });
+  if (pieces == 1) return;
+  Walker k(outer);
+  for (int64_t item = 0; item < items; ++item) {
+    const int64_t c0 = (item % blocks) * kColumns, width = std::min(kColumns, cols.n - c0);
+    k.seek(item / blocks);
+    for (int64_t j = 0; j < width; ++j) {
+      A acc = partial[static_cast<size_t>(item * pieces * kColumns + j)];
+      for (int64_t piece = 1; piece < pieces; ++piece)
+        acc = Op::combine(acc, partial[static_cast<size_t>((item * pieces + piece) * kColumns + j)]);
+      dst[k.out + (c0 + j) * cols.out] = cast_value<O>(acc);
+    }
+  }
+}
+
+// ---- reduce_* -----------------------------------------------------------------------------------
+
+std::vector<bool> reduced_axes(const wick_tensor_desc& in, const wick_reduce_params& p) {
+  std::vector<bool> reduced(static_cast<size_t>(in.rank), false);
+  for (int k = 0; k < p.num_axes; ++k) reduced[static_cast<size_t>(p.axes[k])] = true;
+  return reduced;
+}
+
+template <int Code>
+wick_support reduce_supports(const wick_op_desc& op) {
+  if (op.num_inputs != 1 || op.num_outputs != 1 || op.params == nullptr) return WICK_SUPPORT_NO_PARAMS;
+  const auto& p = *static_cast<const wick_reduce_params*>(op.params);
+  if (p.struct_size < sizeof(wick_reduce_params) || p.num_axes < 0 || (p.num_axes > 0 && p.axes == nullptr))
+    return WICK_SUPPORT_NO_PARAMS;
   const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
+  if (in.rank != out.rank) return WICK_SUPPORT_NO_PARAMS;
+  std::vector<bool> reduced(static_cast<size_t>(in.rank), false);
+  for (int k = 0; k < p.num_axes; ++k) {
+    if (p.axes[k] < 0 || p.axes[k] >= in.rank || reduced[static_cast<size_t>(p.axes[k])]) return WICK_SUPPORT_NO_PARAMS;
+    reduced[static_cast<size_t>(p.axes[k])] = true;
+  }
+  for (int i = 0; i < in.rank; ++i)
+    if (out.shape[i] != (reduced[static_cast<size_t>(i)] ? 1 : in.shape[i])) return WICK_SUPPORT_NO_PARAMS;
+  if (sdk::dtype_size(in.dtype) == 0) return WICK_SUPPORT_NO_DTYPE;
+  // Sums and products return floats in their own dtype, integers and bool widened to 64 bits.
+  const wick_dtype want = (Code == WICK_OP_REDUCE_SUM || Code == WICK_OP_REDUCE_PROD) ? widened_dtype(in.dtype) : in.dtype;
+  return out.dtype == want ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
+}
+
+template <class Op>
+void reduce_execute(Context& ctx, const wick_op_desc& op) {
+  const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
+  const auto& params = *static_cast<const wick_reduce_params*>(op.params);
+  if (numel_of(out) == 0) return;
+  const Plan p = make_plan(in, out, reduced_axes(in, params));
+  sdk::visit_dtype(in.dtype, [&](auto in_tag) {
+    using T = typename decltype(in_tag)::type;
+    sdk::visit_dtype(out.dtype, [&](auto out_tag) {
+      using O = typename decltype(out_tag)::type;
+      using A = typename Op::template acc<T>;
+      // Only the pairs supports() accepts are instantiated.
+      if constexpr (std::is_same_v<O, T> || (std::is_same_v<A, uint64_t> && sizeof(O) == 8 && !is_float_v<O>)) {
+        const T* src = data_of<const T>(in) + p.in_base;
+        O* dst = data_of<O>(out) + p.out_base;
+        if (numel_of(in) == 0) {  // an empty reduced axis: the identity (-inf / lowest for max)
+          Walker k(p.kept);
+          for (int64_t o = 0, n = count_of(p.kept); o < n; ++o, k.next())
+            dst[k.out] = cast_value<O>(Op::template identity<A>());
+          return;
+        }
+        const Dim& inner = p.reduced.back();
+        if (!p.kept.empty() && p.kept.back().in == 1 && inner.in != 1 && p.kept.back().n >= kLanes)
+          reduce_columns<Op>(ctx, p, src, dst);
+        else
+          reduce_per_output<Op>(ctx, p, src, dst);
+      }
+    });
+  });
+}
+
+// ---- argmax / argmin ----------------------------------------------------------------------------
+
+template <bool Max, class C>
+bool better(C v, C best) {
+  if constexpr (Max) return v > best;
+  else return v < best;
+}
+
+// The best element of x[begin..end) along a stride: the first NaN wins outright (NaN is not equal
+// to NaN, so the tie flag does not apply to it); equal values keep the first, or the last.
+template <bool Max, class T>
+std::pair<compute_t<T>, int64_t> arg_scan(const T* x, int64_t stride, int64_t begin, int64_t end, bool last) {
+  compute_t<T> best = load(x[begin * stride]);
+  int64_t at = begin;
+  for (int64_t i = begin + 1; i < end && !is_nan(best); ++i) {
+    const compute_t<T> v = load(x[i * stride]);
+    if (is_nan(v) || better<Max>(v, best) || (last && v == best)) {
+      best = v;
+      at = i;
+    }
+  }
+  return {best, at};
+}
+
+wick_support arg_supports(const wick_op_desc& op) {
+  if (op.num_inputs != 1 || op.num_outputs != 1 || op.params == nullptr) return WICK_SUPPORT_NO_PARAMS;
+  const auto& p = *static_cast<const wick_axis_params*>(op.params);
+  const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
+  if (p.struct_size < sizeof(wick_axis_params) || in.rank != out.rank || p.axis < 0 || p.axis >= in.rank ||
+      (p.flag != 0 && p.flag != 1))
+    return WICK_SUPPORT_NO_PARAMS;
+  for (int i = 0; i < in.rank; ++i)
+    if (out.shape[i] != (i == p.axis ? 1 : in.shape[i])) return WICK_SUPPORT_NO_PARAMS;
+  return sdk::dtype_size(in.dtype) != 0 && is_index_dtype(out.dtype) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
+}
+
+template <bool Max>
+void arg_execute(Context& ctx, const wick_op_desc& op) {
+  const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
+  const auto& params = *static_cast<const wick_axis_params*>(op.params);
+  if (numel_of(out) == 0) return;
+  const Dim axis{in.shape[params.axis], in.strides[params.axis], 0};
+  if (axis.n == 0) {
+    throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                     std::string(Max ? "argmax" : "argmin") + ": axis " + std::to_string(params.axis) +
+                         " of shape " + shape_string(in) + " is empty; there is no element to pick");
+  }
+  // Plan the kept dims only (the axis at extent 1 drops out): the axis keeps its direction, so
+  // that "first" means first.
+  std::vector<int64_t> kept_shape(in.shape, in.shape + in.rank);
+  kept_shape[static_cast<size_t>(params.axis)] = 1;
+  wick_tensor_desc kept_in = in;
+  kept_in.shape = kept_shape.data();
+  const Plan p = make_plan(kept_in, out, std::vector<bool>(static_cast<size_t>(in.rank), false));
+  const bool last = params.flag == 1;
   sdk::visit_dtype(in.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) {
+    using C = compute_t<T>;
+    const T* src = data_of<const T>(in) + p.in_base;
+    const int64_t n_out = count_of(p.kept);
+    auto store = [&](int64_t out_offset, int64_t index) {
+      if (out.dtype == WICK_DTYPE_I32) data_of<int32_t>(out)[p.out_base + out_offset] = static_cast<int32_t>(index);
+      else data_of<int64_t>(out)[p.out_base + out_offset] = index;
+    };
+    const int64_t pieces = split_count(ctx, n_out, axis.n);
+    if (pieces == 1) {
+      parallel_for(ctx, n_out, axis.n, [&](int64_t begin, int64_t end) {
+        Walker k(p.kept);
+        k.seek(begin);
+        for (int64_t o = begin; o < end; ++o, k.next())
+          store(k.out, arg_scan<Max>(src + k.in, axis.in, 0, axis.n, last).second);
+      });
       return;
-    } else {
-      using A = Acc<T>;
-      // Accumulate into a dense array indexed like the output, with stride 0 on reduced axes.
-      const int64_t n_out = numel_of(out);
-      std::vector<A> acc(static_cast<size_t>(n_out), A(0));
-      std::vector<int64_t> acc_strides(static_cast<size_t>(in.rank));
-      int64_t s = 1;
-      for (int i = in.rank; i-- > 0;) {
-        acc_strides[static_cast<size_t>(i)] = out.shape[i] == 1 && in.shape[i] != 1 ? 0 : s;
-        s *= out.shape[i];
+    }
+    std::vector<std::pair<C, int64_t>> partial(static_cast<size_t>(n_out * pieces));
+    parallel_for(ctx, n_out * pieces, axis.n / pieces, [&](int64_t begin, int64_t end) {
+      Walker k(p.kept);
+      for (int64_t t = begin; t < end; ++t) {
+        k.seek(t / pieces);
+        const int64_t piece = t % pieces;
+        partial[static_cast<size_t>(t)] =
+            arg_scan<Max>(src + k.in, axis.in, axis.n * piece / pieces, axis.n * (piece + 1) / pieces, last);
       }
-      const T* src = data_of<const T>(in);
-      sdk::for_each_row<2>(in.shape, in.rank, {acc_strides.data(), in.strides}, [&](const sdk::Row<2>& r) {
-        const T* x = src + r.offset[1];
-        if (r.stride[0] == 0) {
-          A total = A(0);
-          for (int64_t i = 0; i < r.length; ++i) total += static_cast<A>(x[i * r.stride[1]]);
-          acc[static_cast<size_t>(r.offset[0])] += total;
-        } else {
-          A* a = acc.data() + r.offset[0];
-          for (int64_t i = 0; i < r.length; ++i) a[i * r.stride[0]] += static_cast<A>(x[i * r.stride[1]]);
-        }
-      });
-      // Store in the output's own layout.
-      T* dst = data_of<T>(out);
-      const std::vector<int64_t> dense = [&] {
-        std::vector<int64_t> d(static_cast<size_t>(out.rank));
-        int64_t m = 1;
-        for (int i = out.rank; i-- > 0;) {
-          d[static_cast<size_t>(i)] = m;
-          m *= out.shape[i];
-        }
-        return d;
-      }();
-      sdk::for_each_row<2>(out.shape, out.rank, {out.strides, dense.data()}, [&](const sdk::Row<2>& r) {
-        for (int64_t i = 0; i < r.length; ++i)
-          dst[r.offset[0] + i * r.stride[0]] = cast_value<T>(acc[static_cast<size_t>(r.offset[1] + i * r.stride[1])]);
-      });
+    });
+    Walker k(p.kept);
+    for (int64_t o = 0; o < n_out; ++o, k.next()) {
+      auto best = partial[static_cast<size_t>(o * pieces)];
+      for (int64_t piece = 1; piece < pieces; ++piece) {
+        const auto& r = partial[static_cast<size_t>(o * pieces + piece)];
+        if (is_nan(best.first)) break;
+        if (is_nan(r.first) || better<Max>(r.first, best.first) || (last && r.first == best.first)) best = r;
+      }
+      store(k.out, best.second);
     }
   });
 }
 
 }  // namespace
 
-void register_reduce(KernelTable& table) { table[WICK_OP_REDUCE_SUM] = {&sum_supports, &sum_execute}; }
+void register_reduce(KernelTable& table) {
+  table[WICK_OP_REDUCE_SUM] = {&reduce_supports<WICK_OP_REDUCE_SUM>, &reduce_execute<SumOp>};
+  table[WICK_OP_REDUCE_PROD] = {&reduce_supports<WICK_OP_REDUCE_PROD>, &reduce_execute<ProdOp>};
+  table[WICK_OP_REDUCE_MAX] = {&reduce_supports<WICK_OP_REDUCE_MAX>, &reduce_execute<MaxOp>};
+  table[WICK_OP_REDUCE_MIN] = {&reduce_supports<WICK_OP_REDUCE_MIN>, &reduce_execute<MinOp>};
+  table[WICK_OP_ARGMAX] = {&arg_supports, &arg_execute<true>};
+  table[WICK_OP_ARGMIN] = {&arg_supports, &arg_execute<false>};
+  register_scan(table);
+}
 
 }  // namespace wick::cpu
