@@ -1,28 +1,21 @@
-// Matmul: f32 through oneDNN (cached primitives, strided operands, batch broadcasting); every other
-// dtype through a reference loop that accumulates in f64 / 64-bit integers.
-#include "kernels.hpp"
+// Matmul: f32 and bf16 through oneDNN (cached primitives, strided operands, batch broadcasting);
+// f16 converted to f32 for oneDNN (oneDNN 2.6 has no f16 matmul on CPU); tiny products and every
+// other dtype through a plain loop that accumulates in f32 (16/32-bit floats), f64 or wrapping
+// 64-bit integers.
+#include "matmul.hpp"
 
-#include <oneapi/dnnl/dnnl.hpp>
+#include "onednn.hpp"
 
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 namespace wick::cpu {
 
-struct Context::Onednn {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-  std::mutex mutex;
-  // Creating a primitive costs 0.3-1.2 ms, executing a cached one about a microsecond.
-  std::unordered_map<std::string, dnnl::matmul> matmuls;
-};
-
-Context::Onednn* create_onednn(int /*threads*/) { return new Context::Onednn(); }
-void destroy_onednn(Context::Onednn* onednn) { delete onednn; }
-
 namespace {
+
+// Below this many multiply-adds a plain loop beats oneDNN's per-call cost (memory objects,
+// primitive lookup, stream) of about two microseconds.
+constexpr int64_t kSmallMatmul = 8 * 1024;
 
 // A matrix operand seen as [batch, rows, cols] with one stride per dim.
 struct Operand3 {
@@ -30,11 +23,16 @@ struct Operand3 {
   int64_t s_batch, s_rows, s_cols;
 };
 
-// Collapses the leading batch dims of d into one, if the layout allows it.
+// Collapses the leading batch dims of d into one, if the layout allows it. A batch broadcast over
+// every batch dim (stride 0) becomes batch 1, which oneDNN broadcasts itself.
 std::optional<Operand3> as_3d(const wick_tensor_desc& d) {
   const int nb = d.rank - 2;
   Operand3 o{1, d.shape[nb], d.shape[nb + 1], 0, d.strides[nb], d.strides[nb + 1]};
-  if (o.s_rows <= 0 || o.s_cols <= 0) return std::nullopt;
+  if (o.s_rows < 0 || o.s_cols < 0) return std::nullopt;
+  // Degenerate extents may carry any stride; give them one oneDNN accepts.
+  if (o.rows == 1) o.s_rows = o.cols * std::max<int64_t>(o.s_cols, 1);
+  if (o.cols == 1) o.s_cols = 1;
+  if (o.s_rows == 0 || o.s_cols == 0) return std::nullopt;
   bool any_nonzero = false, any_zero = false;
   int64_t expected = -1;
   for (int i = nb - 1; i >= 0; --i) {
@@ -45,108 +43,127 @@ std::optional<Operand3> as_3d(const wick_tensor_desc& d) {
       continue;
     }
     any_nonzero = true;
-    if (expected >= 0 && d.strides[i] != expected) return std::nullopt;
+    if (d.strides[i] < 0 || (expected >= 0 && d.strides[i] != expected)) return std::nullopt;
     if (expected < 0) o.s_batch = d.strides[i];
     expected = d.strides[i] * d.shape[i];
   }
   if (any_zero && any_nonzero) return std::nullopt;
-  if (any_zero) o.batch = 1;  // broadcast over the whole batch
+  if (any_zero) o.batch = 1;
   if (o.batch == 1) o.s_batch = o.rows * o.cols;
   return o;
 }
 
-// Packs a strided operand into a dense buffer, returning a descriptor of it.
-struct Packed {
-  std::vector<float> data;
-  std::vector<int64_t> strides;
-  HostBuffer buffer;
-  wick_tensor_desc desc;
+Operand3 dense_3d(const wick_tensor_desc& d) {
+  int64_t batch = 1;
+  for (int i = 0; i < d.rank - 2; ++i) batch *= d.shape[i];
+  const int64_t rows = d.shape[d.rank - 2], cols = d.shape[d.rank - 1];
+  return {batch, rows, cols, rows * cols, cols, 1};
+}
+
+bool is_c_contiguous(const wick_tensor_desc& d) {
+  int64_t expected = 1;
+  for (int i = d.rank; i-- > 0;) {
+    if (d.shape[i] == 1) continue;
+    if (d.strides[i] != expected) return false;
+    expected *= d.shape[i];
+  }
+  return true;
+}
+
+dnnl::memory::desc md3(const Operand3& o, wick_dtype t) {
+  return dnnl::memory::desc({o.batch, o.rows, o.cols}, dnnl_type(t), {o.s_batch, o.s_rows, o.s_cols});
+}
+
+struct MatmulPlan {
+  dnnl::matmul primitive;
+  // The strided layout had only oneDNN's reference implementation: pack every operand dense.
+  bool dense = false;
 };
 
-void pack(const wick_tensor_desc& d, Packed& p) {
-  const int64_t n = numel_of(d);
-  p.data.resize(static_cast<size_t>(n));
-  p.strides.resize(static_cast<size_t>(d.rank));
-  int64_t s = 1;
-  for (int i = d.rank; i-- > 0;) {
-    p.strides[static_cast<size_t>(i)] = s;
-    s *= d.shape[i];
-  }
-  const float* src = data_of<const float>(d);
-  sdk::for_each_row<2>(d.shape, d.rank, {p.strides.data(), d.strides}, [&](const sdk::Row<2>& r) {
-    for (int64_t i = 0; i < r.length; ++i) p.data[static_cast<size_t>(r.offset[0] + i * r.stride[0])] = src[r.offset[1] + i * r.stride[1]];
-  });
-  p.buffer.data = reinterpret_cast<unsigned char*>(p.data.data());
-  p.buffer.size = static_cast<uint64_t>(n) * sizeof(float);
-  p.desc = d;
-  p.desc.buffer = &p.buffer;
-  p.desc.byte_offset = 0;
-  p.desc.strides = p.strides.data();
+bool is_reference(const dnnl::matmul::primitive_desc& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
 }
 
-dnnl::memory::desc md(const Operand3& o) {
-  return dnnl::memory::desc({o.batch, o.rows, o.cols}, dnnl::memory::data_type::f32,
-                            {o.s_batch, o.s_rows, o.s_cols});
-}
+// One oneDNN matmul; a, b share a dtype (f32 or bf16), c is that dtype or f32.
+void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor_desc& b_in,
+                   const wick_tensor_desc& c_in) {
+  Dense pa, pb, pc;
+  const wick_tensor_desc* a = &a_in;
+  const wick_tensor_desc* b = &b_in;
+  const wick_tensor_desc* c = &c_in;
+  std::optional<Operand3> a3 = as_3d(*a), b3 = as_3d(*b), c3 = as_3d(*c);
+  if (!a3) {
+    pa.load(*a, a->dtype);
+    a = &pa.desc;
+    a3 = dense_3d(*a);
+  }
+  if (!b3) {
+    pb.load(*b, b->dtype);
+    b = &pb.desc;
+    b3 = dense_3d(*b);
+  }
+  if (!c3) {
+    pc.allocate(*c, c->dtype);
+    c = &pc.desc;
+    c3 = dense_3d(*c);
+  }
 
-std::string key_of(const Operand3& a, const Operand3& b, const Operand3& c) {
-  std::string k;
-  for (const Operand3* o : {&a, &b, &c}) {
-    for (int64_t v : {o->batch, o->rows, o->cols, o->s_batch, o->s_rows, o->s_cols}) k += std::to_string(v) + ",";
-  }
-  return k;
-}
-
-void matmul_f32(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor_desc& b_in,
-                const wick_tensor_desc& out) {
-  Packed pa, pb, pc;
-  std::optional<Operand3> a = as_3d(a_in), b = as_3d(b_in), c = as_3d(out);
-  const wick_tensor_desc* da = &a_in;
-  const wick_tensor_desc* db = &b_in;
-  const wick_tensor_desc* dc = &out;
-  if (!a) {
-    pack(a_in, pa);
-    da = &pa.desc;
-    a = as_3d(*da);
-  }
-  if (!b) {
-    pack(b_in, pb);
-    db = &pb.desc;
-    b = as_3d(*db);
-  }
-  const bool pack_out = !c;
-  if (pack_out) {
-    pc.data.resize(static_cast<size_t>(numel_of(out)));
-    pack(out, pc);  // sets up a dense descriptor; its contents are overwritten
-    dc = &pc.desc;
-    c = as_3d(*dc);
-  }
   Context::Onednn& dnn = *ctx.onednn;
   std::lock_guard lock(dnn.mutex);
-  const std::string key = key_of(*a, *b, *c);
-  auto it = dnn.matmuls.find(key);
-  if (it == dnn.matmuls.end()) {
-    dnnl::matmul::desc desc(md(*a), md(*b), md(*c));
-    it = dnn.matmuls.emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(desc, dnn.engine))).first;
+  dnn.use_configured_threads();
+  std::string key = "matmul";
+  for (const Operand3* o : {&*a3, &*b3, &*c3})
+    for (int64_t v : {o->batch, o->rows, o->cols, o->s_batch, o->s_rows, o->s_cols}) key_add(key, v);
+  for (wick_dtype t : {a->dtype, c->dtype}) key_add(key, t);
+  MatmulPlan& plan = dnn.plan<MatmulPlan>(key, [&] {
+    MatmulPlan p;
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md3(*a3, a->dtype), md3(*b3, b->dtype), md3(*c3, c->dtype)),
+                                    dnn.engine);
+    if (is_reference(pd)) {
+      p.dense = true;
+      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(md3(dense_3d(*a), a->dtype), md3(dense_3d(*b), b->dtype),
+                                                           md3(dense_3d(*c), c->dtype)),
+                                        dnn.engine);
+    }
+    p.primitive = dnnl::matmul(pd);
+    return p;
+  });
+  if (plan.dense) {
+    if (!is_c_contiguous(*a)) {
+      pa.load(*a, a->dtype);
+      a = &pa.desc;
+    }
+    if (!is_c_contiguous(*b)) {
+      pb.load(*b, b->dtype);
+      b = &pb.desc;
+    }
+    if (!is_c_contiguous(*c)) {
+      pc.allocate(*c, c->dtype);
+      c = &pc.desc;
+    }
+    a3 = dense_3d(*a);
+    b3 = dense_3d(*b);
+    c3 = dense_3d(*c);
   }
-  dnnl::memory ma(md(*a), dnn.engine, data_of<float>(*da));
-  dnnl::memory mb(md(*b), dnn.engine, data_of<float>(*db));
-  dnnl::memory mc(md(*c), dnn.engine, data_of<float>(*dc));
-  it->second.execute(dnn.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+  dnnl::memory ma(md3(*a3, a->dtype), dnn.engine, data_of(*a));
+  dnnl::memory mb(md3(*b3, b->dtype), dnn.engine, data_of(*b));
+  dnnl::memory mc(md3(*c3, c->dtype), dnn.engine, data_of(*c));
+  plan.primitive.execute(dnn.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
   dnn.stream.wait();
-  if (pack_out) {
-    float* dst = data_of<float>(out);
-    sdk::for_each_row<2>(out.shape, out.rank, {out.strides, pc.strides.data()}, [&](const sdk::Row<2>& r) {
-      for (int64_t i = 0; i < r.length; ++i) dst[r.offset[0] + i * r.stride[0]] = pc.data[static_cast<size_t>(r.offset[1] + i * r.stride[1])];
-    });
-  }
+  if (c != &c_in) pc.store(c_in);
 }
 
 template <class T>
-using Acc = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
+using LoopAcc = std::conditional_t<std::is_integral_v<T>, uint64_t,
+                                   std::conditional_t<std::is_same_v<T, double>, double, float>>;
 
+// out = a x b per batch element, row by row: acc[j] += a[i, p] * b[p, j] walks b along its rows,
+// which the compiler vectorises when b's rows are contiguous. Integers (and bool) accumulate in
+// uint64_t, which wraps like the narrower type does.
 template <class T>
-void matmul_reference(const wick_tensor_desc& a, const wick_tensor_desc& b, const wick_tensor_desc& out) {
+void matmul_loop(const Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
+                 const wick_tensor_desc& out) {
+  using A = LoopAcc<T>;
   const int nb = out.rank - 2;
   const int64_t m = out.shape[nb], n = out.shape[nb + 1], k = a.shape[nb + 1];
   const int64_t am = a.strides[nb], ak = a.strides[nb + 1];
@@ -155,22 +172,44 @@ void matmul_reference(const wick_tensor_desc& a, const wick_tensor_desc& b, cons
   const T* pa = data_of<const T>(a);
   const T* pb = data_of<const T>(b);
   T* po = data_of<T>(out);
-  // One call per batch element: the batch dims are walked as rows of length 1 or more.
+  // The element offsets of every batch element's three matrices.
+  std::vector<std::array<int64_t, 3>> batches;
   sdk::for_each_row<3>(out.shape, nb, {out.strides, a.strides, b.strides}, [&](const sdk::Row<3>& r) {
-    for (int64_t e = 0; e < r.length; ++e) {
-      const T* x = pa + r.offset[1] + e * r.stride[1];
-      const T* y = pb + r.offset[2] + e * r.stride[2];
-      T* z = po + r.offset[0] + e * r.stride[0];
-      for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-          Acc<T> acc = 0;
-          for (int64_t p = 0; p < k; ++p)
-            acc += static_cast<Acc<T>>(x[i * am + p * ak]) * static_cast<Acc<T>>(y[p * bk + j * bn]);
-          z[i * om + j * on] = cast_value<T>(acc);
-        }
+    for (int64_t e = 0; e < r.length; ++e)
+      batches.push_back({r.offset[0] + e * r.stride[0], r.offset[1] + e * r.stride[1], r.offset[2] + e * r.stride[2]});
+  });
+  const int64_t rows = static_cast<int64_t>(batches.size()) * m;
+  auto row = [&](int64_t r, std::vector<A>& acc) {
+    const auto& off = batches[static_cast<size_t>(r / m)];
+    const int64_t i = r % m;
+    const T* x = pa + off[1] + i * am;
+    const T* y = pb + off[2];
+    T* z = po + off[0] + i * om;
+    std::fill(acc.begin(), acc.end(), A(0));
+    A* s = acc.data();
+    for (int64_t p = 0; p < k; ++p) {
+      const A xv = static_cast<A>(x[p * ak]);
+      const T* yr = y + p * bk;
+      if (bn == 1) {
+        for (int64_t j = 0; j < n; ++j) s[j] += xv * static_cast<A>(yr[j]);
+      } else {
+        for (int64_t j = 0; j < n; ++j) s[j] += xv * static_cast<A>(yr[j * bn]);
       }
     }
-  });
+    for (int64_t j = 0; j < n; ++j) z[j * on] = cast_value<T>(s[j]);
+  };
+  const bool parallel = ctx.threads > 1 && rows > 1 && rows * n * k >= (int64_t(1) << 18);
+  if (!parallel) {
+    std::vector<A> acc(static_cast<size_t>(n));
+    for (int64_t r = 0; r < rows; ++r) row(r, acc);
+    return;
+  }
+#pragma omp parallel num_threads(ctx.threads)
+  {
+    std::vector<A> acc(static_cast<size_t>(n));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) row(r, acc);
+  }
 }
 
 wick_support matmul_supports(const wick_op_desc& op) {
@@ -187,9 +226,16 @@ wick_support matmul_supports(const wick_op_desc& op) {
 }
 
 void matmul_execute(Context& ctx, const wick_op_desc& op) {
-  const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &c = op.outputs[0];
-  if (numel_of(c) == 0) return;
-  if (a.shape[a.rank - 1] == 0) {  // empty inner dimension: the product is all zeros
+  run_matmul(ctx, op.inputs[0], op.inputs[1], op.outputs[0]);
+}
+
+}  // namespace
+
+void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b, const wick_tensor_desc& c) {
+  const int64_t total = numel_of(c);
+  if (total == 0) return;
+  const int64_t k = a.shape[a.rank - 1];
+  if (k == 0) {  // empty inner dimension: the product is all zeros
     sdk::visit_dtype(c.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* dst = data_of<T>(c);
@@ -199,11 +245,20 @@ void matmul_execute(Context& ctx, const wick_op_desc& op) {
     });
     return;
   }
-  if (c.dtype == WICK_DTYPE_F32) return matmul_f32(ctx, a, b, c);
-  sdk::visit_dtype(c.dtype, [&](auto tag) { matmul_reference<typename decltype(tag)::type>(a, b, c); });
+  const bool small = total * k <= kSmallMatmul;
+  const bool onednn_type = c.dtype == WICK_DTYPE_F32 || c.dtype == WICK_DTYPE_BF16 || c.dtype == WICK_DTYPE_F16;
+  if (!small && onednn_type) {
+    if (c.dtype != WICK_DTYPE_F16) return matmul_onednn(ctx, a, b, c);
+    Dense fa, fb, fc;
+    fa.load(a, WICK_DTYPE_F32);
+    fb.load(b, WICK_DTYPE_F32);
+    fc.allocate(c, WICK_DTYPE_F32);
+    matmul_onednn(ctx, fa.desc, fb.desc, fc.desc);
+    fc.store(c);
+    return;
+  }
+  sdk::visit_dtype(c.dtype, [&](auto tag) { matmul_loop<typename decltype(tag)::type>(ctx, a, b, c); });
 }
-
-}  // namespace
 
 void register_matmul(KernelTable& table) { table[WICK_OP_MATMUL] = {&matmul_supports, &matmul_execute}; }
 

@@ -1,0 +1,270 @@
+// N-d convolution (WICK_OP_CONV). f32 and bf16 with 1-3 spatial dims and no input dilation run
+// through oneDNN: formats chosen by oneDNN (`any`), user layouts reordered only when they differ,
+// plans and their scratch buffers cached per geometry. f16 is converted to f32 for oneDNN (2.6
+// has no f16 convolution on CPU). Everything else — f64, integers, input dilation (transposed
+// convolution), negative padding, more spatial dims — runs a reference loop that accumulates in
+// f64 or wrapping 64-bit integers.
+#include "nn.hpp"
+
+#include "onednn.hpp"
+
+namespace wick::cpu {
+
+namespace {
+
+struct ConvGeometry {
+  int r = 0;  // spatial rank
+  int64_t n = 0, c = 0, o = 0, groups = 1;
+  std::vector<int64_t> in, k, out, stride, lo, hi, dil, idil;
+};
+
+int64_t conv_out_extent(int64_t in, int64_t k, int64_t stride, int64_t lo, int64_t hi, int64_t dil, int64_t idil) {
+  const int64_t dilated_in = in == 0 ? 0 : (in - 1) * idil + 1;
+  const int64_t span = dilated_in + lo + hi - ((k - 1) * dil + 1);
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+std::optional<ConvGeometry> conv_geometry(const wick_op_desc& op) {
+  if (op.num_inputs != 2 || op.num_outputs != 1 || op.params == nullptr) return std::nullopt;
+  const auto& p = *static_cast<const wick_conv_params*>(op.params);
+  const wick_tensor_desc &x = op.inputs[0], &w = op.inputs[1], &y = op.outputs[0];
+  ConvGeometry g;
+  g.r = p.spatial_rank;
+  if (g.r < 1 || x.rank != g.r + 2 || w.rank != g.r + 2 || y.rank != g.r + 2) return std::nullopt;
+  if (p.groups < 1 || p.strides == nullptr || p.padding_lo == nullptr || p.padding_hi == nullptr ||
+      p.dilations == nullptr)
+    return std::nullopt;
+  g.n = x.shape[0];
+  g.c = x.shape[1];
+  g.o = w.shape[0];
+  g.groups = p.groups;
+  if (g.o % g.groups != 0 || w.shape[1] * g.groups != g.c) return std::nullopt;
+  if (y.shape[0] != g.n || y.shape[1] != g.o) return std::nullopt;
+  for (int i = 0; i < g.r; ++i) {
+    const int64_t idil = p.input_dilations != nullptr ? p.input_dilations[i] : 1;
+    if (p.strides[i] < 1 || p.dilations[i] < 1 || idil < 1 || w.shape[2 + i] < 1) return std::nullopt;
+    g.in.push_back(x.shape[2 + i]);
+    g.k.push_back(w.shape[2 + i]);
+    g.stride.push_back(p.strides[i]);
+    g.lo.push_back(p.padding_lo[i]);
+    g.hi.push_back(p.padding_hi[i]);
+    g.dil.push_back(p.dilations[i]);
+    g.idil.push_back(idil);
+    g.out.push_back(conv_out_extent(g.in.back(), g.k.back(), g.stride.back(), g.lo.back(), g.hi.back(),
+                                    g.dil.back(), idil));
+    if (y.shape[2 + i] != g.out.back()) return std::nullopt;
+  }
+  return g;
+}
+
+wick_support conv_supports(const wick_op_desc& op) {
+  if (!conv_geometry(op)) return WICK_SUPPORT_NO_PARAMS;
+  const wick_dtype t = op.outputs[0].dtype;
+  if (op.inputs[0].dtype != t || op.inputs[1].dtype != t) return WICK_SUPPORT_NO_PARAMS;
+  if (t == WICK_DTYPE_BOOL || sdk::dtype_size(t) == 0) return WICK_SUPPORT_NO_DTYPE;
+  return WICK_SUPPORT_YES;
+}
+
+bool onednn_fits(const ConvGeometry& g) {
+  if (g.r > 3) return false;
+  for (int i = 0; i < g.r; ++i)
+    if (g.idil[i] != 1 || g.lo[i] < 0 || g.hi[i] < 0) return false;
+  return true;
+}
+
+// A usable oneDNN view of an operand: no negative strides, no broadcast (stride 0) extents.
+bool plain_strides(const wick_tensor_desc& d) {
+  for (int i = 0; i < d.rank; ++i)
+    if (d.shape[i] > 1 && d.strides[i] <= 0) return false;
+  return true;
+}
+
+struct ConvPlan {
+  dnnl::convolution_forward conv;
+  dnnl::memory::desc src_user, wei_user, dst_user;  // the operands as Wick lays them out
+  dnnl::memory::desc src, wei, dst;                 // the layouts oneDNN chose
+  // Reorders (and their scratch) only where the layouts differ; kept with the plan so that big
+  // buffers are not allocated and faulted in on every call.
+  std::optional<dnnl::reorder> src_reorder, wei_reorder, dst_reorder;
+  std::vector<unsigned char> src_scratch, wei_scratch, dst_scratch;
+};
+
+dnnl::memory::desc weight_desc(const wick_tensor_desc& w, int64_t groups) {
+  if (groups == 1) return dnnl_desc(w);
+  // [O, C/G, k...] seen as [G, O/G, C/G, k...].
+  dnnl::memory::dims dims{groups, w.shape[0] / groups}, strides{w.strides[0] * (w.shape[0] / groups), w.strides[0]};
+  for (int i = 1; i < w.rank; ++i) {
+    dims.push_back(w.shape[i]);
+    strides.push_back(w.strides[i]);
+  }
+  return dnnl::memory::desc(dims, dnnl_type(w.dtype), strides);
+}
+
+void conv_onednn(Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x_in, const wick_tensor_desc& w_in,
+                 const wick_tensor_desc& y_in) {
+  Dense px, pw, py;
+  const wick_tensor_desc* x = &x_in;
+  const wick_tensor_desc* w = &w_in;
+  const wick_tensor_desc* y = &y_in;
+  if (!plain_strides(*x)) {
+    px.load(*x, x->dtype);
+    x = &px.desc;
+  }
+  if (!plain_strides(*w)) {
+    pw.load(*w, w->dtype);
+    w = &pw.desc;
+  }
+  if (!plain_strides(*y)) {
+    py.allocate(*y, y->dtype);
+    y = &py.desc;
+  }
+  Context::Onednn& dnn = *ctx.onednn;
+  std::lock_guard lock(dnn.mutex);
+  dnn.use_configured_threads();
+  std::string key = "conv";
+  key_add(key, *x);
+  key_add(key, *w);
+  key_add(key, *y);
+  key_add(key, g.groups);
+  for (const auto* v : {&g.stride, &g.lo, &g.hi, &g.dil})
+    for (int64_t e : *v) key_add(key, e);
+  ConvPlan& plan = dnn.plan<ConvPlan>(key, [&] {
+    ConvPlan p;
+    p.src_user = dnnl_desc(*x);
+    p.wei_user = weight_desc(*w, g.groups);
+    p.dst_user = dnnl_desc(*y);
+    auto any = [](const dnnl::memory::desc& d) {
+      return dnnl::memory::desc(d.dims(), d.data_type(), dnnl::memory::format_tag::any);
+    };
+    dnnl::memory::dims strides(g.stride.begin(), g.stride.end()), lo(g.lo.begin(), g.lo.end()),
+        hi(g.hi.begin(), g.hi.end()), dil;
+    for (int64_t d : g.dil) dil.push_back(d - 1);  // oneDNN counts the gaps
+    dnnl::convolution_forward::primitive_desc pd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                        any(p.src_user), any(p.wei_user), any(p.dst_user), strides, dil, lo, hi),
+        dnn.engine);
+    p.src = pd.src_desc();
+    p.wei = pd.weights_desc();
+    p.dst = pd.dst_desc();
+    p.conv = dnnl::convolution_forward(pd);
+    if (p.src != p.src_user) {
+      p.src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.src_user, dnn.engine, p.src));
+      p.src_scratch.resize(p.src.get_size());
+    }
+    if (p.wei != p.wei_user) {
+      p.wei_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.wei_user, dnn.engine, p.wei));
+      p.wei_scratch.resize(p.wei.get_size());
+    }
+    if (p.dst != p.dst_user) {
+      p.dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.dst, dnn.engine, p.dst_user));
+      p.dst_scratch.resize(p.dst.get_size());
+    }
+    return p;
+  });
+  dnnl::memory src_user(plan.src_user, dnn.engine, data_of(*x));
+  dnnl::memory wei_user(plan.wei_user, dnn.engine, data_of(*w));
+  dnnl::memory dst_user(plan.dst_user, dnn.engine, data_of(*y));
+  dnnl::memory src = src_user, wei = wei_user, dst = dst_user;
+  if (plan.src_reorder) {
+    src = dnnl::memory(plan.src, dnn.engine, plan.src_scratch.data());
+    plan.src_reorder->execute(dnn.stream, src_user, src);
+  }
+  if (plan.wei_reorder) {
+    wei = dnnl::memory(plan.wei, dnn.engine, plan.wei_scratch.data());
+    plan.wei_reorder->execute(dnn.stream, wei_user, wei);
+  }
+  if (plan.dst_reorder) dst = dnnl::memory(plan.dst, dnn.engine, plan.dst_scratch.data());
+  plan.conv.execute(dnn.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+  if (plan.dst_reorder) plan.dst_reorder->execute(dnn.stream, dst, dst_user);
+  dnn.stream.wait();
+  if (y != &y_in) py.store(y_in);
+}
+
+template <class T>
+using RefAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
+
+// Advances a multi-index over `extent` (odometer order); false after the last one.
+bool next_index(std::vector<int64_t>& idx, const std::vector<int64_t>& extent) {
+  for (size_t i = idx.size(); i-- > 0;) {
+    if (++idx[i] < extent[i]) return true;
+    idx[i] = 0;
+  }
+  return false;
+}
+
+template <class T>
+void conv_reference(const Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x, const wick_tensor_desc& w,
+                    const wick_tensor_desc& y) {
+  using A = RefAcc<T>;
+  const T* px = data_of<const T>(x);
+  const T* pw = data_of<const T>(w);
+  T* py = data_of<T>(y);
+  const int64_t cg = g.c / g.groups, og = g.o / g.groups;
+  int64_t positions = 1, taps = 1;
+  for (int i = 0; i < g.r; ++i) {
+    positions *= g.out[static_cast<size_t>(i)];
+    taps *= g.k[static_cast<size_t>(i)];
+  }
+  const int64_t planes = g.n * g.o;
+  auto plane = [&](int64_t np) {
+    const int64_t n = np / g.o, o = np % g.o, grp = o / og;
+    std::vector<int64_t> pos(static_cast<size_t>(g.r), 0), tap(static_cast<size_t>(g.r), 0);
+    for (int64_t q = 0; q < positions; ++q, next_index(pos, g.out)) {
+      A acc = A(0);
+      std::fill(tap.begin(), tap.end(), 0);
+      for (int64_t t = 0; t < taps; ++t, next_index(tap, g.k)) {
+        // The input element under this tap, if it is a real one (not padding, not a dilation hole).
+        int64_t xoff = n * x.strides[0] + grp * cg * x.strides[1];
+        int64_t woff = o * w.strides[0];
+        bool real = true;
+        for (size_t i = 0; i < static_cast<size_t>(g.r) && real; ++i) {
+          const int64_t v = pos[i] * g.stride[i] - g.lo[i] + tap[i] * g.dil[i];
+          if (v < 0 || v % g.idil[i] != 0 || v / g.idil[i] >= g.in[i]) real = false;
+          xoff += v / g.idil[i] * x.strides[2 + i];
+          woff += tap[i] * w.strides[2 + i];
+        }
+        if (!real) continue;
+        for (int64_t c = 0; c < cg; ++c)
+          acc += static_cast<A>(px[xoff + c * x.strides[1]]) * static_cast<A>(pw[woff + c * w.strides[1]]);
+      }
+      int64_t yoff = n * y.strides[0] + o * y.strides[1];
+      for (size_t i = 0; i < static_cast<size_t>(g.r); ++i) yoff += pos[i] * y.strides[2 + i];
+      py[yoff] = cast_value<T>(acc);
+    }
+  };
+  if (ctx.threads > 1 && planes > 1 && planes * positions * taps * cg >= (int64_t(1) << 16)) {
+#pragma omp parallel for num_threads(ctx.threads) schedule(dynamic)
+    for (int64_t np = 0; np < planes; ++np) plane(np);
+  } else {
+    for (int64_t np = 0; np < planes; ++np) plane(np);
+  }
+}
+
+void conv_execute(Context& ctx, const wick_op_desc& op) {
+  const ConvGeometry g = *conv_geometry(op);
+  const wick_tensor_desc &x = op.inputs[0], &w = op.inputs[1], &y = op.outputs[0];
+  if (numel_of(y) == 0) return;
+  const wick_dtype t = y.dtype;
+  if (g.c > 0 && numel_of(x) > 0 && onednn_fits(g)) {
+    if (t == WICK_DTYPE_F32 || t == WICK_DTYPE_BF16) return conv_onednn(ctx, g, x, w, y);
+    if (t == WICK_DTYPE_F16) {
+      Dense fx, fw, fy;
+      fx.load(x, WICK_DTYPE_F32);
+      fw.load(w, WICK_DTYPE_F32);
+      fy.allocate(y, WICK_DTYPE_F32);
+      conv_onednn(ctx, g, fx.desc, fw.desc, fy.desc);
+      fy.store(y);
+      return;
+    }
+  }
+  sdk::visit_dtype(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) conv_reference<T>(ctx, g, x, w, y);
+  });
+}
+
+}  // namespace
+
+void register_conv(KernelTable& table) { table[WICK_OP_CONV] = {&conv_supports, &conv_execute}; }
+
+}  // namespace wick::cpu

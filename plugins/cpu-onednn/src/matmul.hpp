@@ -1,0 +1,12 @@
+// matmul.hpp — the matmul kernel as a function other kernels of this plugin call (attention).
+#pragma once
+
+#include "kernels.hpp"
+
+namespace wick::cpu {
+
+// c = a x b over [..., M, K] x [..., K, N] -> [..., M, N]: same dtype, same batch dims (broadcast
+// ones have stride 0), any strides.
+void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b, const wick_tensor_desc& c);
+
+}  // namespace wick::cpu

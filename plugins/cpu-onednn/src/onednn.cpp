@@ -1,0 +1,78 @@
+// The plugin's oneDNN state and the dense scratch operands of the oneDNN paths.
+#include "onednn.hpp"
+
+#include <omp.h>
+
+#include <stdexcept>
+
+namespace wick::cpu {
+
+Context::Onednn::Onednn(int thread_count) : threads(thread_count) {}
+
+void Context::Onednn::use_configured_threads() const {
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+}
+
+Context::Onednn* create_onednn(int threads) { return new Context::Onednn(threads); }
+void destroy_onednn(Context::Onednn* onednn) { delete onednn; }
+
+namespace {
+
+template <class T>
+inline constexpr bool is_float_type = std::is_floating_point_v<T> || std::is_same_v<T, sdk::f16> ||
+                                      std::is_same_v<T, sdk::bf16>;
+
+}  // namespace
+
+void convert_strided(const wick_tensor_desc& src, const wick_tensor_desc& dst) {
+  sdk::visit_dtype(src.dtype, [&](auto from_tag) {
+    using From = typename decltype(from_tag)::type;
+    sdk::visit_dtype(dst.dtype, [&](auto to_tag) {
+      using To = typename decltype(to_tag)::type;
+      if constexpr (std::is_same_v<From, To> || (is_float_type<From> && is_float_type<To>)) {
+        const From* s = data_of<const From>(src);
+        To* d = data_of<To>(dst);
+        sdk::for_each_row<2>(dst.shape, dst.rank, {dst.strides, src.strides}, [&](const sdk::Row<2>& r) {
+          if (r.stride[0] == 1 && r.stride[1] == 1) {
+            for (int64_t i = 0; i < r.length; ++i) d[r.offset[0] + i] = cast_value<To>(s[r.offset[1] + i]);
+          } else {
+            for (int64_t i = 0; i < r.length; ++i)
+              d[r.offset[0] + i * r.stride[0]] = cast_value<To>(s[r.offset[1] + i * r.stride[1]]);
+          }
+        });
+      } else {
+        throw std::logic_error("convert_strided: unsupported dtype pair");
+      }
+    });
+  });
+}
+
+void Dense::allocate(const wick_tensor_desc& like, wick_dtype t) {
+  shape.assign(like.shape, like.shape + like.rank);
+  strides.resize(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= shape[i];
+  }
+  bytes.resize(static_cast<size_t>(s) * sdk::dtype_size(t));
+  buffer.data = bytes.data();
+  buffer.size = bytes.size();
+  desc = wick_tensor_desc{};
+  desc.struct_size = sizeof(desc);
+  desc.buffer = &buffer;
+  desc.byte_offset = 0;
+  desc.dtype = t;
+  desc.rank = like.rank;
+  desc.shape = shape.data();
+  desc.strides = strides.data();
+}
+
+void Dense::load(const wick_tensor_desc& src, wick_dtype t) {
+  allocate(src, t);
+  convert_strided(src, desc);
+}
+
+void Dense::store(const wick_tensor_desc& dst) const { convert_strided(desc, dst); }
+
+}  // namespace wick::cpu

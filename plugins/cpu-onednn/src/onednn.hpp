@@ -1,0 +1,104 @@
+// onednn.hpp — the cpu-onednn plugin's oneDNN state (engine, stream, a cache of prepared
+// primitives) and the dense scratch operands the oneDNN paths pack strided or f16 data into.
+#pragma once
+
+#include "kernels.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace wick::cpu {
+
+struct Context::Onednn {
+  explicit Onednn(int threads);
+
+  const int threads;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  // Held for a whole oneDNN call: guards the cache and keeps one primitive running at a time.
+  std::mutex mutex;
+
+  // oneDNN (OpenMP build) runs on omp_get_max_threads() of the calling thread, a per-thread
+  // setting: a host thread other than the one that initialised the plugin would get the default
+  // (every core). Call under the mutex before creating or executing a primitive.
+  void use_configured_threads() const;
+
+  // A prepared plan (primitives, descriptors, reorders) per key; creating a primitive costs
+  // 0.3-1.2 ms, executing a cached one about a microsecond. Keys start with the op's name.
+  template <class Plan, class Make>
+  Plan& plan(const std::string& key, Make&& make) {
+    auto it = plans_.find(key);
+    if (it == plans_.end()) {
+      // A bound on memory for programs with ever-changing shapes; rebuilding is only slower.
+      if (plans_.size() >= kMaxPlans) plans_.clear();
+      it = plans_.emplace(key, std::shared_ptr<void>(std::make_shared<Plan>(make()))).first;
+    }
+    return *static_cast<Plan*>(it->second.get());
+  }
+
+ private:
+  static constexpr size_t kMaxPlans = 4096;
+  std::unordered_map<std::string, std::shared_ptr<void>> plans_;
+};
+
+// Cache keys: raw bytes of the values, cheaper than text.
+inline void key_add(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); }
+inline void key_add(std::string& key, const wick_tensor_desc& d) {
+  key_add(key, d.dtype);
+  key_add(key, d.rank);
+  for (int i = 0; i < d.rank; ++i) {
+    key_add(key, d.shape[i]);
+    key_add(key, d.strides[i]);
+  }
+}
+
+inline dnnl::memory::data_type dnnl_type(wick_dtype t) {
+  switch (t) {
+    case WICK_DTYPE_F32: return dnnl::memory::data_type::f32;
+    case WICK_DTYPE_BF16: return dnnl::memory::data_type::bf16;
+    case WICK_DTYPE_F16: return dnnl::memory::data_type::f16;
+    default: return dnnl::memory::data_type::undef;
+  }
+}
+
+// The oneDNN view of a strided operand (element strides, which must be non-negative).
+inline dnnl::memory::desc dnnl_desc(const wick_tensor_desc& d) {
+  dnnl::memory::dims dims(d.shape, d.shape + d.rank), strides(d.strides, d.strides + d.rank);
+  return dnnl::memory::desc(dims, dnnl_type(d.dtype), strides);
+}
+
+inline bool has_negative_stride(const wick_tensor_desc& d) {
+  for (int i = 0; i < d.rank; ++i)
+    if (d.strides[i] < 0 && d.shape[i] > 1) return true;
+  return false;
+}
+
+// A dense, C-ordered operand in plugin-owned memory with a descriptor that kernels accept like any
+// other. Not copyable: the descriptor points into the object.
+struct Dense {
+  Dense() = default;
+  Dense(const Dense&) = delete;
+  Dense& operator=(const Dense&) = delete;
+
+  std::vector<unsigned char> bytes;
+  std::vector<int64_t> shape, strides;
+  HostBuffer buffer;
+  wick_tensor_desc desc{};
+
+  // Shapes the buffer like `like` in dtype `t`; contents undefined.
+  void allocate(const wick_tensor_desc& like, wick_dtype t);
+  // allocate(), then every element of `src` converted to `t` (src's dtype and t are floats, or equal).
+  void load(const wick_tensor_desc& src, wick_dtype t);
+  // Writes every element, converted to dst's dtype, into the strided `dst` of the same shape.
+  void store(const wick_tensor_desc& dst) const;
+};
+
+// Copies src into dst elementwise with cast_value (same shape; float dtypes, or equal dtypes).
+void convert_strided(const wick_tensor_desc& src, const wick_tensor_desc& dst);
+
+}  // namespace wick::cpu

@@ -1,0 +1,296 @@
+// Window reductions (WICK_OP_WINDOW_SUM/PROD/MAX/MIN) and the select-and-scatter of max-pool
+// backward (WICK_OP_WINDOW_SCATTER_MAX/MIN), any rank, every numeric dtype.
+//
+// Not oneDNN pooling: its max pooling drops NaN (oneDNN 2.6.3 returns the largest number of a
+// window holding a NaN), and docs/ops.md says max propagates NaN. These loops run the last axis
+// as the vector dimension: for each window tap, one pass over the output row.
+#include "nn.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace wick::cpu {
+
+namespace {
+
+template <class T>
+inline constexpr bool is_half = std::is_same_v<T, sdk::f16> || std::is_same_v<T, sdk::bf16>;
+// Arithmetic type: f32 for the 16-bit floats, T itself otherwise.
+template <class T>
+using Compute = std::conditional_t<is_half<T>, float, T>;
+
+struct WindowGeometry {
+  int rank = 0;
+  std::vector<int64_t> in, out, window, stride, lo, hi, dil;
+};
+
+int64_t window_out_extent(int64_t in, int64_t w, int64_t s, int64_t lo, int64_t hi, int64_t d) {
+  const int64_t span = in + lo + hi - ((w - 1) * d + 1);
+  return span < 0 ? 0 : span / s + 1;
+}
+
+// The geometry of the op; `result` is the tensor shaped like the window output (out[0] of a
+// reduction, in[1] of a scatter). A 0-d operand is seen as one element of rank 1.
+std::optional<WindowGeometry> window_geometry(const wick_op_desc& op, const wick_tensor_desc& operand,
+                                              const wick_tensor_desc& result) {
+  if (op.params == nullptr) return std::nullopt;
+  const auto& p = *static_cast<const wick_window_params*>(op.params);
+  if (p.rank != operand.rank || result.rank != operand.rank) return std::nullopt;
+  if (p.rank > 0 && (p.window == nullptr || p.strides == nullptr || p.padding_lo == nullptr ||
+                     p.padding_hi == nullptr || p.dilations == nullptr))
+    return std::nullopt;
+  WindowGeometry g;
+  g.rank = std::max(p.rank, 1);
+  for (int i = 0; i < p.rank; ++i) {
+    if (p.window[i] < 1 || p.strides[i] < 1 || p.dilations[i] < 1) return std::nullopt;
+    g.in.push_back(operand.shape[i]);
+    g.window.push_back(p.window[i]);
+    g.stride.push_back(p.strides[i]);
+    g.lo.push_back(p.padding_lo[i]);
+    g.hi.push_back(p.padding_hi[i]);
+    g.dil.push_back(p.dilations[i]);
+    g.out.push_back(window_out_extent(operand.shape[i], p.window[i], p.strides[i], p.padding_lo[i],
+                                      p.padding_hi[i], p.dilations[i]));
+    if (result.shape[i] != g.out.back()) return std::nullopt;
+  }
+  if (p.rank == 0) {
+    g.in = g.out = g.window = g.stride = g.dil = {1};
+    g.lo = g.hi = {0};
+  }
+  return g;
+}
+
+// Strides of a descriptor, with the rank-1 view of a 0-d tensor.
+std::vector<int64_t> strides_of(const wick_tensor_desc& d) {
+  if (d.rank == 0) return {1};
+  return std::vector<int64_t>(d.strides, d.strides + d.rank);
+}
+
+bool next_index(std::vector<int64_t>& idx, const std::vector<int64_t>& extent, size_t dims) {
+  for (size_t i = dims; i-- > 0;) {
+    if (++idx[i] < extent[i]) return true;
+    idx[i] = 0;
+  }
+  return false;
+}
+
+// ---- reductions ---------------------------------------------------------------------------------
+
+enum class Reduce { Sum, Prod, Max, Min };
+
+template <class T, Reduce R>
+struct Combine {
+  // Sums and products of integers wrap: computed in uint64_t, narrowed on store. bool is a byte
+  // (std::vector<bool> has no data()).
+  using A = std::conditional_t<(R == Reduce::Sum || R == Reduce::Prod) && std::is_integral_v<T>, uint64_t,
+                               std::conditional_t<std::is_same_v<T, bool>, unsigned char, Compute<T>>>;
+  static A identity() {
+    if constexpr (R == Reduce::Sum) return A(0);
+    if constexpr (R == Reduce::Prod) return A(1);
+    if constexpr (R == Reduce::Max) {
+      if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
+      else return std::numeric_limits<A>::lowest();
+    }
+    if constexpr (R == Reduce::Min) {
+      if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
+      else return std::numeric_limits<A>::max();
+    }
+  }
+  static A apply(A acc, A v) {
+    if constexpr (R == Reduce::Sum) return acc + v;
+    if constexpr (R == Reduce::Prod) return acc * v;
+    // NaN propagates: once acc is NaN nothing replaces it.
+    if constexpr (R == Reduce::Max) return (v > acc || v != v) ? v : acc;
+    if constexpr (R == Reduce::Min) return (v < acc || v != v) ? v : acc;
+  }
+};
+
+template <class T, Reduce R>
+void window_reduce(const Context& ctx, const WindowGeometry& g, const wick_tensor_desc& x, const wick_tensor_desc& y) {
+  using C = Combine<T, R>;
+  using A = typename C::A;
+  const T* px = data_of<const T>(x);
+  T* py = data_of<T>(y);
+  const std::vector<int64_t> xs = strides_of(x), ys = strides_of(y);
+  const size_t last = static_cast<size_t>(g.rank - 1);
+  // Output rows: every index of the axes before the last.
+  int64_t rows = 1;
+  for (size_t i = 0; i < last; ++i) rows *= g.out[i];
+  const int64_t width = g.out[last];
+  auto row = [&](int64_t r, std::vector<A>& acc, std::vector<int64_t>& pos, std::vector<int64_t>& tap) {
+    int64_t rest = r, yoff = 0;
+    for (size_t i = last; i-- > 0;) {
+      pos[i] = rest % g.out[i];
+      rest /= g.out[i];
+      yoff += pos[i] * ys[i];
+    }
+    std::fill(acc.begin(), acc.end(), C::identity());
+    std::fill(tap.begin(), tap.end(), 0);
+    do {
+      int64_t xoff = 0;
+      bool real = true;
+      for (size_t i = 0; i < last && real; ++i) {
+        const int64_t v = pos[i] * g.stride[i] - g.lo[i] + tap[i] * g.dil[i];
+        real = v >= 0 && v < g.in[i];
+        xoff += v * xs[i];
+      }
+      if (!real) continue;
+      for (int64_t k = 0; k < g.window[last]; ++k) {
+        // Output columns j whose input column j * s - lo + k * d lies inside the operand.
+        const int64_t shift = k * g.dil[last] - g.lo[last];
+        const int64_t s = g.stride[last];
+        int64_t j0 = shift >= 0 ? 0 : (-shift + s - 1) / s;
+        int64_t j1 = g.in[last] - 1 - shift < 0 ? -1 : (g.in[last] - 1 - shift) / s;
+        j1 = std::min(j1, width - 1);
+        const T* src = px + xoff + shift * xs[last];
+        const int64_t step = s * xs[last];
+        A* a = acc.data();
+        if (step == 1) {
+          for (int64_t j = j0; j <= j1; ++j) a[j] = C::apply(a[j], static_cast<A>(static_cast<Compute<T>>(src[j])));
+        } else {
+          for (int64_t j = j0; j <= j1; ++j)
+            a[j] = C::apply(a[j], static_cast<A>(static_cast<Compute<T>>(src[j * step])));
+        }
+      }
+    } while (next_index(tap, g.window, last));
+    for (int64_t j = 0; j < width; ++j) py[yoff + j * ys[last]] = cast_value<T>(acc[static_cast<size_t>(j)]);
+  };
+  int64_t taps = 1;
+  for (int64_t w : g.window) taps *= w;
+  const bool parallel = ctx.threads > 1 && rows > 1 && rows * width * taps >= kParallelThreshold;
+#pragma omp parallel num_threads(ctx.threads) if (parallel)
+  {
+    std::vector<A> acc(static_cast<size_t>(width));
+    std::vector<int64_t> pos(last + 1, 0), tap(last + 1, 0);
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) row(r, acc, pos, tap);
+  }
+}
+
+template <int Code>
+wick_support window_supports(const wick_op_desc& op) {
+  if (op.num_inputs != 1 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
+  const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
+  if (x.dtype != y.dtype) return WICK_SUPPORT_NO_PARAMS;
+  if (!window_geometry(op, x, y)) return WICK_SUPPORT_NO_PARAMS;
+  if (sdk::dtype_size(x.dtype) == 0) return WICK_SUPPORT_NO_DTYPE;
+  // bool has max (any) and min (all); its sums and products go through an integer on the host.
+  if (x.dtype == WICK_DTYPE_BOOL && (Code == WICK_OP_WINDOW_SUM || Code == WICK_OP_WINDOW_PROD))
+    return WICK_SUPPORT_NO_DTYPE;
+  return WICK_SUPPORT_YES;
+}
+
+template <int Code>
+void window_execute(Context& ctx, const wick_op_desc& op) {
+  const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
+  if (numel_of(y) == 0) return;
+  const WindowGeometry g = *window_geometry(op, x, y);
+  sdk::visit_dtype(x.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (Code == WICK_OP_WINDOW_MAX) window_reduce<T, Reduce::Max>(ctx, g, x, y);
+    if constexpr (Code == WICK_OP_WINDOW_MIN) window_reduce<T, Reduce::Min>(ctx, g, x, y);
+    if constexpr (!std::is_same_v<T, bool>) {
+      if constexpr (Code == WICK_OP_WINDOW_SUM) window_reduce<T, Reduce::Sum>(ctx, g, x, y);
+      if constexpr (Code == WICK_OP_WINDOW_PROD) window_reduce<T, Reduce::Prod>(ctx, g, x, y);
+    }
+  });
+}
+
+// ---- select and scatter -------------------------------------------------------------------------
+
+// For each window (each source element), the first maximum (minimum) among the operand's own
+// elements is selected — padding never is, and a window wholly in padding selects nothing — and
+// the source value is added there. A NaN counts as the maximum (minimum), as in window_max.
+template <class T, bool Max>
+void window_scatter(const WindowGeometry& g, const wick_op_desc& op) {
+  const auto& p = *static_cast<const wick_window_params*>(op.params);
+  const wick_tensor_desc &x = op.inputs[0], &src = op.inputs[1], &y = op.outputs[0];
+  using C = Compute<T>;
+  using A = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
+  const T* px = data_of<const T>(x);
+  const T* ps = data_of<const T>(src);
+  T* py = data_of<T>(y);
+  const std::vector<int64_t> xs = strides_of(x), ss = strides_of(src), ys = strides_of(y);
+  const size_t r = static_cast<size_t>(g.rank);
+  // Accumulate in a dense buffer indexed like the operand; round once on store.
+  std::vector<int64_t> dense(r);
+  int64_t n = 1;
+  for (size_t i = r; i-- > 0;) {
+    dense[i] = n;
+    n *= g.in[i];
+  }
+  A init;
+  if constexpr (std::is_integral_v<T>) init = static_cast<A>(cast_value<int64_t>(p.init_value));
+  else init = static_cast<A>(p.init_value);
+  std::vector<A> acc(static_cast<size_t>(n), init);
+  if (numel_of(src) > 0 && n > 0) {
+    std::vector<int64_t> pos(r, 0), tap(r, 0);
+    do {
+      int64_t best = -1;
+      C best_value{};
+      std::fill(tap.begin(), tap.end(), 0);
+      do {
+        int64_t xoff = 0, doff = 0;
+        bool real = true;
+        for (size_t i = 0; i < r && real; ++i) {
+          const int64_t v = pos[i] * g.stride[i] - g.lo[i] + tap[i] * g.dil[i];
+          real = v >= 0 && v < g.in[i];
+          xoff += v * xs[i];
+          doff += v * dense[i];
+        }
+        if (!real) continue;
+        const C v = static_cast<C>(px[xoff]);
+        const bool better = Max ? v > best_value : v < best_value;
+        if (best < 0 || better || (v != v && best_value == best_value)) {
+          best = doff;
+          best_value = v;
+        }
+      } while (next_index(tap, g.window, r));
+      if (best >= 0) {
+        int64_t soff = 0;
+        for (size_t i = 0; i < r; ++i) soff += pos[i] * ss[i];
+        acc[static_cast<size_t>(best)] += static_cast<A>(static_cast<C>(ps[soff]));
+      }
+    } while (next_index(pos, g.out, r));
+  }
+  std::vector<int64_t> idx(r, 0);
+  int64_t k = 0;
+  do {
+    int64_t yoff = 0;
+    for (size_t i = 0; i < r; ++i) yoff += idx[i] * ys[i];
+    py[yoff] = cast_value<T>(acc[static_cast<size_t>(k++)]);
+  } while (next_index(idx, g.in, r));
+}
+
+wick_support scatter_supports(const wick_op_desc& op) {
+  if (op.num_inputs != 2 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
+  const wick_tensor_desc &x = op.inputs[0], &src = op.inputs[1], &y = op.outputs[0];
+  if (x.dtype != y.dtype || src.dtype != y.dtype || !same_shape(x, y)) return WICK_SUPPORT_NO_PARAMS;
+  if (!window_geometry(op, x, src)) return WICK_SUPPORT_NO_PARAMS;
+  if (x.dtype == WICK_DTYPE_BOOL || sdk::dtype_size(x.dtype) == 0) return WICK_SUPPORT_NO_DTYPE;
+  return WICK_SUPPORT_YES;
+}
+
+template <bool Max>
+void scatter_execute(Context& /*ctx*/, const wick_op_desc& op) {
+  const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
+  if (numel_of(y) == 0) return;
+  const WindowGeometry g = *window_geometry(op, x, op.inputs[1]);
+  sdk::visit_dtype(x.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) window_scatter<T, Max>(g, op);
+  });
+}
+
+}  // namespace
+
+void register_window(KernelTable& table) {
+  table[WICK_OP_WINDOW_SUM] = {&window_supports<WICK_OP_WINDOW_SUM>, &window_execute<WICK_OP_WINDOW_SUM>};
+  table[WICK_OP_WINDOW_PROD] = {&window_supports<WICK_OP_WINDOW_PROD>, &window_execute<WICK_OP_WINDOW_PROD>};
+  table[WICK_OP_WINDOW_MAX] = {&window_supports<WICK_OP_WINDOW_MAX>, &window_execute<WICK_OP_WINDOW_MAX>};
+  table[WICK_OP_WINDOW_MIN] = {&window_supports<WICK_OP_WINDOW_MIN>, &window_execute<WICK_OP_WINDOW_MIN>};
+  table[WICK_OP_WINDOW_SCATTER_MAX] = {&scatter_supports, &scatter_execute<true>};
+  table[WICK_OP_WINDOW_SCATTER_MIN] = {&scatter_supports, &scatter_execute<false>};
+}
+
+}  // namespace wick::cpu
