@@ -56,7 +56,7 @@ Plan make_plan(const wick_tensor_desc& in, const wick_tensor_desc& out, const st
 // ---- row reductions -----------------------------------------------------------------------------
 
 constexpr int64_t kLanes = 8;
-constexpr int64_t kPairwiseBlock = 512;
+constexpr int64_t kPairwiseBlock = 4096;  // long enough that the split costs nothing
 
 template <class Op, class A, class T>
 A reduce_row(const T* x, int64_t n, int64_t stride) {
@@ -81,24 +81,36 @@ A reduce_row(const T* x, int64_t n, int64_t stride) {
   return acc;
 }
 
-// Reduces the positions [begin, end) (C order over the reduced dims) starting at base.
+// Reduces the positions [begin, end) (C order over the reduced dims) from a base pointer. Made
+// once per block of work: it owns the walker over the outer reduced dims, so that reducing one
+// output allocates nothing.
 template <class Op, class A, class T>
-A reduce_range(const T* base, const std::vector<Dim>& reduced, int64_t begin, int64_t end) {
-  const Dim& inner = reduced.back();
-  const std::vector<Dim> outer(reduced.begin(), reduced.end() - 1);
-  Walker rows(outer);
-  rows.seek(begin / inner.n);
-  int64_t col = begin % inner.n;
-  A acc = Op::template identity<A>();
-  while (begin < end) {
-    const int64_t len = std::min(inner.n - col, end - begin);
-    acc = Op::combine(acc, reduce_row<Op, A>(base + rows.in + col * inner.in, len, inner.in));
-    begin += len;
-    col = 0;
-    rows.next();
+class RangeReducer {
+ public:
+  explicit RangeReducer(const std::vector<Dim>& reduced)
+      : inner_(reduced.back()), outer_(reduced.begin(), reduced.end() - 1), rows_(outer_) {}
+  RangeReducer(const RangeReducer&) = delete;
+
+  A operator()(const T* base, int64_t begin, int64_t end) {
+    if (outer_.empty()) return reduce_row<Op, A>(base + begin * inner_.in, end - begin, inner_.in);
+    rows_.seek(begin / inner_.n);
+    int64_t col = begin % inner_.n;
+    A acc = Op::template identity<A>();
+    while (begin < end) {
+      const int64_t len = std::min(inner_.n - col, end - begin);
+      acc = Op::combine(acc, reduce_row<Op, A>(base + rows_.in + col * inner_.in, len, inner_.in));
+      begin += len;
+      col = 0;
+      rows_.next();
+    }
+    return acc;
   }
-  return acc;
-}
+
+ private:
+  Dim inner_;
+  std::vector<Dim> outer_;
+  Walker rows_;
+};
 
 // ---- the two loop shapes --------------------------------------------------------------------------
 
@@ -109,22 +121,22 @@ void reduce_per_output(const Context& ctx, const Plan& p, const T* src, O* dst) 
   const int64_t pieces = split_count(ctx, n_out, n_red);
   if (pieces == 1) {
     parallel_for(ctx, n_out, n_red, [&](int64_t begin, int64_t end) {
+      RangeReducer<Op, A, T> reduce(p.reduced);
       Walker k(p.kept);
       k.seek(begin);
-      for (int64_t o = begin; o < end; ++o, k.next())
-        dst[k.out] = cast_value<O>(reduce_range<Op, A>(src + k.in, p.reduced, 0, n_red));
+      for (int64_t o = begin; o < end; ++o, k.next()) dst[k.out] = cast_value<O>(reduce(src + k.in, 0, n_red));
     });
     return;
   }
   // Few outputs, long reductions: every output is cut into pieces reduced on their own threads.
   const std::unique_ptr<A[]> partial(new A[static_cast<size_t>(n_out * pieces)]);  // not vector<bool>
   parallel_for(ctx, n_out * pieces, n_red / pieces, [&](int64_t begin, int64_t end) {
+    RangeReducer<Op, A, T> reduce(p.reduced);
     Walker k(p.kept);
     for (int64_t t = begin; t < end; ++t) {
       const int64_t o = t / pieces, piece = t % pieces;
       k.seek(o);
-      partial[static_cast<size_t>(t)] =
-          reduce_range<Op, A>(src + k.in, p.reduced, n_red * piece / pieces, n_red * (piece + 1) / pieces);
+      partial[static_cast<size_t>(t)] = reduce(src + k.in, n_red * piece / pieces, n_red * (piece + 1) / pieces);
     }
   });
   Walker k(p.kept);
@@ -255,19 +267,25 @@ bool better(C v, C best) {
 }
 
 // The best element of x[begin..end) along a stride: the first NaN wins outright (NaN is not equal
-// to NaN, so the tie flag does not apply to it); equal values keep the first, or the last.
+// to NaN, so the tie flag does not apply to it); equal values keep the first, or the last. Two
+// passes: the extreme value (a vectorised reduction), then a search for where it is.
 template <bool Max, class T>
 std::pair<compute_t<T>, int64_t> arg_scan(const T* x, int64_t stride, int64_t begin, int64_t end, bool last) {
-  compute_t<T> best = load(x[begin * stride]);
-  int64_t at = begin;
-  for (int64_t i = begin + 1; i < end && !is_nan(best); ++i) {
-    const compute_t<T> v = load(x[i * stride]);
-    if (is_nan(v) || better<Max>(v, best) || (last && v == best)) {
-      best = v;
-      at = i;
-    }
+  using C = compute_t<T>;
+  using Op = std::conditional_t<Max, MaxOp, MinOp>;
+  const C best = reduce_row<Op, C>(x + begin * stride, end - begin, stride);
+  if (is_nan(best)) {
+    for (int64_t i = begin; i < end; ++i)
+      if (is_nan(load(x[i * stride]))) return {best, i};
   }
-  return {best, at};
+  if (last) {
+    for (int64_t i = end; i-- > begin;)
+      if (load(x[i * stride]) == best) return {best, i};
+  } else {
+    for (int64_t i = begin; i < end; ++i)
+      if (load(x[i * stride]) == best) return {best, i};
+  }
+  return {best, begin};  // not reached: best is one of the elements
 }
 
 wick_support arg_supports(const wick_op_desc& op) {

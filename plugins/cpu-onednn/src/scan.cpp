@@ -27,9 +27,20 @@ wick_support scan_supports(const wick_op_desc& op) {
 
 constexpr int64_t kColumns = 512;
 
-template <class Op, class T, class O>
-void scan_typed(const Context& ctx, const wick_tensor_desc& in, const wick_tensor_desc& out, int axis,
-                bool reverse, bool exclusive) {
+// acc combines x; out receives acc before (exclusive) or after (inclusive) it.
+template <class Op, bool Exclusive, class A, class T, class O>
+inline void scan_step(A& acc, T x, O& out) {
+  if constexpr (Exclusive) {
+    out = cast_value<O>(acc);
+    acc = Op::combine(acc, Op::template enter<A>(x));
+  } else {
+    acc = Op::combine(acc, Op::template enter<A>(x));
+    out = cast_value<O>(acc);
+  }
+}
+
+template <class Op, bool Exclusive, class T, class O>
+void scan_typed(const Context& ctx, const wick_tensor_desc& in, const wick_tensor_desc& out, int axis, bool reverse) {
   using A = typename Op::template acc<T>;
   const int64_t n = in.shape[axis];
   int64_t in_base = 0, out_base = 0;
@@ -57,16 +68,6 @@ void scan_typed(const Context& ctx, const wick_tensor_desc& in, const wick_tenso
   const T* src = data_of<const T>(in) + in_base;
   O* dst = data_of<O>(out) + out_base;
 
-  auto step = [exclusive](A& acc, T x, O& o) {
-    if (exclusive) {
-      o = cast_value<O>(acc);
-      acc = Op::combine(acc, Op::template enter<A>(x));
-    } else {
-      acc = Op::combine(acc, Op::template enter<A>(x));
-      o = cast_value<O>(acc);
-    }
-  };
-
   const bool columns = !lines.empty() && lines.back().in == 1 && std::abs(ax_in) != 1 && lines.back().n >= 8;
   if (!columns) {
     parallel_for(ctx, count_of(lines), n, [&](int64_t begin, int64_t end) {
@@ -76,7 +77,11 @@ void scan_typed(const Context& ctx, const wick_tensor_desc& in, const wick_tenso
         const T* x = src + w.in;
         O* y = dst + w.out;
         A acc = Op::template identity<A>();
-        for (int64_t i = 0; i < n; ++i) step(acc, x[i * ax_in], y[i * ax_out]);
+        if (ax_in == 1 && ax_out == 1) {
+          for (int64_t i = 0; i < n; ++i) scan_step<Op, Exclusive>(acc, x[i], y[i]);
+        } else {
+          for (int64_t i = 0; i < n; ++i) scan_step<Op, Exclusive>(acc, x[i * ax_in], y[i * ax_out]);
+        }
       }
     });
     return;
@@ -94,7 +99,11 @@ void scan_typed(const Context& ctx, const wick_tensor_desc& in, const wick_tenso
       for (int64_t i = 0; i < n; ++i) {
         const T* x = src + w.in + i * ax_in + c0;
         O* y = dst + w.out + i * ax_out + c0 * cols.out;
-        for (int64_t j = 0; j < width; ++j) step(acc[j], x[j], y[j * cols.out]);
+        if (cols.out == 1) {
+          for (int64_t j = 0; j < width; ++j) scan_step<Op, Exclusive>(acc[j], x[j], y[j]);
+        } else {
+          for (int64_t j = 0; j < width; ++j) scan_step<Op, Exclusive>(acc[j], x[j], y[j * cols.out]);
+        }
       }
     }
   });
@@ -112,7 +121,10 @@ void scan_execute(Context& ctx, const wick_op_desc& op) {
       using A = typename Op::template acc<T>;
       // Only the pairs supports() accepts are instantiated.
       if constexpr (std::is_same_v<O, T> || (std::is_same_v<A, uint64_t> && sizeof(O) == 8 && !is_float_v<O>))
-        scan_typed<Op, T, O>(ctx, in, out, p.axis, (p.flag & 1) != 0, (p.flag & 2) != 0);
+      {
+        if (p.flag & 2) scan_typed<Op, true, T, O>(ctx, in, out, p.axis, (p.flag & 1) != 0);
+        else scan_typed<Op, false, T, O>(ctx, in, out, p.axis, (p.flag & 1) != 0);
+      }
     });
   });
 }
