@@ -1,0 +1,168 @@
+// Matmul and convolution: Wick's Tensor ops against raw oneDNN primitives created once and
+// executed in the loop, on the same threads.
+#include "bench_common.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace wick::bench {
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+
+memory::data_type dnnl_type(DType t) { return t == DType::BF16 ? memory::data_type::bf16 : memory::data_type::f32; }
+
+const char* type_name(DType t) { return t == DType::BF16 ? "bf16" : "f32"; }
+
+// A oneDNN memory of the descriptor, filled with values in [-1, 1) (through a plain f32 source and
+// a reorder, so that every layout and dtype gets the same kind of numbers).
+memory filled(const memory::desc& md, const dnnl::engine& eng, dnnl::stream& s, uint32_t seed) {
+  memory out(md, eng);
+  memory::dims strides(md.dims().size(), 1);
+  for (size_t i = strides.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * md.dims()[i + 1];
+  const memory::desc f32_md(md.dims(), memory::data_type::f32, strides);
+  memory src(f32_md, eng);
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  float* p = static_cast<float*>(src.get_data_handle());
+  for (size_t i = 0; i < f32_md.get_size() / sizeof(float); ++i) p[i] = dist(gen);
+  dnnl::reorder(src, out).execute(s, src, out);
+  s.wait();
+  return out;
+}
+
+// ---- matmul -------------------------------------------------------------------------------------
+
+void wick_matmul(benchmark::State& state, int64_t m, int64_t k, int64_t n, DType t) {
+  const Tensor a = random({m, k}, t, 1), b = random({k, n}, t, 2);
+  for (auto _ : state) {
+    Tensor c = a.matmul(b);
+    benchmark::DoNotOptimize(c);
+  }
+  report_flops(state, 2.0 * static_cast<double>(m * k * n));
+}
+
+// Plain row-major operands, as Wick's tensors are; with `prepacked`, the weights are reordered once
+// into the layout oneDNN prefers (possible only when they are constant, which an eager op cannot know).
+void onednn_matmul(benchmark::State& state, int64_t m, int64_t k, int64_t n, DType t, bool prepacked) {
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream s(eng);
+  const memory::desc a_md({m, k}, dnnl_type(t), tag::ab), b_md({k, n}, dnnl_type(t), tag::ab),
+      c_md({m, n}, dnnl_type(t), tag::ab);
+  const memory::desc b_want = prepacked ? memory::desc({k, n}, dnnl_type(t), tag::any) : b_md;
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_want, c_md), eng);
+  dnnl::matmul prim(pd);
+  memory a = filled(a_md, eng, s, 1), b = filled(pd.weights_desc(), eng, s, 2), c(c_md, eng);
+  for (auto _ : state) {
+    prim.execute(s, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+    s.wait();
+  }
+  report_flops(state, 2.0 * static_cast<double>(m * k * n));
+  state.SetLabel(pd.impl_info_str());
+}
+
+// ---- convolution --------------------------------------------------------------------------------
+
+constexpr int64_t kN = 32, kC = 64, kHW = 56, kO = 64, kK = 3;
+constexpr double kConvFlops = 2.0 * kN * kO * kHW * kHW * kC * kK * kK;
+
+void wick_conv(benchmark::State& state, DType t, bool channels_last) {
+  // channels_last: the same logical [N, C, H, W] tensor stored as [N, H, W, C].
+  const Tensor x = channels_last ? random({kN, kHW, kHW, kC}, t, 1).permute({0, 3, 1, 2}) : random({kN, kC, kHW, kHW}, t, 1);
+  const Tensor w = random({kO, kC, kK, kK}, t, 2);
+  for (auto _ : state) {
+    Tensor y = x.conv(w, {1}, {1});
+    benchmark::DoNotOptimize(y);
+  }
+  report_flops(state, kConvFlops);
+}
+
+// The convolution primitive with the layouts oneDNN prefers (format `any`). With `plain_io`, the
+// data starts and ends in plain NCHW / OIHW, as a NCHW user's tensors do: src and weights are
+// reordered in, dst out, on every iteration. Without it, only the primitive runs (data already in
+// its layout): the ceiling.
+void onednn_conv(benchmark::State& state, DType t, bool plain_io) {
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream s(eng);
+  const memory::data_type dt = dnnl_type(t);
+  const memory::dims src_dims{kN, kC, kHW, kHW}, wei_dims{kO, kC, kK, kK}, dst_dims{kN, kO, kHW, kHW};
+  dnnl::convolution_forward::primitive_desc pd(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                      memory::desc(src_dims, dt, tag::any), memory::desc(wei_dims, dt, tag::any),
+                                      memory::desc(dst_dims, dt, tag::any),
+                                      // strides 1, no dilation (oneDNN counts gaps), padding 1 each side
+                                      {1, 1}, {0, 0}, {1, 1}, {1, 1}),
+      eng);
+  dnnl::convolution_forward conv(pd);
+  memory src(pd.src_desc(), eng), wei(pd.weights_desc(), eng), dst(pd.dst_desc(), eng);
+  const memory::desc src_plain(src_dims, dt, tag::nchw), wei_plain(wei_dims, dt, tag::oihw), dst_plain(dst_dims, dt, tag::nchw);
+  memory user_src = filled(src_plain, eng, s, 1), user_wei = filled(wei_plain, eng, s, 2), user_dst(dst_plain, eng);
+  dnnl::reorder to_src(user_src, src), to_wei(user_wei, wei), from_dst(dst, user_dst);
+  to_src.execute(s, user_src, src);
+  to_wei.execute(s, user_wei, wei);
+  s.wait();
+  for (auto _ : state) {
+    if (plain_io) {
+      to_src.execute(s, user_src, src);
+      to_wei.execute(s, user_wei, wei);
+    }
+    conv.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+    if (plain_io) from_dst.execute(s, dst, user_dst);
+    s.wait();
+  }
+  report_flops(state, kConvFlops);
+  state.SetLabel(pd.impl_info_str());
+}
+
+}  // namespace
+
+void register_linalg() {
+  struct Shape3 {
+    int64_t m, k, n;
+  };
+  const std::vector<Shape3> shapes = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
+                                      {64, 768, 3072}};
+  for (DType t : {DType::F32, DType::BF16}) {
+    for (const Shape3& s : shapes) {
+      const std::string name = std::string("matmul_") + type_name(t) + "_" + std::to_string(s.m) + "x" +
+                               std::to_string(s.k) + "x" + std::to_string(s.n);
+      benchmark::RegisterBenchmark((name + "/wick").c_str(), wick_matmul, s.m, s.k, s.n, t)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime()
+          ->MinTime(0.2);
+      benchmark::RegisterBenchmark((name + "/onednn").c_str(), onednn_matmul, s.m, s.k, s.n, t, false)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime()
+          ->MinTime(0.2);
+      if (s.m == 64) {
+        benchmark::RegisterBenchmark((name + "/onednn_prepacked").c_str(), onednn_matmul, s.m, s.k, s.n, t, true)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime()
+            ->MinTime(0.2);
+      }
+    }
+  }
+  for (DType t : {DType::F32, DType::BF16}) {
+    const std::string name = std::string("conv2d_") + type_name(t) + "_n32c64h56k64r3";
+    for (const auto& [suffix, channels_last] : {std::pair{"/wick", false}, std::pair{"/wick_channels_last", true}}) {
+      benchmark::RegisterBenchmark((name + suffix).c_str(), wick_conv, t, channels_last)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->MinTime(0.3);
+    }
+    for (const auto& [suffix, plain] : {std::pair{"/onednn", false}, std::pair{"/onednn_nchw_io", true}}) {
+      benchmark::RegisterBenchmark((name + suffix).c_str(), onednn_conv, t, plain)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->MinTime(0.3);
+    }
+  }
+}
+
+}  // namespace wick::bench

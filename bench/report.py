@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""Prints the Wick / reference table of a wick_bench JSON report (scripts/bench.sh runs this).
+
+Benchmarks are named "<case>/<variant>": variant "wick" is Wick's Tensor op, the others are
+references run in the same process on the same threads. Times are medians over the repetitions.
+A ratio is reference time / Wick time, so 1.0 means Wick is as fast and 0.9 means Wick takes
+1/0.9 as long.
+
+    /usr/bin/python3 bench/report.py build/bench.json
+"""
+
+import json
+import sys
+
+# (case, reference variant, minimum ratio): the targets of issue 3.
+RATIO_TARGETS = [
+    ("matmul_f32_1024x1024x1024", "onednn", 0.9),
+    ("matmul_bf16_1024x1024x1024", "onednn", 0.9),
+    ("conv2d_f32_n32c64h56k64r3", "onednn", 0.9),
+    ("conv2d_bf16_n32c64h56k64r3", "onednn", 0.9),
+    ("add_f32_10000000", "loop", 0.8),
+]
+# (case, maximum median seconds of the Wick variant)
+TIME_TARGETS = [("add_f32_1", 1e-6)]
+
+UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def medians(report):
+    """{(case, variant): (seconds, label)} from the median aggregates (or single runs)."""
+    out = {}
+    for b in report["benchmarks"]:
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        parts = b["run_name"].split("/")
+        key = (parts[0], parts[1])
+        if b.get("run_type") != "aggregate" and key in out:
+            continue  # without repetitions: the first run
+        out[key] = (b["real_time"] * UNIT[b["time_unit"]], b.get("label", ""))
+    return out
+
+
+def fmt_time(s):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= scale:
+            return "%.3g %s" % (s / scale, unit)
+    return "%.3g ns" % (s / 1e-9)
+
+
+def main():
+    with open(sys.argv[1], encoding="utf-8") as f:
+        report = json.load(f)
+    m = medians(report)
+    ctx = report.get("context", {})
+    print("threads: %s, host: %s, %s" % (ctx.get("threads", "?"), ctx.get("host_name", "?"), ctx.get("date", "?")))
+    print()
+    print("| case | Wick | Wick median | reference | reference median | ratio ref/Wick |")
+    print("|---|---|---|---|---|---|")
+    cases = []
+    for case, _variant in m:
+        if case not in cases:
+            cases.append(case)
+    for case in cases:
+        variants = [v for c, v in m if c == case]
+        wicks = [v for v in variants if v.startswith("wick")]
+        refs = [v for v in variants if not v.startswith("wick")]
+        for w in wicks:
+            tw = m[(case, w)][0]
+            for r in refs:
+                tr = m[(case, r)][0]
+                print("| %s | %s | %s | %s | %s | %.2f |" % (case, w, fmt_time(tw), r, fmt_time(tr), tr / tw))
+            if not refs:
+                print("| %s | %s | %s | | | |" % (case, w, fmt_time(tw)))
+    print()
+    print("| target | measured | holds |")
+    print("|---|---|---|")
+    for case, ref, minimum in RATIO_TARGETS:
+        if (case, "wick") in m and (case, ref) in m:
+            r = m[(case, ref)][0] / m[(case, "wick")][0]
+            print("| %s: Wick >= %.1fx %s | %.2fx | %s |" % (case, minimum, ref, r, "yes" if r >= minimum else
+                                                              "no (%.0f%% short)" % (100 * (minimum - r) / minimum)))
+    for case, limit in TIME_TARGETS:
+        if (case, "wick") in m:
+            t = m[(case, "wick")][0]
+            print("| %s: Wick <= %s | %s | %s |" % (case, fmt_time(limit), fmt_time(t), "yes" if t <= limit else
+                                                   "no (%.1fx the limit)" % (t / limit)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds wick_bench, runs every benchmark (Wick next to raw oneDNN and plain loops, same process,
+# same threads) with repetitions, and prints the Wick / reference ratio table (bench/report.py).
+#
+#   scripts/bench.sh                      # build dir: $WICK_BUILD_DIR or build/
+#   WICK_BENCH_THREADS=1 scripts/bench.sh # threads for Wick and the references (default: cores)
+#   scripts/bench.sh --benchmark_filter=matmul   # extra arguments go to wick_bench
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${WICK_BUILD_DIR:-$root/build}"
+if [[ ! -f "$build/build.ninja" ]]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+ninja -C "$build" -j "${WICK_BUILD_JOBS:-$(nproc)}" wick_bench
+out="${WICK_BENCH_OUT:-$build/bench.json}"
+# Medians of 5 repetitions, interleaved at random so that the machine's drift hits every benchmark
+# alike; the console shows progress, the JSON file gets the numbers.
+"$build/bin/wick_bench" --benchmark_repetitions="${WICK_BENCH_REPETITIONS:-5}" \
+  --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+  --benchmark_out="$out" --benchmark_out_format=json "$@" >&2
+/usr/bin/python3 "$root/bench/report.py" "$out"
