@@ -3,6 +3,7 @@
 
 #include <wick/config.hpp>
 
+#include <cstdint>
 #include <string>
 
 namespace wick::cli {
@@ -16,5 +17,25 @@ int run_config_check(const ConfigOverrides& overrides, const std::string& file);
 int run_config_default();
 // `wick demo`: a small computation on the selected device, checked against hand-worked values.
 int run_demo(const ConfigOverrides& overrides);
+
+// `wick conformance`: the conformance suite on one or more backends (docs/conformance.md).
+struct ConformanceArgs {
+  std::string backend = "cpu-onednn";  // names, paths or "all", comma-separated
+  std::string op, dtype, case_pattern;  // comma-separated globs
+  std::string mode = "test";            // test, support, perf
+  std::string report_dir = "conformance-report";
+  std::string expectations;
+  int jobs = 1;
+  std::string suite = "golden,diff,onnx";
+  double timeout = 30;
+  uint64_t seed = 20240601;
+  std::string reference = "cpu-onednn";
+  std::string onnx_dir = "/usr/share/libonnx-testdata/data/node";
+  std::string data_dir, tolerances, overrides_file;
+  std::string fail_on = "crash";  // crash, fail, never
+  bool list = false, coverage = false;
+  std::string command_line;
+};
+int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& args);
 
 }  // namespace wick::cli

@@ -1,4 +1,4 @@
-// wick — the command-line front end: devices, config, demo.
+// wick — the command-line front end: devices, config, demo, conformance.
 #include "commands.hpp"
 
 #include <wick/error.hpp>
@@ -38,6 +38,30 @@ int main(int argc, char** argv) {
 
   CLI::App* demo_cmd = app.add_subcommand("demo", "Run a small computation on the selected device and check it");
 
+  wick::cli::ConformanceArgs conf;
+  CLI::App* conf_cmd = app.add_subcommand("conformance", "Run the conformance suite on backends (docs/conformance.md)");
+  conf_cmd->add_option("--backend", conf.backend, "Plugin names, plugin paths or 'all', comma-separated")->capture_default_str();
+  conf_cmd->add_option("--op", conf.op, "Op name globs, comma-separated (ONNX: the op type, e.g. Add)");
+  conf_cmd->add_option("--dtype", conf.dtype, "Dtype globs, comma-separated (excludes ONNX cases)");
+  conf_cmd->add_option("--case", conf.case_pattern, "Case id globs, comma-separated");
+  conf_cmd->add_option("--mode", conf.mode, "test, support (claimed capability) or perf")
+      ->check(CLI::IsMember({"test", "support", "perf"}))->capture_default_str();
+  conf_cmd->add_option("--report", conf.report_dir, "Report directory")->capture_default_str();
+  conf_cmd->add_option("--expectations", conf.expectations, "Expectations file (XFAIL/SKIP entries)");
+  conf_cmd->add_option("--jobs", conf.jobs, "Worker processes per backend")->capture_default_str();
+  conf_cmd->add_option("--suite", conf.suite, "Case sources: golden, diff, onnx")->capture_default_str();
+  conf_cmd->add_option("--timeout", conf.timeout, "Per-case timeout in seconds")->capture_default_str();
+  conf_cmd->add_option("--seed", conf.seed, "Base seed (case seed = hash(base, case id))")->capture_default_str();
+  conf_cmd->add_option("--reference", conf.reference, "Reference backend of the differential mode")->capture_default_str();
+  conf_cmd->add_option("--onnx-dir", conf.onnx_dir, "ONNX node-test directory")->capture_default_str();
+  conf_cmd->add_option("--golden-dir", conf.data_dir, "Golden data directory");
+  conf_cmd->add_option("--tolerances", conf.tolerances, "Tolerance table (TOML)");
+  conf_cmd->add_option("--tolerance-overrides", conf.overrides_file, "Tolerance overrides (TOML, a reason each)");
+  conf_cmd->add_option("--fail-on", conf.fail_on, "Exit non-zero on: crash (CRASH/TIMEOUT), fail (also FAIL), never")
+      ->check(CLI::IsMember({"crash", "fail", "never"}))->capture_default_str();
+  conf_cmd->add_flag("--list", conf.list, "List the selected cases and exit");
+  conf_cmd->add_flag("--coverage", conf.coverage, "List every SDK op with its number of golden cases");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -57,6 +81,10 @@ int main(int argc, char** argv) {
     if (check_cmd->parsed()) return wick::cli::run_config_check(cli, check_file);
     if (default_cmd->parsed()) return wick::cli::run_config_default();
     if (demo_cmd->parsed()) return wick::cli::run_demo(cli);
+    if (conf_cmd->parsed()) {
+      for (int i = 0; i < argc; ++i) conf.command_line += (i ? " " : "") + std::string(argv[i]);
+      return wick::cli::run_conformance(cli, conf);
+    }
   } catch (const wick::ConfigError& e) {
     std::cerr << "wick: config error: " << e.what() << "\n";
     return 2;

@@ -1,0 +1,487 @@
+#include "case.hpp"
+
+#include "base64.hpp"
+
+#include <wick/error.hpp>
+#include <wick/sdk/ops.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace wick::conformance {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// ---- dtypes, seeds, op codes ---------------------------------------------------------------------
+
+DType parse_dtype(const std::string& name) {
+  static const std::pair<const char*, DType> names[] = {
+      {"f32", DType::F32}, {"f64", DType::F64}, {"f16", DType::F16}, {"bf16", DType::BF16},
+      {"i8", DType::I8},   {"u8", DType::U8},   {"i16", DType::I16}, {"i32", DType::I32},
+      {"i64", DType::I64}, {"u32", DType::U32}, {"u64", DType::U64}, {"bool", DType::Bool}};
+  for (const auto& [n, t] : names) {
+    if (name == n) return t;
+  }
+  throw Error("conformance: unknown dtype '" + name + "'");
+}
+
+bool is_float_dtype(DType t) { return is_float(t); }
+
+uint64_t case_seed(uint64_t base_seed, const std::string& case_id) {
+  uint64_t h = 0xCBF29CE484222325ull ^ base_seed;
+  for (unsigned char c : case_id) {
+    h ^= c;
+    h *= 0x100000001B3ull;
+  }
+  return h;
+}
+
+std::vector<wick_op_code> sdk_op_codes() {
+  std::vector<wick_op_code> codes;
+  for (int c = 1; c < 1000; ++c) {
+    const auto code = static_cast<wick_op_code>(c);
+    if (std::strcmp(sdk::op_name(code), "unknown-op") != 0) codes.push_back(code);
+  }
+  return codes;
+}
+
+wick_op_code op_code_of(const std::string& name) {
+  for (wick_op_code c : sdk_op_codes()) {
+    if (name == sdk::op_name(c)) return c;
+  }
+  return WICK_OP_INVALID;
+}
+
+// ---- params ---------------------------------------------------------------------------------------
+
+struct Params::Holder {
+  wick_fill_params fill{};
+  wick_reduce_params reduce{};
+  wick_iota_params iota{};
+  wick_rng_params rng{};
+  wick_unary_params unary{};
+  wick_axis_params axis{};
+  wick_conv_params conv{};
+  wick_window_params window{};
+  wick_sort_params sort{};
+  wick_norm_params norm{};
+  wick_attention_params attention{};
+  std::vector<int32_t> axes;
+  std::vector<std::vector<int64_t>> arrays;
+  const void* ptr = nullptr;
+};
+
+const void* Params::get() const { return holder_ ? holder_->ptr : nullptr; }
+
+Params Params::build(wick_op_code op, const ParamValues& values) {
+  Params p;
+  auto h = std::make_shared<Holder>();
+  auto num = [&](const char* key) -> Num {
+    auto it = values.find(key);
+    return it == values.end() || it->second.empty() ? Num{} : it->second.front();
+  };
+  auto array = [&](const char* key) -> const int64_t* {
+    auto it = values.find(key);
+    if (it == values.end()) return nullptr;
+    std::vector<int64_t> a;
+    for (const Num& n : it->second) a.push_back(n.i);
+    h->arrays.push_back(std::move(a));
+    return h->arrays.back().data();
+  };
+  switch (op) {
+    case WICK_OP_FILL:
+      h->fill = {sizeof(wick_fill_params), num("float_value").d, num("int_value").i};
+      h->ptr = &h->fill;
+      break;
+    case WICK_OP_IOTA:
+      h->iota = {sizeof(wick_iota_params), static_cast<int32_t>(num("axis").i), num("float_start").d,
+                 num("float_step").d, num("int_start").i, num("int_step").i};
+      h->ptr = &h->iota;
+      break;
+    case WICK_OP_RNG_UNIFORM:
+    case WICK_OP_RNG_NORMAL:
+      h->rng = {sizeof(wick_rng_params), static_cast<uint64_t>(num("seed").i),
+                static_cast<uint64_t>(num("offset").i), num("a").d, num("b").d};
+      h->ptr = &h->rng;
+      break;
+    case WICK_OP_ROUND:
+    case WICK_OP_ELU:
+    case WICK_OP_AFFINE:
+    case WICK_OP_POWF:
+      if (values.empty()) break;
+      h->unary = {sizeof(wick_unary_params), num("alpha").d, num("beta").d,
+                  static_cast<int32_t>(num("mode").i)};
+      h->ptr = &h->unary;
+      break;
+    case WICK_OP_REDUCE_SUM:
+    case WICK_OP_REDUCE_PROD:
+    case WICK_OP_REDUCE_MAX:
+    case WICK_OP_REDUCE_MIN: {
+      auto it = values.find("axes");
+      if (it != values.end()) {
+        for (const Num& n : it->second) h->axes.push_back(static_cast<int32_t>(n.i));
+      }
+      h->reduce = {sizeof(wick_reduce_params), h->axes.data(), static_cast<int32_t>(h->axes.size())};
+      h->ptr = &h->reduce;
+      break;
+    }
+    case WICK_OP_ARGMAX:
+    case WICK_OP_ARGMIN:
+    case WICK_OP_CUMSUM:
+    case WICK_OP_CUMPROD:
+    case WICK_OP_CUMMAX:
+    case WICK_OP_CUMMIN:
+    case WICK_OP_INDEX_SELECT:
+    case WICK_OP_INDEX_REDUCE:
+    case WICK_OP_GATHER_ELEMENTS:
+    case WICK_OP_SCATTER_ELEMENTS:
+    case WICK_OP_SOFTMAX:
+    case WICK_OP_LOG_SOFTMAX:
+      h->axis = {sizeof(wick_axis_params), static_cast<int32_t>(num("axis").i),
+                 static_cast<int32_t>(num("flag").i)};
+      h->ptr = &h->axis;
+      break;
+    case WICK_OP_CONV:
+      h->conv.struct_size = sizeof(wick_conv_params);
+      h->conv.spatial_rank = static_cast<int32_t>(num("spatial_rank").i);
+      h->conv.strides = array("strides");
+      h->conv.padding_lo = array("padding_lo");
+      h->conv.padding_hi = array("padding_hi");
+      h->conv.dilations = array("dilations");
+      h->conv.input_dilations = array("input_dilations");
+      h->conv.groups = num("groups").i;
+      h->ptr = &h->conv;
+      break;
+    case WICK_OP_WINDOW_SUM:
+    case WICK_OP_WINDOW_PROD:
+    case WICK_OP_WINDOW_MAX:
+    case WICK_OP_WINDOW_MIN:
+    case WICK_OP_WINDOW_SCATTER_MAX:
+    case WICK_OP_WINDOW_SCATTER_MIN:
+      h->window.struct_size = sizeof(wick_window_params);
+      h->window.rank = static_cast<int32_t>(num("rank").i);
+      h->window.window = array("window");
+      h->window.strides = array("strides");
+      h->window.padding_lo = array("padding_lo");
+      h->window.padding_hi = array("padding_hi");
+      h->window.dilations = array("dilations");
+      h->window.init_value = num("init_value").d;
+      h->ptr = &h->window;
+      break;
+    case WICK_OP_SORT:
+      h->sort = {sizeof(wick_sort_params), static_cast<int32_t>(num("axis").i),
+                 static_cast<int32_t>(num("descending").i), static_cast<int32_t>(num("stable").i)};
+      h->ptr = &h->sort;
+      break;
+    case WICK_OP_LAYER_NORM:
+    case WICK_OP_RMS_NORM:
+    case WICK_OP_BATCH_NORM:
+      h->norm = {sizeof(wick_norm_params), static_cast<int32_t>(num("num_axes").i), num("epsilon").d};
+      h->ptr = &h->norm;
+      break;
+    case WICK_OP_ATTENTION:
+      h->attention = {sizeof(wick_attention_params), num("scale").d, static_cast<int32_t>(num("causal").i)};
+      h->ptr = &h->attention;
+      break;
+    default:
+      break;
+  }
+  if (h->ptr != nullptr) p.holder_ = std::move(h);
+  return p;
+}
+
+// ---- operands -------------------------------------------------------------------------------------
+
+int64_t Operand::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::vector<double> Operand::logical_values() const {
+  std::vector<double> out;
+  const int64_t n = numel();
+  if (n == 0) return out;
+  out.reserve(static_cast<size_t>(n));
+  const size_t esize = dtype_size(dtype);
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = offset;
+    for (size_t d = 0; d < shape.size(); ++d) off += index[d] * strides[d];
+    const unsigned char* p = bytes.data() + static_cast<size_t>(off) * esize;
+    sdk::visit_dtype(to_c(dtype), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T v;
+      std::memcpy(&v, p, sizeof(T));
+      out.push_back(static_cast<double>(v));
+    });
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+// ---- golden files ---------------------------------------------------------------------------------
+
+namespace {
+
+Num to_num(const json& v) {
+  Num n;
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    n.d = s == "nan" ? std::numeric_limits<double>::quiet_NaN()
+          : s == "inf" ? std::numeric_limits<double>::infinity()
+          : s == "-inf" ? -std::numeric_limits<double>::infinity()
+                        : std::stod(s);
+  } else if (v.is_number_integer()) {
+    n.i = v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
+    n.d = static_cast<double>(n.i);
+  } else if (v.is_boolean()) {
+    n.i = v.get<bool>() ? 1 : 0;
+    n.d = static_cast<double>(n.i);
+  } else {
+    n.d = v.get<double>();
+    n.i = std::isfinite(n.d) ? static_cast<int64_t>(n.d) : 0;
+  }
+  return n;
+}
+
+ParamValues to_params(const json& obj) {
+  ParamValues values;
+  if (!obj.is_object()) return values;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    std::vector<Num> v;
+    if (it.value().is_array()) {
+      for (const json& e : it.value()) v.push_back(to_num(e));
+    } else {
+      v.push_back(to_num(it.value()));
+    }
+    values[it.key()] = std::move(v);
+  }
+  return values;
+}
+
+Shape to_shape(const json& j) { return j.get<std::vector<int64_t>>(); }
+
+std::vector<double> decode_f64(const std::string& b64) {
+  const std::vector<unsigned char> raw = base64_decode(b64);
+  std::vector<double> out(raw.size() / 8);
+  std::memcpy(out.data(), raw.data(), out.size() * 8);
+  return out;
+}
+
+}  // namespace
+
+struct GoldenStore::File {
+  std::string op;
+  wick_op_code code = WICK_OP_INVALID;
+  json cases;
+  json large;
+};
+
+GoldenStore::GoldenStore(std::string directory) : directory_(std::move(directory)) {
+  std::error_code ec;
+  std::vector<std::pair<int, std::string>> found;
+  for (const auto& e : fs::directory_iterator(directory_, ec)) {
+    if (e.path().extension() != ".json") continue;
+    const std::string stem = e.path().stem().string();
+    found.emplace_back(static_cast<int>(op_code_of(stem)), stem);
+  }
+  if (ec) throw Error("conformance: cannot read the golden data directory " + directory_ + ": " + ec.message());
+  std::sort(found.begin(), found.end());
+  for (auto& [code, stem] : found) ops_.push_back(stem);
+}
+
+const GoldenStore::File& GoldenStore::file(const std::string& op) const {
+  auto it = cache_.find(op);
+  if (it != cache_.end()) return *it->second;
+  const std::string path = directory_ + "/" + op + ".json";
+  std::ifstream in(path);
+  if (!in) throw Error("conformance: no golden file " + path);
+  auto f = std::make_shared<File>();
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const std::exception& e) {
+    throw Error("conformance: cannot parse " + path + ": " + e.what());
+  }
+  f->op = op;
+  f->code = static_cast<wick_op_code>(j.at("op_code").get<int>());
+  if (op_code_of(op) != f->code) {
+    throw Error("conformance: " + path + " says op '" + op + "' has code " + std::to_string(f->code) +
+                " but the SDK header disagrees; regenerate the golden data");
+  }
+  f->cases = std::move(j.at("cases"));
+  f->large = std::move(j.at("large"));
+  return *cache_.emplace(op, std::move(f)).first->second;
+}
+
+std::vector<CaseInfo> GoldenStore::list(bool golden, bool diff) const {
+  std::vector<CaseInfo> out;
+  for (const std::string& op : ops_) {
+    const File& f = file(op);
+    if (golden) {
+      for (const json& c : f.cases)
+        out.push_back({"golden/" + c.at("id").get<std::string>(), "golden", op, c.at("dtype").get<std::string>()});
+    }
+    if (diff) {
+      for (const json& c : f.large)
+        out.push_back({"diff/" + c.at("id").get<std::string>(), "diff", op, c.at("dtype").get<std::string>()});
+    }
+  }
+  return out;
+}
+
+std::map<std::string, int> GoldenStore::golden_counts() const {
+  std::map<std::string, int> counts;
+  for (const std::string& op : ops_) counts[op] = static_cast<int>(file(op).cases.size());
+  return counts;
+}
+
+Case GoldenStore::load(const std::string& id, uint64_t base_seed) const {
+  const size_t slash = id.find('/');
+  const size_t slash2 = slash == std::string::npos ? slash : id.find('/', slash + 1);
+  if (slash2 == std::string::npos) throw Error("conformance: malformed case id '" + id + "'");
+  const std::string source = id.substr(0, slash);
+  const std::string op = id.substr(slash + 1, slash2 - slash - 1);
+  if (source != "golden" && source != "diff") throw Error("conformance: '" + id + "' is not a golden or diff case");
+  const File& f = file(op);
+  const std::string local = id.substr(slash + 1);
+  const json& list = source == "golden" ? f.cases : f.large;
+  for (const json& c : list) {
+    if (c.at("id").get<std::string>() != local) continue;
+    Case out;
+    out.info = {id, source, op, c.at("dtype").get<std::string>()};
+    out.code = f.code;
+    out.params = Params::build(f.code, to_params(c.value("params", json::object())));
+    out.tolerance = c.value("tolerance", "exact");
+    out.reduction = c.value("reduction", int64_t{1});
+    out.check = c.value("check", "");
+    for (const json& in : c.at("inputs")) {
+      if (source == "golden") {
+        Operand o;
+        o.dtype = parse_dtype(in.at("dtype").get<std::string>());
+        o.shape = to_shape(in.at("shape"));
+        o.strides = in.at("strides").get<std::vector<int64_t>>();
+        o.offset = in.at("offset").get<int64_t>();
+        o.storage = in.at("storage").get<int64_t>();
+        o.bytes = base64_decode(in.at("data").get<std::string>());
+        if (o.bytes.size() != static_cast<size_t>(o.storage) * dtype_size(o.dtype))
+          throw Error("conformance: " + id + ": operand data has the wrong size");
+        out.inputs.push_back(std::move(o));
+      } else {
+        RandomSpec r;
+        r.dtype = parse_dtype(in.at("dtype").get<std::string>());
+        r.shape = to_shape(in.at("shape"));
+        const json& dom = in.at("domain");
+        if (dom.is_string() && dom.get<std::string>() == "bool") {
+          r.is_bool = true;
+        } else if (dom.is_array() && dom.size() == 2 && dom[0].is_string()) {
+          r.index_bound = dom[1].get<int64_t>();
+        } else if (dom.is_array() && dom.size() == 2) {
+          r.lo = dom[0].get<double>();
+          r.hi = dom[1].get<double>();
+          r.has_range = true;
+        }
+        out.random_inputs.push_back(r);
+      }
+    }
+    for (const json& o : c.at("outputs")) {
+      Expected e;
+      e.dtype = parse_dtype(o.at("dtype").get<std::string>());
+      e.shape = to_shape(o.at("shape"));
+      if (o.contains("expected")) {
+        const std::vector<unsigned char> raw = base64_decode(o.at("expected").get<std::string>());
+        if (is_float(e.dtype)) {
+          e.f.resize(raw.size() / 8);
+          std::memcpy(e.f.data(), raw.data(), e.f.size() * 8);
+        } else {
+          e.i.resize(raw.size() / 8);
+          std::memcpy(e.i.data(), raw.data(), e.i.size() * 8);
+        }
+      }
+      if (o.contains("scale")) e.scale = decode_f64(o.at("scale").get<std::string>());
+      out.outputs.push_back(std::move(e));
+    }
+    if (source == "diff") materialize(out, case_seed(base_seed, id));
+    return out;
+  }
+  throw Error("conformance: no case '" + id + "' in " + directory_ + "/" + op + ".json");
+}
+
+// ---- random data ----------------------------------------------------------------------------------
+
+namespace {
+
+// SplitMix64: a tiny, fully specified generator, so the same seed gives the same data everywhere.
+struct SplitMix {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1p-53; }
+};
+
+void default_int_range(DType t, double& lo, double& hi) {
+  switch (t) {
+    case DType::U8: case DType::U32: case DType::U64: lo = 0; hi = 100; break;
+    default: lo = -50; hi = 50; break;
+  }
+}
+
+}  // namespace
+
+void materialize(Case& c, uint64_t seed) {
+  SplitMix rng{seed};
+  c.inputs.clear();
+  for (const RandomSpec& r : c.random_inputs) {
+    Operand o;
+    o.dtype = r.dtype;
+    o.shape = r.shape;
+    o.strides.assign(r.shape.size(), 1);
+    for (size_t d = r.shape.size(); d-- > 1;) o.strides[d - 1] = o.strides[d] * r.shape[d];
+    o.storage = o.numel();
+    o.bytes.resize(static_cast<size_t>(o.storage) * dtype_size(o.dtype));
+    double lo = r.lo, hi = r.hi;
+    if (!r.has_range && !is_float(r.dtype)) default_int_range(r.dtype, lo, hi);
+    for (int64_t k = 0; k < o.storage; ++k) {
+      double v;
+      if (r.is_bool) {
+        v = static_cast<double>(rng.next() >> 63);
+      } else if (r.index_bound > 0) {
+        v = static_cast<double>(rng.next() % static_cast<uint64_t>(r.index_bound));
+      } else if (is_float(r.dtype)) {
+        v = lo + (hi - lo) * rng.uniform();
+      } else {
+        v = std::floor(lo + (hi - lo + 1) * rng.uniform());
+      }
+      unsigned char* p = o.bytes.data() + static_cast<size_t>(k) * dtype_size(o.dtype);
+      sdk::visit_dtype(to_c(o.dtype), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T x;
+        if constexpr (std::is_same_v<T, sdk::f16> || std::is_same_v<T, sdk::bf16>) {
+          x = T(static_cast<float>(v));
+        } else {
+          x = static_cast<T>(v);
+        }
+        std::memcpy(p, &x, sizeof(T));
+      });
+    }
+    c.inputs.push_back(std::move(o));
+  }
+}
+
+}  // namespace wick::conformance

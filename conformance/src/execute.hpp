@@ -1,0 +1,37 @@
+// execute.hpp — runs one case on one device inside a worker process, directly through the plugin
+// (wick/direct.hpp: a decline is UNSUPPORTED, never a CPU fallback).
+#pragma once
+
+#include "case.hpp"
+#include "compare.hpp"
+#include "result.hpp"
+
+#include <wick/device.hpp>
+
+#include <optional>
+#include <string>
+
+namespace wick::conformance {
+
+class OnnxStore;
+
+struct ExecContext {
+  Device device;                    // the backend under test
+  std::string backend;              // its plugin name
+  std::optional<Device> reference;  // the differential reference (cpu-onednn), when loaded
+  std::string reference_name;
+  const GoldenStore* golden = nullptr;
+  const OnnxStore* onnx = nullptr;
+  const ToleranceTable* tolerances = nullptr;
+  std::string mode = "test";  // test, support, perf
+  uint64_t seed = kDefaultBaseSeed;
+};
+
+// Never throws: errors become FAIL results with the message.
+Result execute_case(const ExecContext& ctx, const std::string& id);
+
+// Helpers shared with the ONNX runner.
+Tensor upload(const Operand& operand, const Device& device);
+std::vector<unsigned char> download(const Tensor& t);
+
+}  // namespace wick::conformance

@@ -1,0 +1,70 @@
+// onnx_proto.hpp — a minimal protobuf wire-format reader for the few ONNX messages the node tests
+// use (ModelProto, GraphProto, NodeProto, AttributeProto, TensorProto, ValueInfoProto). Field
+// numbers are those of onnx/onnx.proto (ONNX 1.12); unknown fields are skipped.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wick::conformance::onnx {
+
+// TensorProto.DataType
+enum DataType : int32_t {
+  kUndefined = 0, kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5, kInt32 = 6,
+  kInt64 = 7, kString = 8, kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13,
+  kComplex64 = 14, kComplex128 = 15, kBfloat16 = 16
+};
+
+struct TensorProto {
+  std::vector<int64_t> dims;
+  int32_t data_type = kUndefined;
+  std::string name;
+  // The elements in little-endian C order, in the element size of data_type (bool: 1 byte,
+  // f16/bf16: 2 bytes), whichever field carried them.
+  std::vector<unsigned char> data;
+  bool has_strings = false;
+};
+
+struct AttributeProto {
+  std::string name;
+  int32_t type = 0;  // 1 FLOAT, 2 INT, 3 STRING, 4 TENSOR, 5 GRAPH, 6 FLOATS, 7 INTS, 8 STRINGS
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  std::vector<TensorProto> t;  // 0 or 1
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  bool has_graph = false;
+};
+
+struct NodeProto {
+  std::vector<std::string> inputs, outputs;
+  std::string name, op_type, domain;
+  std::vector<AttributeProto> attributes;
+  const AttributeProto* attribute(const std::string& name) const;
+};
+
+struct ValueInfo {
+  std::string name;
+  bool is_tensor = false;  // false for sequence, optional, map types
+  int32_t elem_type = 0;
+};
+
+struct GraphProto {
+  std::vector<NodeProto> nodes;
+  std::vector<TensorProto> initializers;
+  std::vector<ValueInfo> inputs, outputs;
+};
+
+struct ModelProto {
+  GraphProto graph;
+  int64_t opset = 0;  // the default domain's version
+};
+
+// Throws wick::Error naming the file when it cannot be read or is malformed.
+ModelProto read_model(const std::string& path);
+TensorProto read_tensor(const std::string& path);
+size_t element_size(int32_t data_type);  // 0 for strings and unknown types
+
+}  // namespace wick::conformance::onnx

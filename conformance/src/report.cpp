@@ -1,0 +1,327 @@
+#include "report.hpp"
+
+#include <wick/error.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace wick::conformance {
+
+void Tally::add(const std::string& s) {
+  ++total;
+  if (s == "PASS") ++pass;
+  else if (s == "FAIL") ++fail;
+  else if (s == "UNSUPPORTED") ++unsupported;
+  else if (s == "CRASH") ++crash;
+  else if (s == "TIMEOUT") ++timeout;
+  else if (s == "SKIP") ++skip;
+  else if (s == "XFAIL") ++xfail;
+  else if (s == "XPASS") ++xpass;
+  else if (s == "SUPPORTED") ++supported;
+}
+
+std::map<std::string, std::map<std::string, Tally>> tallies_by_backend(const std::vector<Result>& results) {
+  std::map<std::string, std::map<std::string, Tally>> t;
+  for (const Result& r : results) {
+    t[r.backend][r.source].add(r.status);
+    t[r.backend][""].add(r.status);
+  }
+  return t;
+}
+
+namespace {
+
+std::vector<std::string> backend_names(const ReportInput& in) {
+  std::vector<std::string> names;
+  for (const BackendRun& r : in.runs) {
+    if (r.error.empty() && std::find(names.begin(), names.end(), r.name) == names.end()) names.push_back(r.name);
+  }
+  return names;
+}
+
+// op -> backend -> tally, for one source, ops in first-seen order.
+std::vector<std::pair<std::string, std::map<std::string, Tally>>> matrix(const ReportInput& in, const std::string& source) {
+  std::vector<std::pair<std::string, std::map<std::string, Tally>>> rows;
+  std::map<std::string, size_t> where;
+  for (const Result& r : in.results) {
+    if (r.source != source) continue;
+    auto it = where.find(r.op);
+    if (it == where.end()) {
+      it = where.emplace(r.op, rows.size()).first;
+      rows.push_back({r.op, {}});
+    }
+    rows[it->second].second[r.backend].add(r.status);
+  }
+  return rows;
+}
+
+std::string pct(double v) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", v * 100);
+  return buf;
+}
+
+std::string cell_text(const Tally& t, const std::string& mode) {
+  if (t.total == 0) return "-";
+  const int good = mode == "support" ? t.supported : t.pass;
+  std::string s = std::to_string(good) + "/" + std::to_string(t.total);
+  if (mode != "support" && (t.fail + t.crash + t.timeout + t.xpass) > 0) s += "!";
+  return s;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') o += ' ';
+        else o += c;
+    }
+  }
+  return o;
+}
+
+const char* source_title(const std::string& s) {
+  if (s == "golden") return "Wick ops against the NumPy float64 golden data";
+  if (s == "diff") return "Differential: large random shapes against the reference backend (reported apart)";
+  return "ONNX backend node tests (libonnx-testdata)";
+}
+
+}  // namespace
+
+std::string console_report(const ReportInput& in) {
+  std::ostringstream os;
+  const std::vector<std::string> backends = backend_names(in);
+  for (const BackendRun& r : in.runs) {
+    if (!r.error.empty()) os << "backend " << r.spec << ": NOT RUN: " << r.error << "\n";
+  }
+  for (const std::string source : {"golden", "diff", "onnx"}) {
+    auto rows = matrix(in, source);
+    if (rows.empty()) continue;
+    os << "\n" << source_title(source) << (in.mode == "support" ? " — claimed support" : "") << "\n";
+    if (source == "onnx" && rows.size() > 40) {
+      // 164 ONNX op types are too many for a console: the HTML page has them all.
+      os << "  (per-op rows in report.html)\n";
+    } else {
+      size_t w = 10;
+      for (const auto& row : rows) w = std::max(w, row.first.size());
+      os << "  " << std::string(w, ' ');
+      for (const std::string& b : backends) {
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), " %14s", b.c_str());
+        os << buf;
+      }
+      os << "\n";
+      for (const auto& [op, cells] : rows) {
+        os << "  " << op << std::string(w - op.size(), ' ');
+        for (const std::string& b : backends) {
+          auto it = cells.find(b);
+          char buf[64];
+          std::snprintf(buf, sizeof(buf), " %14s", it == cells.end() ? "-" : cell_text(it->second, in.mode).c_str());
+          os << buf;
+        }
+        os << "\n";
+      }
+    }
+  }
+  os << "\nScores (passed / all cases; unsupported share beside; '!' in a cell = a FAIL, CRASH, TIMEOUT or XPASS):\n";
+  const auto t = tallies_by_backend(in.results);
+  for (const std::string& b : backends) {
+    auto bt = t.find(b);
+    if (bt == t.end()) continue;
+    for (const std::string source : {"golden", "diff", "onnx"}) {
+      auto it = bt->second.find(source);
+      if (it == bt->second.end()) continue;
+      const Tally& x = it->second;
+      char buf[512];
+      if (in.mode == "support") {
+        std::snprintf(buf, sizeof(buf), "  %-12s %-7s claims %d of %d cases (%s)\n", b.c_str(), source.c_str(),
+                      x.supported, x.total, pct(x.total ? static_cast<double>(x.supported) / x.total : 0).c_str());
+      } else if (source == "onnx") {
+        const int run = x.pass + x.fail + x.crash + x.timeout + x.xfail + x.xpass;
+        std::snprintf(buf, sizeof(buf),
+                      "  %-12s onnx    run %d, passed %d, of %d folders (unsupported by the plugin %d, not importable %d)\n",
+                      b.c_str(), run, x.pass, in.onnx_folders, x.unsupported, x.skip);
+      } else {
+        std::snprintf(buf, sizeof(buf),
+                      "  %-12s %-7s %s  (%d/%d passed; unsupported %s; fail %d, crash %d, timeout %d, skip %d, xfail %d, xpass %d)\n",
+                      b.c_str(), source.c_str(), pct(x.score()).c_str(), x.pass, x.total,
+                      pct(x.total ? static_cast<double>(x.unsupported) / x.total : 0).c_str(), x.fail, x.crash,
+                      x.timeout, x.skip, x.xfail, x.xpass);
+      }
+      os << buf;
+    }
+  }
+  int shown = 0, failures = 0;
+  for (const Result& r : in.results) {
+    if (r.status != "FAIL" && r.status != "CRASH" && r.status != "TIMEOUT" && r.status != "XPASS") continue;
+    ++failures;
+    if (shown == 0) os << "\nFailures (first 25; all in results.jsonl and report.html):\n";
+    if (shown++ >= 25) continue;
+    os << "  " << r.status << " " << r.backend << " " << r.id << ": " << r.message << "\n    repro: " << r.repro << "\n";
+  }
+  if (!in.uncovered_ops.empty()) {
+    os << "\nCoverage: SDK ops without golden cases:";
+    for (const std::string& op : in.uncovered_ops) os << " " << op;
+    os << "\n";
+  }
+  for (const std::string& w : in.warnings) os << "warning: " << w << "\n";
+  return os.str();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw Error("conformance: cannot write " + path);
+  out << text;
+}
+
+void write_junit(const std::string& path, const ReportInput& in) {
+  std::ostringstream os;
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"wick-conformance\">\n";
+  std::map<std::string, std::vector<const Result*>> suites;
+  for (const Result& r : in.results) suites[r.backend + "." + r.source].push_back(&r);
+  for (const auto& [name, list] : suites) {
+    Tally t;
+    double time = 0;
+    for (const Result* r : list) {
+      t.add(r->status);
+      time += r->seconds;
+    }
+    os << "  <testsuite name=\"" << xml_escape(name) << "\" tests=\"" << t.total << "\" failures=\""
+       << (t.fail + t.xpass) << "\" errors=\"" << (t.crash + t.timeout) << "\" skipped=\""
+       << (t.skip + t.unsupported + t.xfail) << "\" time=\"" << time << "\">\n";
+    for (const Result* r : list) {
+      os << "    <testcase classname=\"" << xml_escape(r->backend + "." + r->op) << "\" name=\""
+         << xml_escape(r->id) << "\" time=\"" << r->seconds << "\"";
+      const std::string msg = xml_escape(r->message);
+      if (r->status == "PASS" || r->status == "SUPPORTED") {
+        os << "/>\n";
+        continue;
+      }
+      os << ">\n";
+      if (r->status == "FAIL" || r->status == "XPASS") {
+        os << "      <failure type=\"" << r->status << "\" message=\"" << msg << "\">" << xml_escape(r->repro) << "</failure>\n";
+      } else if (r->status == "CRASH" || r->status == "TIMEOUT") {
+        os << "      <error type=\"" << r->status << "\" message=\"" << msg << "\">" << xml_escape(r->repro) << "</error>\n";
+      } else {
+        os << "      <skipped message=\"" << xml_escape(r->status + ": " + r->message) << "\"/>\n";
+      }
+      os << "    </testcase>\n";
+    }
+    os << "  </testsuite>\n";
+  }
+  os << "</testsuites>\n";
+  write_text(path, os.str());
+}
+
+void write_html(const std::string& path, const ReportInput& in) {
+  std::ostringstream os;
+  const std::vector<std::string> backends = backend_names(in);
+  os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Wick conformance</title>\n<style>\n"
+        "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em}"
+        "th,td{border:1px solid #ccc;padding:2px 8px;text-align:right;font-size:13px}th{background:#eee;cursor:pointer}"
+        "td:first-child,th:first-child{text-align:left}.all{background:#b7e4b7}.some{background:#f6e3a1}"
+        ".bad{background:#f3a5a5}.none{background:#ddd;color:#666}code{font-size:12px}details{margin:2px 0}"
+        "summary{cursor:pointer}.st-FAIL,.st-CRASH,.st-TIMEOUT,.st-XPASS{color:#b00;font-weight:bold}\n"
+        "</style></head><body>\n<h1>Wick conformance report</h1>\n";
+  os << "<p>Mode: <b>" << xml_escape(in.mode) << "</b>. Command: <code>" << xml_escape(in.command) << "</code></p>\n<ul>\n";
+  for (const BackendRun& r : in.runs) {
+    os << "<li><b>" << xml_escape(r.name) << "</b>: ";
+    if (!r.error.empty()) {
+      os << "not run: " << xml_escape(r.error);
+    } else {
+      os << xml_escape(r.ready.value("device", "")) << " (" << xml_escape(r.ready.value("description", "")) << "), plugin "
+         << xml_escape(r.ready.value("version", ""));
+    }
+    os << "</li>\n";
+  }
+  os << "</ul>\n<h2>Scores</h2>\n<table><tr><th>backend</th><th>source</th><th>score (passed / all)</th><th>passed</th>"
+        "<th>cases</th><th>unsupported</th><th>fail</th><th>crash</th><th>timeout</th><th>skip</th><th>xfail</th><th>xpass</th></tr>\n";
+  const auto t = tallies_by_backend(in.results);
+  for (const auto& [b, by] : t) {
+    for (const auto& [source, x] : by) {
+      if (source.empty()) continue;
+      os << "<tr><td>" << xml_escape(b) << "</td><td>" << source << "</td><td>" << pct(x.score()) << "</td><td>" << x.pass
+         << "</td><td>" << x.total << "</td><td>" << x.unsupported << " (" << pct(x.total ? double(x.unsupported) / x.total : 0)
+         << ")</td><td>" << x.fail << "</td><td>" << x.crash << "</td><td>" << x.timeout << "</td><td>" << x.skip
+         << "</td><td>" << x.xfail << "</td><td>" << x.xpass << "</td></tr>\n";
+    }
+  }
+  os << "</table>\n";
+  if (in.onnx_folders > 0) os << "<p>ONNX node-test folders: " << in.onnx_folders << "</p>\n";
+  int table_id = 0;
+  for (const std::string source : {"golden", "diff", "onnx"}) {
+    auto rows = matrix(in, source);
+    if (rows.empty()) continue;
+    os << "<h2>" << source_title(source) << "</h2>\n<p>Cells: passed/total (claimed/total in support mode). Green: all "
+          "pass; yellow: some unsupported or skipped; red: a failure, crash or timeout; grey: none pass. Click a header to sort.</p>\n";
+    os << "<table id=\"m" << table_id << "\" class=\"sortable\"><thead><tr><th>op</th>";
+    for (const std::string& b : backends) os << "<th>" << xml_escape(b) << "</th>";
+    os << "</tr></thead><tbody>\n";
+    for (const auto& [op, cells] : rows) {
+      os << "<tr><td>" << xml_escape(op) << "</td>";
+      for (const std::string& b : backends) {
+        auto it = cells.find(b);
+        if (it == cells.end()) {
+          os << "<td class=\"none\" data-v=\"-1\">-</td>";
+          continue;
+        }
+        const Tally& x = it->second;
+        const int good = in.mode == "support" ? x.supported : x.pass;
+        const char* cls = (x.fail + x.crash + x.timeout + x.xpass) > 0 ? "bad" : good == x.total ? "all" : good == 0 ? "none" : "some";
+        os << "<td class=\"" << cls << "\" data-v=\"" << (x.total ? double(good) / x.total : 0) << "\">" << good << "/"
+           << x.total << "</td>";
+      }
+      os << "</tr>\n";
+    }
+    os << "</tbody></table>\n";
+    ++table_id;
+  }
+  os << "<h2>Failures, crashes and timeouts</h2>\n";
+  int n = 0;
+  for (const Result& r : in.results) {
+    if (r.status != "FAIL" && r.status != "CRASH" && r.status != "TIMEOUT" && r.status != "XPASS") continue;
+    ++n;
+    os << "<details><summary><span class=\"st-" << r.status << "\">" << r.status << "</span> " << xml_escape(r.backend)
+       << " <code>" << xml_escape(r.id) << "</code></summary><p>" << xml_escape(r.message) << "</p>";
+    if (!r.worst_index.empty()) {
+      os << "<p>error " << r.error << ", threshold " << r.threshold << ", worst element " << xml_escape(r.worst_index) << "</p>";
+    }
+    os << "<p>repro: <code>" << xml_escape(r.repro) << "</code></p></details>\n";
+  }
+  if (n == 0) os << "<p>None.</p>\n";
+  os << "<h2>Unsupported and skipped</h2>\n";
+  std::map<std::string, int> reasons;
+  for (const Result& r : in.results) {
+    if (r.status == "UNSUPPORTED" || r.status == "SKIP") reasons[r.backend + " " + r.status + ": " + r.message]++;
+  }
+  os << "<details><summary>" << reasons.size() << " distinct reasons</summary><ul>\n";
+  for (const auto& [why, count] : reasons) os << "<li>" << count << " &times; " << xml_escape(why) << "</li>\n";
+  os << "</ul></details>\n";
+  if (!in.uncovered_ops.empty()) {
+    os << "<h2>Coverage</h2><p>SDK ops without golden cases:";
+    for (const std::string& op : in.uncovered_ops) os << " " << xml_escape(op);
+    os << "</p>\n";
+  }
+  for (const std::string& w : in.warnings) os << "<p>warning: " << xml_escape(w) << "</p>\n";
+  os << "<script>\n"
+        "document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',function(){\n"
+        " var table=th.closest('table'),body=table.tBodies[0],i=Array.prototype.indexOf.call(th.parentNode.children,th);\n"
+        " var asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';\n"
+        " var rows=Array.prototype.slice.call(body.rows);rows.sort(function(a,b){\n"
+        "  var x=a.cells[i],y=b.cells[i];var p=x.dataset.v!==undefined?parseFloat(x.dataset.v):x.textContent;\n"
+        "  var q=y.dataset.v!==undefined?parseFloat(y.dataset.v):y.textContent;var c=p<q?-1:p>q?1:0;return asc?c:-c;});\n"
+        " rows.forEach(function(r){body.appendChild(r);});});});\n"
+        "</script>\n</body></html>\n";
+  write_text(path, os.str());
+}
+
+}  // namespace wick::conformance

@@ -1,0 +1,41 @@
+// report.hpp — the conformance reports: the console matrix (op x backend, pass/total), JUnit XML
+// and a self-contained HTML page. results.jsonl is streamed by the caller as results arrive.
+#pragma once
+
+#include "result.hpp"
+#include "supervisor.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace wick::conformance {
+
+struct Tally {
+  int total = 0, pass = 0, fail = 0, unsupported = 0, crash = 0, timeout = 0, skip = 0, xfail = 0,
+      xpass = 0, supported = 0;
+  void add(const std::string& status);
+  // passed / all cases: UNSUPPORTED, SKIP, CRASH and TIMEOUT count against it.
+  double score() const { return total == 0 ? 0 : static_cast<double>(pass) / total; }
+};
+
+struct ReportInput {
+  std::vector<BackendRun> runs;
+  std::vector<Result> results;
+  std::string mode;               // test, support, perf
+  int onnx_folders = 0;           // folders in the ONNX node-test directory (932)
+  std::vector<std::string> uncovered_ops;  // SDK ops without golden cases
+  std::vector<std::string> warnings;
+  std::string command;            // how the run was started
+};
+
+// The matrix and per-backend scores, as printed on the console.
+std::string console_report(const ReportInput& in);
+void write_junit(const std::string& path, const ReportInput& in);
+void write_html(const std::string& path, const ReportInput& in);
+void write_text(const std::string& path, const std::string& text);
+
+// Per backend and source: the tallies (source "" is every source).
+std::map<std::string, std::map<std::string, Tally>> tallies_by_backend(const std::vector<Result>& results);
+
+}  // namespace wick::conformance

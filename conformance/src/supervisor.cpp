@@ -1,0 +1,302 @@
+#include "supervisor.hpp"
+
+#include <wick/error.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+
+extern char** environ;
+
+namespace wick::conformance {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A pipe whose ends lie above fd 3 and close on exec, so that dup2 onto 0 and 3 in the child
+// always clears the flag.
+void make_pipe(int fds[2]) {
+  int raw[2];
+  if (pipe(raw) != 0) throw Error(std::string("conformance: pipe failed: ") + std::strerror(errno));
+  for (int k = 0; k < 2; ++k) {
+    fds[k] = fcntl(raw[k], F_DUPFD_CLOEXEC, 10);
+    close(raw[k]);
+  }
+}
+
+struct Worker {
+  pid_t pid = -1;
+  int to = -1;    // its stdin
+  int from = -1;  // its fd 3
+  std::string buffer;
+  bool ready = false;
+  int current = -1;  // index of the case in flight
+  Clock::time_point deadline;
+};
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return std::string("worker killed by signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  if (WIFEXITED(status)) return "worker exited with status " + std::to_string(WEXITSTATUS(status));
+  return "worker ended";
+}
+
+// Starts the worker with stdin, fd 3, stdout and stderr (log) mapped; -1 leaves one alone.
+pid_t spawn(const SupervisorOptions& o, const std::vector<std::string>& args, int stdin_fd, int fd3, int log_fd,
+            int stdout_fd = -1) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (stdin_fd >= 0) posix_spawn_file_actions_adddup2(&fa, stdin_fd, 0);
+  if (fd3 >= 0) posix_spawn_file_actions_adddup2(&fa, fd3, 3);
+  if (stdout_fd >= 0 || log_fd >= 0) posix_spawn_file_actions_adddup2(&fa, stdout_fd >= 0 ? stdout_fd : log_fd, 1);
+  if (log_fd >= 0) posix_spawn_file_actions_adddup2(&fa, log_fd, 2);
+  std::vector<std::string> all{o.worker};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, o.worker.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw Error("conformance: cannot start " + o.worker + ": " + std::strerror(rc));
+  return pid;
+}
+
+int open_log(const std::string& file) {
+  if (file.empty()) return -1;
+  return open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+}  // namespace
+
+std::vector<std::string> list_backends(const SupervisorOptions& o) {
+  int out[2];
+  make_pipe(out);
+  const int log_fd = open_log(o.log_file);
+  std::vector<std::string> args = o.worker_args;
+  args.push_back("--list-backends");
+  // --list-backends answers on stdout: the pipe takes the place of the log there.
+  const pid_t pid = spawn(o, args, -1, -1, log_fd, out[1]);
+  close(out[1]);
+  if (log_fd >= 0) close(log_fd);
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(out[0], buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::vector<std::string> names;
+  const size_t start = text.rfind('[');
+  const nlohmann::json j = nlohmann::json::parse(text.substr(start == std::string::npos ? 0 : start), nullptr, false);
+  if (!j.is_array()) throw Error("conformance: could not list the backends (" + describe_exit(status) + "): " + text);
+  for (const auto& v : j) names.push_back(v.get<std::string>());
+  return names;
+}
+
+BackendRun run_backend(const SupervisorOptions& o, const std::string& spec, const std::vector<CaseInfo>& cases) {
+  signal(SIGPIPE, SIG_IGN);
+  BackendRun run;
+  run.spec = spec;
+  run.name = spec;
+  const int log_fd = open_log(o.log_file);
+  std::vector<std::string> args = o.worker_args;
+  args.push_back("--backend");
+  args.push_back(spec);
+
+  auto emit = [&](const CaseInfo& c, Result r) {
+    r.backend = run.name;
+    r.id = c.id;
+    r.source = c.source;
+    if (r.op.empty() || c.source != "onnx") r.op = c.op;
+    if (r.dtype.empty()) r.dtype = c.dtype;
+    if (o.expectations != nullptr) {
+      if (const Expectations::Entry* e = o.expectations->match(run.name, c.id)) {
+        if (e->kind == "XFAIL") {
+          if (r.status == "PASS") {
+            r.status = "XPASS";
+            r.message = "expected to fail (" + e->reason + ", " + e->where + ") but passed";
+          } else if (r.status == "FAIL" || r.status == "CRASH" || r.status == "TIMEOUT") {
+            r.message = r.status + ": " + r.message + " [expected: " + e->reason + "]";
+            r.status = "XFAIL";
+          }
+        }
+      }
+    }
+    if (r.status != "PASS" && r.status != "SUPPORTED" && o.repro) r.repro = o.repro(spec, c.id);
+    if (o.on_result) o.on_result(r);
+  };
+
+  std::deque<int> pending;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Expectations::Entry* e = o.expectations != nullptr ? o.expectations->match(run.name, cases[k].id) : nullptr;
+    // SKIP entries are matched against the spec's name; the plugin's own name is known only
+    // after the first READY, so a by-path run matches on the spec.
+    if (e != nullptr && e->kind == "SKIP") {
+      Result r;
+      r.status = "SKIP";
+      r.message = e->reason + " (" + e->where + ")";
+      emit(cases[k], r);
+      continue;
+    }
+    pending.push_back(static_cast<int>(k));
+  }
+
+  std::vector<Worker> workers(static_cast<size_t>(std::max(1, o.jobs)));
+  int startup_failures = 0;
+  auto start_worker = [&](Worker& w) {
+    int in[2], out[2];
+    make_pipe(in);
+    make_pipe(out);
+    w.pid = spawn(o, args, in[0], out[1], log_fd);
+    close(in[0]);
+    close(out[1]);
+    w.to = in[1];
+    w.from = out[0];
+    w.buffer.clear();
+    w.ready = false;
+    w.current = -1;
+    w.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.startup_timeout_s));
+  };
+  auto stop_worker = [&](Worker& w, bool kill_it) -> int {
+    if (w.pid < 0) return 0;
+    if (kill_it) kill(w.pid, SIGKILL);
+    if (w.to >= 0) close(w.to);
+    if (w.from >= 0) close(w.from);
+    int status = 0;
+    waitpid(w.pid, &status, 0);
+    w = Worker{};
+    return status;
+  };
+  auto fail_remaining = [&](const std::string& why) {
+    for (int k : pending) {
+      Result r;
+      r.status = "CRASH";
+      r.message = why;
+      emit(cases[static_cast<size_t>(k)], r);
+    }
+    pending.clear();
+  };
+
+  for (;;) {
+    bool busy = false;
+    for (Worker& w : workers) busy = busy || w.current >= 0 || (w.pid >= 0 && !w.ready);
+    if (pending.empty() && !busy) break;
+    for (Worker& w : workers) {
+      if (w.pid < 0 && !pending.empty()) start_worker(w);
+      if (w.pid >= 0 && w.ready && w.current < 0 && !pending.empty()) {
+        w.current = pending.front();
+        pending.pop_front();
+        const std::string line = "RUN " + cases[static_cast<size_t>(w.current)].id + "\n";
+        if (write(w.to, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+          // The worker is gone; the read side reports how.
+        }
+        w.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.case_timeout_s));
+      }
+    }
+    std::vector<pollfd> fds;
+    std::vector<Worker*> owners;
+    auto now = Clock::now();
+    auto next_deadline = now + std::chrono::seconds(1);
+    for (Worker& w : workers) {
+      if (w.pid < 0) continue;
+      fds.push_back({w.from, POLLIN, 0});
+      owners.push_back(&w);
+      if (w.current >= 0 || !w.ready) next_deadline = std::min(next_deadline, w.deadline);
+    }
+    if (fds.empty()) continue;
+    const int wait_ms = static_cast<int>(std::max<int64_t>(
+        1, std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - now).count() + 1));
+    poll(fds.data(), fds.size(), wait_ms);
+    for (size_t k = 0; k < fds.size(); ++k) {
+      Worker& w = *owners[k];
+      if (fds[k].revents == 0) continue;
+      char buf[65536];
+      const ssize_t n = read(w.from, buf, sizeof(buf));
+      if (n > 0) {
+        w.buffer.append(buf, static_cast<size_t>(n));
+        size_t nl;
+        while ((nl = w.buffer.find('\n')) != std::string::npos) {
+          const std::string line = w.buffer.substr(0, nl);
+          w.buffer.erase(0, nl + 1);
+          if (line.rfind("READY ", 0) == 0) {
+            nlohmann::json j = nlohmann::json::parse(line.substr(6), nullptr, false);
+            if (j.is_object() && j.value("ok", false)) {
+              w.ready = true;
+              startup_failures = 0;
+              run.ready = j;
+              run.name = j.value("backend", spec);
+            } else {
+              run.error = j.is_object() ? j.value("error", std::string("worker failed to start")) : line;
+              for (Worker& x : workers) stop_worker(x, true);
+              pending.clear();
+              if (log_fd >= 0) close(log_fd);
+              return run;
+            }
+          } else if (w.current >= 0) {
+            nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+            Result r;
+            if (j.is_object()) {
+              r = Result::from_json(j);
+            } else {
+              r.status = "FAIL";
+              r.message = "worker sent an unreadable result: " + line;
+            }
+            const int idx = w.current;
+            w.current = -1;
+            emit(cases[static_cast<size_t>(idx)], r);
+          }
+        }
+      } else {
+        // EOF: the worker died (crash) or ended.
+        const int idx = w.current;
+        const bool was_ready = w.ready;
+        const int status = stop_worker(w, false);
+        if (idx >= 0) {
+          Result r;
+          r.status = "CRASH";
+          r.message = describe_exit(status) + " while running this case";
+          emit(cases[static_cast<size_t>(idx)], r);
+        } else if (!was_ready && ++startup_failures >= 3) {
+          fail_remaining(describe_exit(status) + " before it was ready, 3 times in a row");
+        }
+      }
+    }
+    now = Clock::now();
+    for (Worker& w : workers) {
+      if (w.pid < 0 || now < w.deadline) continue;
+      if (w.current >= 0) {
+        const int idx = w.current;
+        stop_worker(w, true);
+        Result r;
+        r.status = "TIMEOUT";
+        r.message = "no result within " + std::to_string(o.case_timeout_s) + " s; worker killed";
+        emit(cases[static_cast<size_t>(idx)], r);
+      } else if (!w.ready) {
+        stop_worker(w, true);
+        if (++startup_failures >= 3) fail_remaining("worker not ready within the startup timeout, 3 times in a row");
+      }
+    }
+  }
+  for (Worker& w : workers) {
+    if (w.pid < 0) continue;
+    close(w.to);
+    w.to = -1;
+    stop_worker(w, false);
+  }
+  if (log_fd >= 0) close(log_fd);
+  return run;
+}
+
+}  // namespace wick::conformance
