@@ -41,25 +41,6 @@ std::string dtype_label(const std::vector<Tensor>& inputs, const std::vector<Ten
 
 }  // namespace
 
-bool device_supports(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
-                     const std::vector<Tensor>& outputs) {
-  std::vector<wick_tensor_desc> in_descs, out_descs;
-  for (const Tensor& t : inputs) in_descs.push_back(describe(t));
-  for (const Tensor& t : outputs) out_descs.push_back(describe(t));
-  wick_op_desc desc{};
-  desc.struct_size = sizeof(desc);
-  desc.op = op;
-  desc.params = params;
-  desc.inputs = in_descs.data();
-  desc.num_inputs = in_descs.size();
-  desc.outputs = out_descs.data();
-  desc.num_outputs = out_descs.size();
-  const Device device = outputs.front().device();
-  LoadedPlugin& plugin = device.plugin();
-  return plugin.guard("op_supports", [&] { return plugin.api().op_supports(device.handle(), &desc); }) ==
-         WICK_SUPPORT_YES;
-}
-
 void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
               const std::vector<Tensor>& outputs) {
   const char* name = sdk::op_name(op);

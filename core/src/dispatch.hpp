@@ -13,9 +13,4 @@ namespace wick {
 void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
               const std::vector<Tensor>& outputs);
 
-// Whether the plugin of the outputs' device runs the op itself (op_supports says yes), without
-// running it or falling back: the core composes an optional fused op when it does not.
-bool device_supports(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
-                     const std::vector<Tensor>& outputs);
-
 }  // namespace wick

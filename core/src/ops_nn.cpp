@@ -9,6 +9,8 @@
 #include "ops_common.hpp"
 #include "shape.hpp"
 
+#include <wick/direct.hpp>
+
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -20,6 +22,12 @@ using namespace detail;
 namespace {
 
 bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+// Whether the plugin of the outputs' device runs the op itself; when not, the caller composes it.
+bool device_supports(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
+                     const std::vector<Tensor>& outputs) {
+  return query_op_direct(outputs.front().device(), op, params, inputs, outputs) == WICK_SUPPORT_YES;
+}
 
 void require_float(const Tensor& t, const char* op) {
   if (!is_float(t.dtype())) {

@@ -73,8 +73,8 @@ def matmul_cases(rng):
         ("vector by matrix", (5,), (5, 3), True),
         ("matrix by vector", (4, 5), (5,), True),
         ("37x61 by 61x45 on the oneDNN path", (37, 61), (61, 45), False),
-        ("batched 3x24x40 by 3x40x20 on the oneDNN path", (3, 24, 40), (3, 40, 20), False),
-        ("one batch operand broadcast 4x16x32 by 32x24", (4, 16, 32), (32, 24), False),
+        ("batched 3x32x40 by 3x40x24 on the oneDNN path", (3, 32, 40), (3, 40, 24), False),
+        ("one operand broadcast over the batch 4x24x32 by 32x32", (4, 24, 32), (32, 32), False),
     ]
     for name, sa, sb, signed in specs:
         a, b = operand(rng, sa, signed), operand(rng, sb, signed)

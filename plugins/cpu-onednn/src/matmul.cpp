@@ -13,9 +13,11 @@ namespace wick::cpu {
 
 namespace {
 
-// Below this many multiply-adds a plain loop beats oneDNN's per-call cost (memory objects,
-// primitive lookup, stream) of about two microseconds.
-constexpr int64_t kSmallMatmul = 8 * 1024;
+// Below this many multiply-adds a plain one-thread loop beats oneDNN, whose per-call cost (memory
+// objects, primitive lookup, stream, an OpenMP region) is 1.3 us and, from about 24^3 on, where it
+// splits the work across threads, 7-10 us (measured on the 2-core build machine: the loop
+// catches up with oneDNN between 32^3 and 48^3).
+constexpr int64_t kSmallMatmul = int64_t(1) << 16;
 
 // A matrix operand seen as [batch, rows, cols] with one stride per dim.
 struct Operand3 {
