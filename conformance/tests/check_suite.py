@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""ctest checks of `wick conformance` (conformance/tests/CMakeLists.txt names each one).
+
+  check_suite.py isolation WICK CRASHY_MANIFEST   a segfaulting op gives CRASH, a hanging one
+                                                  TIMEOUT, the rest correct results, run goes on
+  check_suite.py decline WICK DECLINE_MANIFEST    a plugin that declines every op scores 0%
+  check_suite.py reports WICK                     the four report files are written, well formed
+  check_suite.py regenerate PYTHON GENERATOR DATA golden data regenerate byte-identically
+  check_suite.py ci WICK BACKENDS                 the CI run: reports exist, no first-party CRASH
+"""
+import filecmp
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+
+def run(cmd, **kw):
+    print("+", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    print(p.stdout[-6000:])
+    return p
+
+
+def results(report):
+    with open(os.path.join(report, "results.jsonl")) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def check(cond, what):
+    if not cond:
+        print("FAILED:", what)
+        sys.exit(1)
+    print("ok:", what)
+
+
+def well_formed(report):
+    rs = results(report)
+    check(len(rs) > 0, "results.jsonl has results, each a JSON object")
+    ET.parse(os.path.join(report, "junit.xml"))
+    print("ok: junit.xml parses as XML")
+    html = open(os.path.join(report, "report.html")).read()
+    check(html.startswith("<!DOCTYPE html>") and "</html>" in html and "<table" in html and "sortable" in html,
+          "report.html is a complete page with the sortable matrix")
+    check(os.path.getsize(os.path.join(report, "matrix.txt")) > 0, "matrix.txt is written")
+    return rs
+
+
+def isolation(wick, manifest):
+    with tempfile.TemporaryDirectory() as report:
+        listed = run([wick, "conformance", "--backend", manifest, "--suite", "golden", "--op", "copy,neg,add,sub",
+                      "--dtype", "f32", "--list"]).stdout.split("\n")
+        ids = [line.split("\t")[0] for line in listed if line.startswith("golden/")]
+        p = run([wick, "conformance", "--backend", manifest, "--suite", "golden", "--op", "copy,neg,add,sub",
+                 "--dtype", "f32", "--timeout", "1", "--report", report, "--fail-on", "never"])
+        check(p.returncode == 0, "the run completes despite crashes and hangs")
+        rs = well_formed(report)
+        check(sorted(r["case"] for r in rs) == sorted(ids), "every listed case has exactly one result")
+        by_op = {}
+        for r in rs:
+            by_op.setdefault(r["op"], set()).add(r["status"])
+        check(by_op["neg"] == {"CRASH"}, "every neg case (SIGSEGV in the plugin) is CRASH")
+        check(by_op["sub"] == {"TIMEOUT"}, "every sub case (the plugin never returns) is TIMEOUT")
+        check(by_op["add"] == {"PASS"}, "add, run after the crashes, passes")
+        check(by_op["copy"] == {"PASS"}, "copy passes")
+        crash = [r for r in rs if r["status"] == "CRASH"][0]
+        check("signal 11" in crash["message"] and crash["repro"].endswith(crash["case"]),
+              "a crash names the signal and carries a one-line repro")
+
+
+def decline(wick, manifest):
+    with tempfile.TemporaryDirectory() as report:
+        p = run([wick, "conformance", "--backend", manifest, "--suite", "golden", "--report", report])
+        check(p.returncode == 0, "declining is not a crash")
+        rs = results(report)
+        check(len(rs) > 1000 and all(r["status"] == "UNSUPPORTED" for r in rs), "every case is UNSUPPORTED")
+        check("golden  0.0%" in p.stdout, "the score is 0%, not 100%")
+
+
+def reports(wick):
+    with tempfile.TemporaryDirectory() as report:
+        p = run([wick, "conformance", "--backend", "cpu-onednn", "--suite", "golden,diff,onnx", "--op", "add,Add",
+                 "--report", report])
+        check(p.returncode == 0, "the run succeeds")
+        rs = well_formed(report)
+        check({r["source"] for r in rs} >= {"golden", "onnx"}, "golden and ONNX cases are reported")
+
+
+def regenerate(python, generator, data):
+    with tempfile.TemporaryDirectory() as out:
+        p = run([python, generator, out])
+        check(p.returncode == 0, "generate.py runs")
+        names = sorted(os.listdir(data))
+        check(names == sorted(os.listdir(out)), "the same files")
+        match, mismatch, errors = filecmp.cmpfiles(data, out, names, shallow=False)
+        check(not mismatch and not errors, "every golden file regenerates byte-identically (differ: %s)" % mismatch)
+
+
+def ci(wick, backends):
+    with tempfile.TemporaryDirectory() as report:
+        p = run([wick, "conformance", "--backend", backends, "--report", report, "--fail-on", "crash"])
+        well_formed(report)
+        check(p.returncode == 0, "no CRASH or TIMEOUT on the first-party backends (FAIL and UNSUPPORTED are reported, not fatal)")
+
+
+if __name__ == "__main__":
+    what = sys.argv[1]
+    globals()[what](*sys.argv[2:])

@@ -1,0 +1,106 @@
+// conformance_fixture.cpp — the one source of the conformance suite's fixture plugins, each
+// compiled with one CONF_FIXTURE_<VARIANT> definition:
+//
+//   CONF_FIXTURE_CRASHY   a host-memory device running copy, fill and add correctly (f32, any
+//                         strides); neg kills the process with SIGSEGV; sub never returns
+//   CONF_FIXTURE_DECLINE  the same device, but op_supports declines every op
+#include <wick/sdk/plugin.hpp>
+#include <wick/sdk/strided.hpp>
+
+#include <csignal>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+
+#ifndef CONF_FIXTURE_NAME
+#error "CONF_FIXTURE_NAME must name the fixture plugin"
+#endif
+
+namespace {
+
+struct HostDevice final : wick_device {};
+struct HostBuffer final : wick_buffer {
+  std::unique_ptr<unsigned char[]> bytes;
+};
+
+float* at(const wick_tensor_desc& t, int64_t index) {
+  return reinterpret_cast<float*>(static_cast<HostBuffer*>(t.buffer)->bytes.get() + t.byte_offset) + index;
+}
+
+class FixturePlugin final : public wick::sdk::Plugin {
+ public:
+  wick::sdk::InitResult initialize(wick::sdk::Options& /*options*/) override { return {{&device_}, ""}; }
+  wick_device_props properties(const wick_device* /*device*/) override {
+    wick_device_props p{};
+    p.name = "conformance fixture (" CONF_FIXTURE_NAME ")";
+    p.kind = WICK_DEVICE_KIND_OTHER;
+    p.capabilities = WICK_DEVICE_CAP_HOST_MEMORY;
+    return p;
+  }
+  wick_buffer* allocate(wick_device* device, uint64_t size) override {
+    auto b = std::make_unique<HostBuffer>();
+    b->device = device;
+    b->size = size;
+    b->bytes.reset(new unsigned char[size == 0 ? 1 : size]);
+    return b.release();
+  }
+  void write(wick_buffer* dst, uint64_t offset, const void* src, uint64_t size) override {
+    std::memcpy(static_cast<HostBuffer*>(dst)->bytes.get() + offset, src, size);
+  }
+  void read(const wick_buffer* src, uint64_t offset, void* dst, uint64_t size) override {
+    std::memcpy(dst, static_cast<const HostBuffer*>(src)->bytes.get() + offset, size);
+  }
+
+  wick_support supports(const wick_device* /*device*/, const wick_op_desc& op) override {
+#ifdef CONF_FIXTURE_DECLINE
+    (void)op;
+    return WICK_SUPPORT_NO_OP;
+#else
+    const size_t ins = op.op == WICK_OP_FILL ? 0 : op.op == WICK_OP_ADD || op.op == WICK_OP_SUB ? 2 : 1;
+    switch (op.op) {
+      case WICK_OP_COPY: case WICK_OP_FILL: case WICK_OP_ADD: case WICK_OP_SUB: case WICK_OP_NEG: break;
+      default: return WICK_SUPPORT_NO_OP;
+    }
+    if (op.num_inputs != ins || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
+    for (size_t i = 0; i < op.num_inputs; ++i) {
+      if (op.inputs[i].dtype != WICK_DTYPE_F32) return WICK_SUPPORT_NO_DTYPE;
+    }
+    return op.outputs[0].dtype == WICK_DTYPE_F32 ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
+#endif
+  }
+
+  void execute(wick_device* /*device*/, const wick_op_desc& op) override {
+    const wick_tensor_desc& out = op.outputs[0];
+    if (op.op == WICK_OP_NEG) std::raise(SIGSEGV);  // the crash the suite must survive
+    if (op.op == WICK_OP_SUB) {
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // the hang it must survive
+    }
+    if (op.op == WICK_OP_FILL) {
+      const float v = static_cast<float>(static_cast<const wick_fill_params*>(op.params)->float_value);
+      wick::sdk::for_each_row<1>(out.shape, out.rank, {out.strides}, [&](const auto& r) {
+        for (int64_t i = 0; i < r.length; ++i) *at(out, r.offset[0] + i * r.stride[0]) = v;
+      });
+    } else if (op.op == WICK_OP_COPY) {
+      const wick_tensor_desc& a = op.inputs[0];
+      wick::sdk::for_each_row<2>(out.shape, out.rank, {out.strides, a.strides}, [&](const auto& r) {
+        for (int64_t i = 0; i < r.length; ++i)
+          *at(out, r.offset[0] + i * r.stride[0]) = *at(a, r.offset[1] + i * r.stride[1]);
+      });
+    } else {
+      const wick_tensor_desc& a = op.inputs[0];
+      const wick_tensor_desc& b = op.inputs[1];
+      wick::sdk::for_each_row<3>(out.shape, out.rank, {out.strides, a.strides, b.strides}, [&](const auto& r) {
+        for (int64_t i = 0; i < r.length; ++i)
+          *at(out, r.offset[0] + i * r.stride[0]) = *at(a, r.offset[1] + i * r.stride[1]) + *at(b, r.offset[2] + i * r.stride[2]);
+      });
+    }
+  }
+
+ private:
+  HostDevice device_;
+};
+
+}  // namespace
+
+WICK_DEFINE_PLUGIN(FixturePlugin, CONF_FIXTURE_NAME, "0.1.0")
