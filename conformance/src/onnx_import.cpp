@@ -1,11 +1,14 @@
 #include "onnx_import.hpp"
 
+#include "compare.hpp"
 #include "execute.hpp"
+#include "onnx_lower.hpp"
 #include "onnx_proto.hpp"
 
 #include <wick/error.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 namespace wick::conformance {
@@ -46,16 +49,114 @@ std::vector<CaseInfo> OnnxStore::list() const {
 
 }  // namespace wick::conformance
 
+
 namespace wick::conformance {
 
+namespace {
+
+Expected expected_from(const onnx::TensorProto& t) {
+  Expected e;
+  e.dtype = onnx_dtype(t.data_type);
+  e.shape.assign(t.dims.begin(), t.dims.end());
+  const size_t n = t.data.size() / dtype_size(e.dtype);
+  sdk::visit_dtype(to_c(e.dtype), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (size_t k = 0; k < n; ++k) {
+      T v;
+      std::memcpy(&v, t.data.data() + k * sizeof(T), sizeof(T));
+      if (is_float(e.dtype)) {
+        e.f.push_back(static_cast<double>(v));
+      } else {
+        e.i.push_back(static_cast<int64_t>(v));
+      }
+    }
+  });
+  return e;
+}
+
+std::vector<std::string> data_sets(const std::string& folder) {
+  std::vector<std::string> sets;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(folder, ec)) {
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path().string());
+  }
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+// Runs one data set; returns an empty string when every output matches, else why not.
+std::string run_data_set(const ExecContext& ctx, const onnx::ModelProto& model, const std::string& set, Result& r) {
+  OnnxLowering low(ctx.device, model.opset);
+  for (const onnx::TensorProto& init : model.graph.initializers) low.set(init.name, upload_proto(init, ctx.device));
+  size_t k = 0;
+  for (const onnx::ValueInfo& v : model.graph.inputs) {
+    if (low.has(v.name)) continue;
+    if (!v.is_tensor) throw NotImportable("graph input '" + v.name + "' is not a tensor (sequence/optional types)");
+    const std::string file = set + "/input_" + std::to_string(k++) + ".pb";
+    std::error_code ec;
+    if (!fs::exists(file, ec)) continue;  // an omitted optional input
+    low.set(v.name, upload_proto(onnx::read_tensor(file), ctx.device));
+  }
+  for (const onnx::ValueInfo& v : model.graph.outputs) {
+    if (!v.is_tensor) throw NotImportable("graph output '" + v.name + "' is not a tensor (sequence/optional types)");
+    onnx_dtype(v.elem_type);
+  }
+  for (const onnx::NodeProto& node : model.graph.nodes) low.run(node);
+  for (size_t o = 0; o < model.graph.outputs.size(); ++o) {
+    const Expected want = expected_from(onnx::read_tensor(set + "/output_" + std::to_string(o) + ".pb"));
+    const Tensor got = low.contiguous(low.get(model.graph.outputs[o].name));
+    const std::string label = "output '" + model.graph.outputs[o].name + "'";
+    if (got.dtype() != want.dtype)
+      return label + " has dtype " + dtype_name(got.dtype()) + ", expected " + dtype_name(want.dtype);
+    if (got.shape() != want.shape)
+      return label + " has shape " + shape_to_string(got.shape()) + ", expected " + shape_to_string(want.shape);
+    std::vector<unsigned char> raw(static_cast<size_t>(got.numel()) * dtype_size(got.dtype()));
+    if (!raw.empty()) got.copy_to_host(raw.data(), raw.size());
+    const Bound b = ctx.tolerances->bound("onnx", want.dtype, r.id, ctx.backend);
+    const Comparison c = compare_output(want, raw, b, 1);
+    if (!c.ok) {
+      r.error = c.error;
+      r.threshold = c.threshold;
+      r.worst_index = c.worst_index >= 0 ? index_string(c.worst_index, want.shape) : "";
+      return label + ": " + c.detail;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 Result run_onnx_case(const ExecContext& ctx, const OnnxStore& store, const std::string& id) {
-  (void)ctx;
-  (void)store;
   Result r;
   r.id = id;
   r.source = "onnx";
-  r.status = "SKIP";
-  r.message = "importer: not implemented yet";
+  const std::string folder = store.directory() + "/" + id.substr(5);
+  try {
+    const onnx::ModelProto model = onnx::read_model(folder + "/model.onnx");
+    const std::vector<std::string> sets = data_sets(folder);
+    if (sets.empty()) throw NotImportable("no test_data_set_* in " + folder);
+    for (const std::string& set : sets) {
+      const std::string why = run_data_set(ctx, model, set, r);
+      if (!why.empty()) {
+        r.status = "FAIL";
+        r.message = fs::path(set).filename().string() + ": " + why;
+        return r;
+      }
+    }
+    r.status = "PASS";
+  } catch (const NotImportable& e) {
+    r.status = "SKIP";
+    r.message = std::string("importer: ") + e.what();
+  } catch (const Declined& e) {
+    r.status = "UNSUPPORTED";
+    r.message = std::string("plugin declined ") + e.what();
+  } catch (const ExecuteFailed& e) {
+    r.status = "FAIL";
+    r.message = std::string("op_execute failed: ") + e.what();
+  } catch (const std::exception& e) {
+    r.status = "FAIL";
+    r.message = std::string("error: ") + e.what();
+  }
   return r;
 }
 

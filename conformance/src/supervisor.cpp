@@ -119,7 +119,7 @@ BackendRun run_backend(const SupervisorOptions& o, const std::string& spec, cons
     r.backend = run.name;
     r.id = c.id;
     r.source = c.source;
-    if (r.op.empty() || c.source != "onnx") r.op = c.op;
+    r.op = c.op;
     if (r.dtype.empty()) r.dtype = c.dtype;
     if (o.expectations != nullptr) {
       if (const Expectations::Entry* e = o.expectations->match(run.name, c.id)) {

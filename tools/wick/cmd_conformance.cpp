@@ -105,7 +105,7 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
   }
 
   std::vector<CaseInfo> all = golden.list(has_source("golden") && a.mode != "perf", has_source("diff") || a.mode == "perf");
-  if (has_source("onnx") && a.mode != "perf") {
+  if (has_source("onnx") && a.mode == "test") {
     const std::vector<CaseInfo> o = onnx.list();
     all.insert(all.end(), o.begin(), o.end());
   }
