@@ -101,7 +101,7 @@ TEST_CASE("conv matches NumPy for every dtype", "[nn][conv]") {
   }
 }
 
-TEST_CASE("conv reads channels-last, transposed and flipped layouts", "[nn][conv]") {
+TEST_CASE("conv reads channels-last and transposed and flipped layouts", "[nn][conv]") {
   for (const json& c : fixture("conv.json")["cases"]) {
     if (needs_plugin(c) || shape_of(c["x"]).size() != 4) continue;
     for (DType t : {DType::F32, DType::BF16, DType::F16, DType::F64, DType::I32}) {
@@ -199,7 +199,7 @@ TEST_CASE("window max and min propagate NaN", "[nn][window][edge]") {
   }
 }
 
-TEST_CASE("window reductions of flipped, 0-d and zero-size tensors", "[nn][window][edge]") {
+TEST_CASE("window reductions of flipped and 0-d and zero-size tensors", "[nn][window][edge]") {
   // [1, 2, 3, 4, 5] flipped is [5, 4, 3, 2, 1]: pairwise sums 9, 7, 5, 3.
   const Tensor flipped = Tensor::from_vector<float>({1, 2, 3, 4, 5}, cpu()).flip(0);
   CHECK(flipped.window_reduce("sum", {2}).to_vector<float>() == std::vector<float>{9, 7, 5, 3});
@@ -300,7 +300,7 @@ TEST_CASE("fused ops match NumPy for every float dtype", "[nn][fused]") {
   }
 }
 
-TEST_CASE("softmax of infinities, NaN and large values", "[nn][fused][edge]") {
+TEST_CASE("softmax of infinities and NaN and large values", "[nn][fused][edge]") {
   for (DType t : kFloats) {
     INFO(dtype_name(t));
     // -inf takes no weight; equal values share it.
@@ -349,7 +349,7 @@ TEST_CASE("norms of constant rows and mismatched parameters", "[nn][fused][edge]
                     Catch::Contains("mean [2] must have shape [3]"));
 }
 
-TEST_CASE("attention with a bool mask, broadcast batches and the default scale", "[nn][fused][attention]") {
+TEST_CASE("attention with a bool mask and broadcast batches and the default scale", "[nn][fused][attention]") {
   // k = [[1, 0], [0, 1]], v = [[1, 2], [3, 4]]. Query [1, 0] with scale 1 scores [1, 0], so the
   // weights are [p, 1 - p] with p = e / (e + 1) and out = [p + 3 (1 - p), 2 p + 4 (1 - p)] =
   // [3 - 2p, 4 - 2p]. Query [0, 1] mirrors it with p' = 1 / (e + 1).

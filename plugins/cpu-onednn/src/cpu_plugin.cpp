@@ -1,4 +1,5 @@
 // The cpu-onednn plugin: one CPU device, host-memory buffers, a table of kernels.
+#include "host_allocator.hpp"
 #include "kernels.hpp"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -29,8 +30,6 @@ std::string cpu_model_name() {
   }
   return "CPU";
 }
-
-constexpr size_t kAlignment = 64;
 
 }  // namespace
 
@@ -83,9 +82,7 @@ class CpuPlugin final : public sdk::Plugin {
     auto* b = new HostBuffer();
     b->device = device;
     b->size = size;
-    const size_t rounded = (static_cast<size_t>(size) + kAlignment - 1) / kAlignment * kAlignment;
-    b->data = static_cast<unsigned char*>(::operator new(std::max<size_t>(rounded, kAlignment),
-                                                         std::align_val_t(kAlignment), std::nothrow));
+    b->data = allocator_.allocate(static_cast<size_t>(size));
     if (b->data == nullptr) {
       delete b;
       throw sdk::Error(WICK_STATUS_OUT_OF_MEMORY, "cannot allocate " + std::to_string(size) + " bytes of host memory");
@@ -95,7 +92,7 @@ class CpuPlugin final : public sdk::Plugin {
 
   void free(wick_buffer* buffer) noexcept override {
     auto* b = static_cast<HostBuffer*>(buffer);
-    ::operator delete(b->data, std::align_val_t(kAlignment));
+    allocator_.free(b->data, static_cast<size_t>(b->size));
     delete b;
   }
 
@@ -125,6 +122,9 @@ class CpuPlugin final : public sdk::Plugin {
   }
 
  private:
+  // Freed blocks kept for reuse: at most an eighth of the memory, and 1 GiB.
+  HostAllocator allocator_{std::min<size_t>(size_t(1) << 30, static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) *
+                                                                 static_cast<size_t>(sysconf(_SC_PAGESIZE)) / 8)};
   CpuDevice device_;
   Context ctx_;
   KernelTable kernels_;

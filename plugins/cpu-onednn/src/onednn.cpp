@@ -3,14 +3,17 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace wick::cpu {
 
 Context::Onednn::Onednn(int thread_count) : threads(thread_count) {}
 
-void Context::Onednn::use_configured_threads() const {
-  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+void Context::Onednn::use_configured_threads() const { set_threads(threads); }
+
+void Context::Onednn::set_threads(int n) {
+  if (omp_get_max_threads() != n) omp_set_num_threads(n);
 }
 
 Context::Onednn* create_onednn(int threads) { return new Context::Onednn(threads); }
@@ -55,9 +58,10 @@ void Dense::allocate(const wick_tensor_desc& like, wick_dtype t) {
     strides[i] = s;
     s *= shape[i];
   }
-  bytes.resize(static_cast<size_t>(s) * sdk::dtype_size(t));
-  buffer.data = bytes.data();
-  buffer.size = bytes.size();
+  const size_t size = static_cast<size_t>(s) * sdk::dtype_size(t);
+  bytes.reset(static_cast<unsigned char*>(::operator new(std::max<size_t>(size, 64), std::align_val_t(64))));
+  buffer.data = bytes.get();
+  buffer.size = size;
   desc = wick_tensor_desc{};
   desc.struct_size = sizeof(desc);
   desc.buffer = &buffer;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <unordered_map>
 
@@ -27,6 +28,15 @@ struct Context::Onednn {
   // setting: a host thread other than the one that initialised the plugin would get the default
   // (every core). Call under the mutex before creating or executing a primitive.
   void use_configured_threads() const;
+  // Runs f on one thread (restoring the configured count after): for small reorders, whose
+  // OpenMP region costs more than their work, and on a busy machine may wait for a descheduled
+  // thread for milliseconds.
+  template <class F>
+  void single_threaded(F&& f) const {
+    set_threads(1);
+    f();
+    set_threads(threads);
+  }
 
   // A prepared plan (primitives, descriptors, reorders) per key; creating a primitive costs
   // 0.3-1.2 ms, executing a cached one about a microsecond. Keys start with the op's name.
@@ -42,6 +52,7 @@ struct Context::Onednn {
   }
 
  private:
+  static void set_threads(int n);
   static constexpr size_t kMaxPlans = 4096;
   std::unordered_map<std::string, std::shared_ptr<void>> plans_;
 };
@@ -85,7 +96,11 @@ struct Dense {
   Dense(const Dense&) = delete;
   Dense& operator=(const Dense&) = delete;
 
-  std::vector<unsigned char> bytes;
+  // 64-byte aligned, as the plugin's buffers are: oneDNN's kernels run slower on unaligned data.
+  struct Free {
+    void operator()(unsigned char* p) const { ::operator delete(p, std::align_val_t(64)); }
+  };
+  std::unique_ptr<unsigned char, Free> bytes;
   std::vector<int64_t> shape, strides;
   HostBuffer buffer;
   wick_tensor_desc desc{};
