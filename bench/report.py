@@ -10,15 +10,21 @@ A ratio is reference time / Wick time, so 1.0 means Wick is as fast and 0.9 mean
 """
 
 import json
+import re
 import sys
 
-# (case, reference variant, minimum ratio): the targets of issue 3.
+# (case, Wick variant, reference variant, minimum ratio): the targets of issue 3. conv is held to
+# the strictest reference, the oneDNN primitive alone on data already in its layout, which Wick
+# matches only with channels-last tensors; NCHW tensors are compared with oneDNN doing the same
+# reorders (the second conv line of each dtype).
 RATIO_TARGETS = [
-    ("matmul_f32_1024x1024x1024", "onednn", 0.9),
-    ("matmul_bf16_1024x1024x1024", "onednn", 0.9),
-    ("conv2d_f32_n32c64h56k64r3", "onednn", 0.9),
-    ("conv2d_bf16_n32c64h56k64r3", "onednn", 0.9),
-    ("add_f32_10000000", "loop", 0.8),
+    ("matmul_f32_1024x1024x1024", "wick", "onednn", 0.9),
+    ("matmul_bf16_1024x1024x1024", "wick", "onednn", 0.9),
+    ("conv2d_f32_n32c64h56k64r3", "wick_channels_last", "onednn", 0.9),
+    ("conv2d_f32_n32c64h56k64r3", "wick", "onednn_nchw_io", 0.9),
+    ("conv2d_bf16_n32c64h56k64r3", "wick_channels_last", "onednn", 0.9),
+    ("conv2d_bf16_n32c64h56k64r3", "wick", "onednn_nchw_io", 0.9),
+    ("add_f32_10000000", "wick", "loop", 0.8),
 ]
 # (case, maximum median seconds of the Wick variant)
 TIME_TARGETS = [("add_f32_1", 1e-6)]
@@ -40,6 +46,14 @@ def medians(report):
     return out
 
 
+def case_order(case):
+    """matmul f32, matmul bf16, conv, add, sum; sizes ascending within each."""
+    families = ["matmul_f32", "matmul_bf16", "conv2d_f32", "conv2d_bf16", "add_f32", "sum_f32"]
+    family = next((i for i, f in enumerate(families) if case.startswith(f + "_")), len(families))
+    numbers = [int(n) for n in re.findall(r"\d+", case[len(families[family]) if family < len(families) else 0:])]
+    return (family, numbers[:1] == [64], numbers, case)
+
+
 def fmt_time(s):
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if s >= scale:
@@ -56,14 +70,11 @@ def main():
     print()
     print("| case | Wick | Wick median | reference | reference median | ratio ref/Wick |")
     print("|---|---|---|---|---|---|")
-    cases = []
-    for case, _variant in m:
-        if case not in cases:
-            cases.append(case)
+    cases = sorted({case for case, _variant in m}, key=case_order)
     for case in cases:
         variants = [v for c, v in m if c == case]
-        wicks = [v for v in variants if v.startswith("wick")]
-        refs = [v for v in variants if not v.startswith("wick")]
+        wicks = sorted(v for v in variants if v.startswith("wick"))
+        refs = sorted(v for v in variants if not v.startswith("wick"))
         for w in wicks:
             tw = m[(case, w)][0]
             for r in refs:
@@ -74,11 +85,11 @@ def main():
     print()
     print("| target | measured | holds |")
     print("|---|---|---|")
-    for case, ref, minimum in RATIO_TARGETS:
-        if (case, "wick") in m and (case, ref) in m:
-            r = m[(case, ref)][0] / m[(case, "wick")][0]
-            print("| %s: Wick >= %.1fx %s | %.2fx | %s |" % (case, minimum, ref, r, "yes" if r >= minimum else
-                                                              "no (%.0f%% short)" % (100 * (minimum - r) / minimum)))
+    for case, wick, ref, minimum in RATIO_TARGETS:
+        if (case, wick) in m and (case, ref) in m:
+            r = m[(case, ref)][0] / m[(case, wick)][0]
+            verdict = "yes" if r >= minimum else "no (%.0f%% short)" % (100 * (minimum - r) / minimum)
+            print("| %s: %s >= %.1fx %s | %.2fx | %s |" % (case, wick, minimum, ref, r, verdict))
     for case, limit in TIME_TARGETS:
         if (case, "wick") in m:
             t = m[(case, "wick")][0]

@@ -126,6 +126,19 @@ inline Tensor make_flipped(const json& t, DType dtype, int axis) {
   return f;
 }
 
+// The same logical tensor with stride 2 on the last axis: the data is stored with a gap (holding
+// 7s) after every element, and the view steps over the gaps.
+inline Tensor make_spread(const json& t, DType dtype) {
+  Shape stored = shape_of(t);
+  stored.back() *= 2;
+  const std::vector<double> v = values_of(t);
+  std::vector<double> data(v.size() * 2, 7.0);
+  for (size_t k = 0; k < v.size(); ++k) data[2 * k] = v[k];
+  Tensor s = make(data, stored, dtype).slice(-1, 0, std::nullopt, 2);
+  REQUIRE(s.strides().back() == 2);
+  return s;
+}
+
 struct Tolerance {
   double rel, abs;
 };

@@ -72,7 +72,10 @@ bool is_c_contiguous(const wick_tensor_desc& d) {
   return true;
 }
 
-dnnl::memory::desc md3(const Operand3& o, wick_dtype t) {
+// [batch, rows, cols], or [rows, cols] when no operand has a batch: the plain 2-D problem, for
+// which oneDNN's kernel selection is the one a direct oneDNN user gets.
+dnnl::memory::desc md3(const Operand3& o, wick_dtype t, bool batched = true) {
+  if (!batched) return dnnl::memory::desc({o.rows, o.cols}, dnnl_type(t), {o.s_rows, o.s_cols});
   return dnnl::memory::desc({o.batch, o.rows, o.cols}, dnnl_type(t), {o.s_batch, o.s_rows, o.s_cols});
 }
 
@@ -117,15 +120,18 @@ void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor
   for (const Operand3* o : {&*a3, &*b3, &*c3})
     for (int64_t v : {o->batch, o->rows, o->cols, o->s_batch, o->s_rows, o->s_cols}) key_add(key, v);
   for (wick_dtype t : {a->dtype, c->dtype}) key_add(key, t);
+  const bool batched = a3->batch > 1 || b3->batch > 1 || c3->batch > 1;
   MatmulPlan& plan = dnn.plan<MatmulPlan>(key, [&] {
     MatmulPlan p;
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md3(*a3, a->dtype), md3(*b3, b->dtype), md3(*c3, c->dtype)),
-                                    dnn.engine);
+    dnnl::matmul::primitive_desc pd(
+        dnnl::matmul::desc(md3(*a3, a->dtype, batched), md3(*b3, b->dtype, batched), md3(*c3, c->dtype, batched)),
+        dnn.engine);
     if (is_reference(pd)) {
       p.dense = true;
-      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(md3(dense_3d(*a), a->dtype), md3(dense_3d(*b), b->dtype),
-                                                           md3(dense_3d(*c), c->dtype)),
-                                        dnn.engine);
+      pd = dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(md3(dense_3d(*a), a->dtype, batched), md3(dense_3d(*b), b->dtype, batched),
+                             md3(dense_3d(*c), c->dtype, batched)),
+          dnn.engine);
     }
     p.primitive = dnnl::matmul(pd);
     return p;
@@ -147,9 +153,9 @@ void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor
     b3 = dense_3d(*b);
     c3 = dense_3d(*c);
   }
-  dnnl::memory ma(md3(*a3, a->dtype), dnn.engine, data_of(*a));
-  dnnl::memory mb(md3(*b3, b->dtype), dnn.engine, data_of(*b));
-  dnnl::memory mc(md3(*c3, c->dtype), dnn.engine, data_of(*c));
+  dnnl::memory ma(md3(*a3, a->dtype, batched), dnn.engine, data_of(*a));
+  dnnl::memory mb(md3(*b3, b->dtype, batched), dnn.engine, data_of(*b));
+  dnnl::memory mc(md3(*c3, c->dtype, batched), dnn.engine, data_of(*c));
   plan.primitive.execute(dnn.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
   dnn.stream.wait();
   if (c != &c_in) pc.store(c_in);
