@@ -35,6 +35,19 @@ DType parse_dtype(const std::string& name) {
 
 bool is_float_dtype(DType t) { return is_float(t); }
 
+void store_value(DType t, double v, unsigned char* dst) {
+  sdk::visit_dtype(to_c(t), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T x;
+    if constexpr (std::is_same_v<T, sdk::f16> || std::is_same_v<T, sdk::bf16>) {
+      x = T(static_cast<float>(v));
+    } else {
+      x = static_cast<T>(v);
+    }
+    std::memcpy(dst, &x, sizeof(T));
+  });
+}
+
 uint64_t case_seed(uint64_t base_seed, const std::string& case_id) {
   uint64_t h = 0xCBF29CE484222325ull ^ base_seed;
   for (unsigned char c : case_id) {
@@ -468,17 +481,7 @@ void materialize(Case& c, uint64_t seed) {
       } else {
         v = std::floor(lo + (hi - lo + 1) * rng.uniform());
       }
-      unsigned char* p = o.bytes.data() + static_cast<size_t>(k) * dtype_size(o.dtype);
-      sdk::visit_dtype(to_c(o.dtype), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        T x;
-        if constexpr (std::is_same_v<T, sdk::f16> || std::is_same_v<T, sdk::bf16>) {
-          x = T(static_cast<float>(v));
-        } else {
-          x = static_cast<T>(v);
-        }
-        std::memcpy(p, &x, sizeof(T));
-      });
+      store_value(o.dtype, v, o.bytes.data() + static_cast<size_t>(k) * dtype_size(o.dtype));
     }
     c.inputs.push_back(std::move(o));
   }

@@ -95,6 +95,9 @@ struct Case {
 };
 
 DType parse_dtype(const std::string& name);  // throws wick::Error for an unknown name
+// Writes v as one element of dtype t at dst (f16/bf16 through f32, rounding to nearest-even;
+// integers truncate).
+void store_value(DType t, double v, unsigned char* dst);
 bool is_float_dtype(DType t);
 
 // seed = hash(base seed, case id): FNV-1a 64 of the id with the basis xor'ed with the base seed.

@@ -21,17 +21,24 @@ bool glob_match(const std::string& pattern, const std::string& text) {
 
 // ---- tolerances -----------------------------------------------------------------------------------
 
-ToleranceTable ToleranceTable::load(const std::string& table_file, const std::string& overrides_file) {
-  ToleranceTable t;
-  toml::table doc;
+namespace {
+
+// Parses a TOML file; errors name file:line:column.
+toml::table parse_toml(const std::string& file) {
   try {
-    doc = toml::parse_file(table_file);
+    return toml::parse_file(file);
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
-    os << table_file << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
-       << e.description();
+    os << file << ":" << e.source().begin.line << ":" << e.source().begin.column << ": " << e.description();
     throw Error("conformance: " + os.str());
   }
+}
+
+}  // namespace
+
+ToleranceTable ToleranceTable::load(const std::string& table_file, const std::string& overrides_file) {
+  ToleranceTable t;
+  const toml::table doc = parse_toml(table_file);
   if (auto f = doc["differential"]["factor"].value<double>()) t.differential_factor_ = *f;
   const toml::table* classes = doc["classes"].as_table();
   if (classes == nullptr) throw Error("conformance: " + table_file + " has no [classes] table");
@@ -50,15 +57,7 @@ ToleranceTable ToleranceTable::load(const std::string& table_file, const std::st
     }
   }
   if (overrides_file.empty()) return t;
-  toml::table ov;
-  try {
-    ov = toml::parse_file(overrides_file);
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << overrides_file << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
-       << e.description();
-    throw Error("conformance: " + os.str());
-  }
+  const toml::table ov = parse_toml(overrides_file);
   if (const toml::array* list = ov["override"].as_array()) {
     for (const toml::node& n : *list) {
       const toml::table* e = n.as_table();

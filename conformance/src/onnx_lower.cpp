@@ -1,5 +1,7 @@
 #include "onnx_lower.hpp"
 
+#include "case.hpp"
+
 #include <wick/direct.hpp>
 #include <wick/sdk/ops.hpp>
 
@@ -137,16 +139,7 @@ struct OnnxLowering::Impl {
   }
   Tensor scalar(double v, DType t) {
     unsigned char buf[8] = {};
-    sdk::visit_dtype(to_c(t), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T x;
-      if constexpr (std::is_same_v<T, sdk::f16> || std::is_same_v<T, sdk::bf16>) {
-        x = T(static_cast<float>(v));
-      } else {
-        x = static_cast<T>(v);
-      }
-      std::memcpy(buf, &x, sizeof(T));
-    });
+    store_value(t, v, buf);
     return Tensor::from_bytes(buf, dtype_size(t), Shape{}, t, dev());
   }
   Tensor reshape(const Tensor& x, const Shape& s) { return g.contiguous(x).reshape(s); }
@@ -201,18 +194,7 @@ struct OnnxLowering::Impl {
   // A host-built constant (a mask, per-element weights) in dtype t.
   Tensor upload_values(const std::vector<double>& v, const Shape& s, DType t) {
     std::vector<unsigned char> raw(v.size() * dtype_size(t));
-    sdk::visit_dtype(to_c(t), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      for (size_t k = 0; k < v.size(); ++k) {
-        T x;
-        if constexpr (std::is_same_v<T, sdk::f16> || std::is_same_v<T, sdk::bf16>) {
-          x = T(static_cast<float>(v[k]));
-        } else {
-          x = static_cast<T>(v[k]);
-        }
-        std::memcpy(raw.data() + k * sizeof(T), &x, sizeof(T));
-      }
-    });
+    for (size_t k = 0; k < v.size(); ++k) store_value(t, v[k], raw.data() + k * dtype_size(t));
     return Tensor::from_bytes(raw.data(), raw.size(), s, t, dev());
   }
   // NegativeLogLikelihoodLoss on log-probabilities x [N, C, d...] and targets [N, d...].
