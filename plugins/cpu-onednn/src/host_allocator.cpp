@@ -18,41 +18,55 @@ void system_free(unsigned char* block) { ::operator delete(block, std::align_val
 
 }  // namespace
 
-HostAllocator::HostAllocator(size_t cache_limit) : cache_limit_(cache_limit) {}
+HostAllocator::HostAllocator(size_t cache_limit) : small_(kLarge / kAlignment), cache_limit_(cache_limit) {}
 
-HostAllocator::~HostAllocator() {
-  for (auto& [size, blocks] : free_)
+HostAllocator::~HostAllocator() { release_all(); }
+
+void HostAllocator::release_all() {
+  for (auto& blocks : small_) {
     for (unsigned char* b : blocks) system_free(b);
+    blocks.clear();
+  }
+  for (auto& [size, blocks] : large_)
+    for (unsigned char* b : blocks) system_free(b);
+  large_.clear();
+  cached_bytes_ = 0;
 }
 
 size_t HostAllocator::size_class(size_t size) {
   const size_t rounded = std::max(kAlignment, (size + kAlignment - 1) / kAlignment * kAlignment);
-  if (rounded < kCachedFrom) return rounded;
+  if (rounded < kLarge) return rounded;
   const size_t quarter = std::bit_floor(rounded) / 4;
   return (rounded + quarter - 1) / quarter * quarter;
 }
 
+std::vector<unsigned char*>& HostAllocator::bin(size_t cls) {
+  return cls < kLarge ? small_[cls / kAlignment] : large_[cls];
+}
+
 unsigned char* HostAllocator::allocate(size_t size) {
   const size_t cls = size_class(size);
-  if (cls >= kCachedFrom) {
+  {
     std::lock_guard lock(mutex_);
-    auto it = free_.find(cls);
-    if (it != free_.end() && !it->second.empty()) {
-      unsigned char* b = it->second.back();
-      it->second.pop_back();
+    std::vector<unsigned char*>* blocks = nullptr;
+    if (cls < kLarge) {
+      blocks = &small_[cls / kAlignment];
+    } else if (auto it = large_.find(cls); it != large_.end()) {
+      blocks = &it->second;
+    }
+    if (blocks != nullptr && !blocks->empty()) {
+      unsigned char* b = blocks->back();
+      blocks->pop_back();
       cached_bytes_ -= cls;
       return b;
     }
   }
   unsigned char* b = system_allocate(cls);
-  if (b == nullptr && cls >= kCachedFrom) {
+  if (b == nullptr) {
     // Out of memory with blocks parked here: give them back and try once more.
     {
       std::lock_guard lock(mutex_);
-      for (auto& [s, blocks] : free_)
-        for (unsigned char* p : blocks) system_free(p);
-      free_.clear();
-      cached_bytes_ = 0;
+      release_all();
     }
     b = system_allocate(cls);
   }
@@ -62,11 +76,11 @@ unsigned char* HostAllocator::allocate(size_t size) {
 void HostAllocator::free(unsigned char* block, size_t size) noexcept {
   if (block == nullptr) return;
   const size_t cls = size_class(size);
-  if (cls >= kCachedFrom) {
+  {
     std::lock_guard lock(mutex_);
     if (cached_bytes_ + cls <= cache_limit_) {
       try {
-        free_[cls].push_back(block);
+        bin(cls).push_back(block);
         cached_bytes_ += cls;
         return;
       } catch (...) {

@@ -3,8 +3,9 @@
 //
 // Why: glibc serves blocks above its mmap threshold (at most 32 MiB) with fresh mmap()s, so every
 // large op result was page-faulted and zeroed by the kernel anew — which made a 1e7-element add
-// take twice as long as the add itself. Eager ops free and reallocate the same sizes over and
-// over; keeping those blocks removes the faults.
+// take twice as long as the add itself — and serves small aligned blocks through memalign, a
+// sixth of a small op's whole cost. Eager ops free and reallocate the same sizes over and over;
+// keeping those blocks removes both.
 #pragma once
 
 #include <cstddef>
@@ -30,14 +31,17 @@ class HostAllocator {
   void free(unsigned char* block, size_t size) noexcept;
 
  private:
-  // Blocks from this size up are cached; glibc's own bins serve smaller ones well.
-  static constexpr size_t kCachedFrom = size_t(1) << 16;
-  // The size a request is served with: four classes per power of two, so a cached block fits
-  // requests up to 25% smaller than itself.
+  // The size a request is served with: a multiple of 64 bytes below kLarge, else four classes
+  // per power of two, so that a cached block serves requests up to 25% smaller than itself.
+  static constexpr size_t kLarge = size_t(1) << 16;
   static size_t size_class(size_t size);
+  // Small classes by index (size / 64), large ones by size.
+  std::vector<unsigned char*>& bin(size_t cls);
+  void release_all();
 
   std::mutex mutex_;
-  std::map<size_t, std::vector<unsigned char*>> free_;  // by size class
+  std::vector<std::vector<unsigned char*>> small_;
+  std::map<size_t, std::vector<unsigned char*>> large_;
   size_t cached_bytes_ = 0;
   const size_t cache_limit_;
 };
