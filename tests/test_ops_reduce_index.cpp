@@ -3,10 +3,14 @@
 // The fixture tests run every case of tests/data/reduce_index/*.txt (written by
 // tests/data/gen_reduce_index.py from NumPy and plain Python loops, never from Wick) in every
 // dtype and in three memory layouts of the same values: contiguous, reversed (a negative stride)
-// and transposed. The other tests are hand-worked edge cases: empty axes, 0-d tensors, broadcast
+// and transposed. The plugin tests call the plugin directly (wick/direct.hpp) for what the Tensor
+// API never asks: i32 index outputs, exclusive cummax, the identity of an empty max. The other
+// tests are hand-worked edge cases: empty axes, 0-d tensors, broadcast
 // (stride 0) inputs, ties, NaN, integer wrap-around, out-of-range indices and long inputs that
 // take the multi-threaded paths.
 #include "test_support.hpp"
+
+#include <wick/direct.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -553,4 +557,126 @@ TEST_CASE("stack adds a new axis at any position", "[cat]") {
   CHECK_THROWS_WITH(Tensor::stack({a, Tensor::zeros({2}, DType::I64, cpu())}, 0),
                     Catch::Contains("stack: tensor 1 has shape [2], tensor 0 has [3]; all must be equal"));
   CHECK_THROWS_WITH(Tensor::stack({a, b}, 2), Catch::Contains("stack: axis 2 is out of range"));
+}
+
+// ---- the plugin, called directly ------------------------------------------------------------------
+
+namespace {
+
+wick_axis_params axis_flag(int axis, int flag) {
+  wick_axis_params p{};
+  p.struct_size = sizeof(p);
+  p.axis = axis;
+  p.flag = flag;
+  return p;
+}
+
+void run_direct(wick_op_code op, const void* params, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+  const DirectResult r = run_op_direct(cpu(), op, params, in, out);
+  INFO(r.message);
+  REQUIRE(r.status == DirectResult::Status::Ran);
+}
+
+}  // namespace
+
+TEST_CASE("the plugin writes i32 indices for argmax argmin and sort when asked", "[plugin]") {
+  Tensor x = Tensor::from_vector<float>({3, 1, 3, 0, 5, 5}, {2, 3}, cpu());
+  Tensor idx = Tensor::empty({2, 1}, DType::I32, cpu());
+  const wick_axis_params first = axis_flag(1, 0), last = axis_flag(1, 1);
+  run_direct(WICK_OP_ARGMAX, &first, {x}, {idx});
+  CHECK(values_of<int32_t>(idx) == std::vector<int32_t>{0, 1});
+  run_direct(WICK_OP_ARGMAX, &last, {x}, {idx});
+  CHECK(values_of<int32_t>(idx) == std::vector<int32_t>{2, 2});
+  run_direct(WICK_OP_ARGMIN, &first, {x}, {idx});
+  CHECK(values_of<int32_t>(idx) == std::vector<int32_t>{1, 0});
+  wick_sort_params sp{};
+  sp.struct_size = sizeof(sp);
+  sp.axis = 1;
+  Tensor values = Tensor::empty({2, 3}, DType::F32, cpu());
+  Tensor order = Tensor::empty({2, 3}, DType::I32, cpu());
+  run_direct(WICK_OP_SORT, &sp, {x}, {values, order});
+  CHECK(values_of<float>(values) == std::vector<float>{1, 3, 3, 0, 5, 5});
+  CHECK(values_of<int32_t>(order) == std::vector<int32_t>{1, 0, 2, 0, 1, 2});
+  sp.descending = 1;
+  run_direct(WICK_OP_SORT, &sp, {x}, {values, order});
+  CHECK(values_of<float>(values) == std::vector<float>{3, 3, 1, 5, 5, 0});
+  CHECK(values_of<int32_t>(order) == std::vector<int32_t>{0, 2, 1, 1, 2, 0});
+}
+
+TEST_CASE("integer sums and scans in their own dtype wrap at its width", "[plugin][reduce]") {
+  const int32_t axis0 = 0;
+  wick_reduce_params rp{};
+  rp.struct_size = sizeof(rp);
+  rp.axes = &axis0;
+  rp.num_axes = 1;
+  // Columns: [INT32_MAX, 1] and [65536, 65536].
+  Tensor x = Tensor::from_vector<int32_t>({std::numeric_limits<int32_t>::max(), 65536, 1, 65536}, {2, 2}, cpu());
+  Tensor out = Tensor::empty({1, 2}, DType::I32, cpu());
+  run_direct(WICK_OP_REDUCE_SUM, &rp, {x}, {out});
+  CHECK(values_of<int32_t>(out) == std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 131072});
+  // 65536 * 65536 = 2^32 keeps its low 32 bits: 0.
+  run_direct(WICK_OP_REDUCE_PROD, &rp, {x}, {out});
+  CHECK(values_of<int32_t>(out) == std::vector<int32_t>{std::numeric_limits<int32_t>::max(), 0});
+  Tensor u = Tensor::from_vector<uint8_t>({200, 100, 3}, cpu());
+  Tensor uo = Tensor::empty({3}, DType::U8, cpu());
+  const wick_axis_params forward = axis_flag(0, 0);
+  run_direct(WICK_OP_CUMSUM, &forward, {u}, {uo});
+  CHECK(values_of<uint8_t>(uo) == std::vector<uint8_t>{200, 44, 47});  // 300 wraps to 44
+  run_direct(WICK_OP_CUMPROD, &forward, {u}, {uo});
+  CHECK(values_of<uint8_t>(uo) == std::vector<uint8_t>{200, 32, 96});  // 20000 % 256 = 32
+}
+
+TEST_CASE("exclusive cummax and cummin start from the identity", "[plugin][scan]") {
+  Tensor x = Tensor::from_vector<int32_t>({2, 1, 4, 3}, cpu());
+  Tensor out = Tensor::empty({4}, DType::I32, cpu());
+  const wick_axis_params exclusive = axis_flag(0, 2), reverse_exclusive = axis_flag(0, 3);
+  run_direct(WICK_OP_CUMMAX, &exclusive, {x}, {out});
+  CHECK(values_of<int32_t>(out) == std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 2, 2, 4});
+  run_direct(WICK_OP_CUMMIN, &reverse_exclusive, {x}, {out});
+  CHECK(values_of<int32_t>(out) == std::vector<int32_t>{1, 3, 3, std::numeric_limits<int32_t>::max()});
+  Tensor f = Tensor::from_vector<float>({2, kNaN, 1}, cpu());
+  Tensor fo = Tensor::empty({3}, DType::F32, cpu());
+  run_direct(WICK_OP_CUMMIN, &exclusive, {f}, {fo});
+  const std::vector<float> v = values_of<float>(fo);
+  CHECK(v[0] == kInf);
+  CHECK(v[1] == 2.0f);
+  CHECK(std::isnan(v[2]));
+}
+
+TEST_CASE("the plugin fills an empty max or min with the identity and says no to other dtypes", "[plugin][reduce]") {
+  const int32_t axis0 = 0;
+  wick_reduce_params rp{};
+  rp.struct_size = sizeof(rp);
+  rp.axes = &axis0;
+  rp.num_axes = 1;
+  Tensor e = Tensor::zeros({0, 2}, DType::F32, cpu());
+  Tensor out = Tensor::empty({1, 2}, DType::F32, cpu());
+  run_direct(WICK_OP_REDUCE_MAX, &rp, {e}, {out});
+  CHECK(values_of<float>(out) == std::vector<float>{-kInf, -kInf});
+  Tensor e8 = Tensor::zeros({0, 2}, DType::I8, cpu());
+  Tensor out8 = Tensor::empty({1, 2}, DType::I8, cpu());
+  run_direct(WICK_OP_REDUCE_MAX, &rp, {e8}, {out8});
+  CHECK(values_of<int8_t>(out8) == std::vector<int8_t>{-128, -128});
+  Tensor eu = Tensor::zeros({0, 2}, DType::U8, cpu());
+  Tensor outu = Tensor::empty({1, 2}, DType::U8, cpu());
+  run_direct(WICK_OP_REDUCE_MIN, &rp, {eu}, {outu});
+  CHECK(values_of<uint8_t>(outu) == std::vector<uint8_t>{255, 255});
+  // Integer sums write their own dtype or 64 bits, nothing else.
+  Tensor i = Tensor::zeros({3, 2}, DType::I32, cpu());
+  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {i}, {Tensor::empty({1, 2}, DType::I16, cpu())}) ==
+        WICK_SUPPORT_NO_DTYPE);
+  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {i}, {Tensor::empty({1, 2}, DType::I64, cpu())}) ==
+        WICK_SUPPORT_YES);
+  Tensor b = Tensor::zeros({3, 2}, DType::Bool, cpu());
+  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {b}, {Tensor::empty({1, 2}, DType::Bool, cpu())}) ==
+        WICK_SUPPORT_NO_DTYPE);
+  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {i}, {Tensor::empty({2, 2}, DType::I64, cpu())}) ==
+        WICK_SUPPORT_NO_PARAMS);
+  const wick_axis_params a = axis_flag(0, 0);
+  CHECK(query_op_direct(cpu(), WICK_OP_ARGMAX, &a, {i}, {Tensor::empty({1, 2}, DType::F32, cpu())}) ==
+        WICK_SUPPORT_NO_DTYPE);
+  wick_sort_params sp{};
+  sp.struct_size = sizeof(sp);
+  CHECK(query_op_direct(cpu(), WICK_OP_SORT, &sp, {i}, {Tensor::empty({3, 2}, DType::I32, cpu())}) ==
+        WICK_SUPPORT_NO_PARAMS);
 }

@@ -300,15 +300,17 @@ void scatter_execute(Context& ctx, const wick_op_desc& op) {
   // along the axis the updates run in order.
   const int64_t n = ids.shape[p.axis];
   const int64_t id_ax = ids.strides[p.axis], src_ax = src.strides[p.axis], out_ax = out.strides[p.axis];
-  const auto lines = line_starts<3>(ids, p.axis, {ids.strides, src.strides, out.strides});
+  const std::array<const int64_t*, 3> strides{ids.strides, src.strides, out.strides};
   const auto* id_base = data_of<const unsigned char>(ids);
   visit_mode(x.dtype, p.flag, [&](auto tag, auto mode) {
     using T = typename decltype(tag)::type;
     const T* s = data_of<const T>(src);
     T* d = data_of<T>(out);
-    parallel_for(ctx, static_cast<int64_t>(lines.size()), n, [&](int64_t begin, int64_t end) {
-      for (int64_t l = begin; l < end; ++l) {
-        const auto& at = lines[static_cast<size_t>(l)];
+    parallel_for(ctx, LineWalker(ids, p.axis, strides).count(), n, [&](int64_t begin, int64_t end) {
+      LineWalker lines(ids, p.axis, strides);
+      lines.seek(begin);
+      for (int64_t l = begin; l < end; ++l, lines.next()) {
+        const std::array<int64_t, 3> at = lines.offsets();
         for (int64_t k = 0; k < n; ++k) {
           int64_t id = read_index(id_base, ids.dtype, at[0] + k * id_ax);
           if (id < 0) id += extent;  // checked before any write

@@ -222,9 +222,8 @@ wick_support reduce_supports(const wick_op_desc& op) {
   for (int i = 0; i < in.rank; ++i)
     if (out.shape[i] != (reduced[static_cast<size_t>(i)] ? 1 : in.shape[i])) return WICK_SUPPORT_NO_PARAMS;
   if (sdk::dtype_size(in.dtype) == 0) return WICK_SUPPORT_NO_DTYPE;
-  // Sums and products return floats in their own dtype, integers and bool widened to 64 bits.
-  const wick_dtype want = (Code == WICK_OP_REDUCE_SUM || Code == WICK_OP_REDUCE_PROD) ? widened_dtype(in.dtype) : in.dtype;
-  return out.dtype == want ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
+  if (Code == WICK_OP_REDUCE_SUM || Code == WICK_OP_REDUCE_PROD) return accumulating_output_ok(in.dtype, out.dtype);
+  return out.dtype == in.dtype ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
 }
 
 template <class Op>

@@ -194,23 +194,37 @@ void parallel_for(const Context& ctx, int64_t count, int64_t cost_per_item, F&& 
   for (int64_t b = 0; b < blocks; ++b) f(count * b / blocks, count * (b + 1) / blocks);
 }
 
-// The start offsets, per operand, of every line along `axis` of a shape the N operands share,
-// in C order.
-template <size_t N>
-std::vector<std::array<int64_t, N>> line_starts(const wick_tensor_desc& shape_of, int axis,
-                                                const std::array<const int64_t*, N>& strides) {
-  std::vector<int64_t> shape(shape_of.shape, shape_of.shape + shape_of.rank);
-  shape[static_cast<size_t>(axis)] = 1;
-  std::vector<std::array<int64_t, N>> starts;
-  sdk::for_each_row<N>(shape.data(), shape_of.rank, strides, [&](const sdk::Row<N>& r) {
-    for (int64_t i = 0; i < r.length; ++i) {
-      std::array<int64_t, N> s;
-      for (size_t k = 0; k < N; ++k) s[k] = r.offset[k] + i * r.stride[k];
-      starts.push_back(s);
-    }
-  });
-  return starts;
-}
+// Walks the lines along `axis` of a shape three operands share (C order, from any line), keeping
+// each operand's offset of the line's first element. Nothing is allocated per line.
+class LineWalker {
+ public:
+  LineWalker(const wick_tensor_desc& shape_of, int axis, const std::array<const int64_t*, 3>& strides)
+      : first_(dims(shape_of, axis, strides[0], strides[1])), third_(dims(shape_of, axis, strides[2], nullptr)) {}
+  LineWalker(const LineWalker&) = delete;
+
+  int64_t count() const { return count_of(first_); }
+  void seek(int64_t line) {
+    a_.seek(line);
+    b_.seek(line);
+  }
+  void next() {
+    a_.next();
+    b_.next();
+  }
+  std::array<int64_t, 3> offsets() const { return {a_.in, a_.out, b_.in}; }
+
+ private:
+  static std::vector<Dim> dims(const wick_tensor_desc& d, int axis, const int64_t* in, const int64_t* out) {
+    std::vector<Dim> v;
+    for (int i = 0; i < d.rank; ++i)
+      if (i != axis && d.shape[i] != 1) v.push_back({d.shape[i], in[i], out ? out[i] : 0});
+    return v;
+  }
+
+  // Declared before the walkers, which keep references to them.
+  std::vector<Dim> first_, third_;
+  Walker a_{first_}, b_{third_};
+};
 
 // How many pieces to cut one long job into so that every thread gets a share.
 inline int64_t split_count(const Context& ctx, int64_t jobs, int64_t elements_per_job) {
@@ -228,6 +242,14 @@ inline wick_dtype widened_dtype(wick_dtype t) {
   if (sdk::dtype_is_float(t)) return t;
   if (t == WICK_DTYPE_U8 || t == WICK_DTYPE_U32 || t == WICK_DTYPE_U64) return WICK_DTYPE_U64;
   return WICK_DTYPE_I64;
+}
+
+// Sums and products (and their scans) write floats in the input's dtype, and integers either in
+// their own dtype (wrapping at its width) or widened to 64 bits, which is what the Tensor API asks
+// for (docs/ops.md); bool only widened, since a bool sum has no bool meaning.
+inline wick_support accumulating_output_ok(wick_dtype in, wick_dtype out) {
+  if (out == widened_dtype(in) || (out == in && in != WICK_DTYPE_BOOL)) return WICK_SUPPORT_YES;
+  return WICK_SUPPORT_NO_DTYPE;
 }
 
 inline std::string shape_string(const wick_tensor_desc& d) {

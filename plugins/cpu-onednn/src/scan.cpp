@@ -21,8 +21,8 @@ wick_support scan_supports(const wick_op_desc& op) {
       p.flag < 0 || p.flag > 3)
     return WICK_SUPPORT_NO_PARAMS;
   if (sdk::dtype_size(in.dtype) == 0) return WICK_SUPPORT_NO_DTYPE;
-  const wick_dtype want = (Code == WICK_OP_CUMSUM || Code == WICK_OP_CUMPROD) ? widened_dtype(in.dtype) : in.dtype;
-  return out.dtype == want ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
+  if (Code == WICK_OP_CUMSUM || Code == WICK_OP_CUMPROD) return accumulating_output_ok(in.dtype, out.dtype);
+  return out.dtype == in.dtype ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
 }
 
 constexpr int64_t kColumns = 512;

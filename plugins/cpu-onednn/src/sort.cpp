@@ -32,13 +32,15 @@ void sort_typed(const Context& ctx, const wick_op_desc& op, const wick_sort_para
   T* vals = data_of<T>(values);
   I* idx = data_of<I>(indices);
   const bool descending = p.descending != 0;
-  const auto lines = line_starts<3>(x, p.axis, {x.strides, values.strides, indices.strides});
+  const std::array<const int64_t*, 3> strides{x.strides, values.strides, indices.strides};
   int64_t log_n = 1;
   while ((int64_t(1) << log_n) < n) ++log_n;
-  parallel_for(ctx, static_cast<int64_t>(lines.size()), n * log_n, [&](int64_t begin, int64_t end) {
+  parallel_for(ctx, LineWalker(x, p.axis, strides).count(), n * log_n, [&](int64_t begin, int64_t end) {
     std::vector<std::pair<C, int64_t>> keyed(static_cast<size_t>(n));
-    for (int64_t l = begin; l < end; ++l) {
-      const auto& at = lines[static_cast<size_t>(l)];
+    LineWalker lines(x, p.axis, strides);
+    lines.seek(begin);
+    for (int64_t l = begin; l < end; ++l, lines.next()) {
+      const std::array<int64_t, 3> at = lines.offsets();
       const T* line = src + at[0];
       for (int64_t k = 0; k < n; ++k) keyed[static_cast<size_t>(k)] = {load(line[k * x_ax]), k};
       if (descending)
