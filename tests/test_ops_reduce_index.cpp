@@ -45,8 +45,9 @@ struct Case {
   const FixtureTensor& tensor(const std::string& name) const { return tensors.at(name); }
 };
 
-const std::vector<DType> kAllDTypes = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,  DType::U8,
-                                       DType::I16, DType::I32, DType::I64, DType::U32,  DType::U64, DType::Bool};
+const std::vector<DType> kAllDTypes = {DType::F32, DType::F64, DType::F16, DType::BF16,
+                                       DType::I8,  DType::U8,  DType::I16, DType::I32,
+                                       DType::I64, DType::U32, DType::U64, DType::Bool};
 
 DType parse_dtype(const std::string& name) {
   for (DType t : kAllDTypes)
@@ -99,11 +100,16 @@ std::vector<unsigned char> fixture_bytes(const FixtureTensor& f) {
     for (size_t i = 0; i < f.values.size(); ++i) {
       const char* text = f.values[i].c_str();
       T v;
-      if constexpr (std::is_same_v<T, bool>) v = std::strtoll(text, nullptr, 10) != 0;
-      else if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) v = T(std::strtof(text, nullptr));
-      else if constexpr (std::is_floating_point_v<T>) v = static_cast<T>(std::strtod(text, nullptr));
-      else if constexpr (std::is_signed_v<T>) v = static_cast<T>(std::strtoll(text, nullptr, 10));
-      else v = static_cast<T>(std::strtoull(text, nullptr, 10));
+      if constexpr (std::is_same_v<T, bool>)
+        v = std::strtoll(text, nullptr, 10) != 0;
+      else if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>)
+        v = T(std::strtof(text, nullptr));
+      else if constexpr (std::is_floating_point_v<T>)
+        v = static_cast<T>(std::strtod(text, nullptr));
+      else if constexpr (std::is_signed_v<T>)
+        v = static_cast<T>(std::strtoll(text, nullptr, 10));
+      else
+        v = static_cast<T>(std::strtoull(text, nullptr, 10));
       std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
     }
   });
@@ -118,8 +124,10 @@ Tensor make(const FixtureTensor& f) {
 // Empty when got equals the fixture exactly (floats: same value and sign of zero, or both NaN);
 // otherwise what differs.
 std::string mismatch(const Tensor& got, const FixtureTensor& want) {
-  if (got.dtype() != want.dtype) return std::string("dtype ") + dtype_name(got.dtype()) + ", expected " + dtype_name(want.dtype);
-  if (got.shape() != want.shape) return "shape " + shape_to_string(got.shape()) + ", expected " + shape_to_string(want.shape);
+  if (got.dtype() != want.dtype)
+    return std::string("dtype ") + dtype_name(got.dtype()) + ", expected " + dtype_name(want.dtype);
+  if (got.shape() != want.shape)
+    return "shape " + shape_to_string(got.shape()) + ", expected " + shape_to_string(want.shape);
   std::vector<unsigned char> actual(static_cast<size_t>(got.numel()) * dtype_size(got.dtype()));
   got.copy_to_host(actual.data(), actual.size());
   const std::vector<unsigned char> expected = fixture_bytes(want);
@@ -136,15 +144,18 @@ std::string mismatch(const Tensor& got, const FixtureTensor& want) {
         same = a == e;
         shown = std::to_string(a);
       } else {
-        const double x = static_cast<double>(static_cast<std::conditional_t<std::is_same_v<T, double>, double, float>>(a));
-        const double y = static_cast<double>(static_cast<std::conditional_t<std::is_same_v<T, double>, double, float>>(e));
+        const double x = static_cast<double>(
+            static_cast<std::conditional_t<std::is_same_v<T, double>, double, float>>(a));
+        const double y = static_cast<double>(
+            static_cast<std::conditional_t<std::is_same_v<T, double>, double, float>>(e));
         same = (std::isnan(x) && std::isnan(y)) || (x == y && std::signbit(x) == std::signbit(y));
         std::ostringstream os;
         os.precision(17);
         os << x;
         shown = os.str();
       }
-      if (!same) diff = "element " + std::to_string(i) + " is " + shown + ", expected " + want.values[i];
+      if (!same)
+        diff = "element " + std::to_string(i) + " is " + shown + ", expected " + want.values[i];
     }
   });
   return diff;
@@ -175,12 +186,17 @@ std::vector<std::pair<std::string, Tensor>> run_case(const Case& c, int which) {
   for (const auto& [name, t] : c.tensors) in[name] = layout(make(t), which);
   const Tensor& x = in.at("x");
   const std::string& op = c.op;
-  if (op == "sum" || op == "prod" || op == "max" || op == "min" || op == "mean" || op == "all" || op == "any") {
+  if (op == "sum" || op == "prod" || op == "max" || op == "min" || op == "mean" || op == "all" ||
+      op == "any") {
     const std::vector<int> axes = parse_axes(c.attrs.at("axes"), x.rank());
     const bool keep = c.integer("keepdim") != 0;
-    Tensor r = op == "sum" ? x.sum(axes, keep) : op == "prod" ? x.prod(axes, keep) : op == "max" ? x.max(axes, keep)
-             : op == "min" ? x.min(axes, keep) : op == "mean" ? x.mean(axes, keep) : op == "all" ? x.all(axes, keep)
-             : x.any(axes, keep);
+    Tensor r = op == "sum"    ? x.sum(axes, keep)
+               : op == "prod" ? x.prod(axes, keep)
+               : op == "max"  ? x.max(axes, keep)
+               : op == "min"  ? x.min(axes, keep)
+               : op == "mean" ? x.mean(axes, keep)
+               : op == "all"  ? x.all(axes, keep)
+                              : x.any(axes, keep);
     return {{"expected", r}};
   }
   if (op == "argmax" || op == "argmin") {
@@ -197,9 +213,12 @@ std::vector<std::pair<std::string, Tensor>> run_case(const Case& c, int which) {
   }
   if (op == "index_select") return {{"expected", x.index_select(in.at("ids"), c.integer("axis"))}};
   if (op == "index_reduce")
-    return {{"expected", x.index_reduce(c.integer("axis"), in.at("ids"), in.at("src"), c.attrs.at("mode"))}};
+    return {{"expected",
+             x.index_reduce(c.integer("axis"), in.at("ids"), in.at("src"), c.attrs.at("mode"))}};
   if (op == "gather") return {{"expected", x.gather(c.integer("axis"), in.at("ids"))}};
-  if (op == "scatter") return {{"expected", x.scatter(c.integer("axis"), in.at("ids"), in.at("src"), c.attrs.at("mode"))}};
+  if (op == "scatter")
+    return {
+        {"expected", x.scatter(c.integer("axis"), in.at("ids"), in.at("src"), c.attrs.at("mode"))}};
   if (op == "sort") {
     auto [values, indices] = x.sort(c.integer("axis"), c.integer("descending") != 0);
     return {{"values", values}, {"indices", indices}};
@@ -216,7 +235,8 @@ int run_fixture(const std::string& file) {
   int runs = 0;
   for (const Case& c : load_cases(file)) {
     for (int which = 0; which < 3; ++which) {
-      INFO(c.where << " " << c.op << " x " << dtype_name(c.tensor("x").dtype) << " layout " << which);
+      INFO(c.where << " " << c.op << " x " << dtype_name(c.tensor("x").dtype) << " layout "
+                   << which);
       for (const auto& [name, got] : run_case(c, which)) {
         INFO("output " << name);
         CHECK(mismatch(got, c.tensor(name)) == "");
@@ -244,7 +264,8 @@ std::vector<T> values_of(const Tensor& t) {
 
 // A bool tensor (std::vector<bool> has no data() to copy from).
 Tensor bools(const std::vector<uint8_t>& v) {
-  return Tensor::from_bytes(v.data(), v.size(), {static_cast<int64_t>(v.size())}, DType::Bool, cpu());
+  return Tensor::from_bytes(v.data(), v.size(), {static_cast<int64_t>(v.size())}, DType::Bool,
+                            cpu());
 }
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -252,36 +273,43 @@ const float kInf = std::numeric_limits<float>::infinity();
 
 }  // namespace
 
-// ---- fixtures: every op in every dtype and layout -------------------------------------------------
+// ---- fixtures: every op in every dtype and layout
+// -------------------------------------------------
 
-TEST_CASE("sum prod max min mean all and any match NumPy in every dtype and layout", "[reduce][fixture]") {
+TEST_CASE("sum prod max min mean all and any match NumPy in every dtype and layout",
+          "[reduce][fixture]") {
   require_every_dtype("reduce.txt", {"sum", "prod", "max", "min", "mean", "all", "any"});
   CHECK(run_fixture("reduce.txt") > 1000);
 }
 
-TEST_CASE("argmax and argmin match NumPy with first or last ties and first-NaN in every dtype", "[reduce][fixture]") {
+TEST_CASE("argmax and argmin match NumPy with first or last ties and first-NaN in every dtype",
+          "[reduce][fixture]") {
   require_every_dtype("arg.txt", {"argmax", "argmin"});
   CHECK(run_fixture("arg.txt") > 400);
 }
 
-TEST_CASE("cumsum cumprod cummax and cummin match NumPy forward reversed and exclusive", "[scan][fixture]") {
+TEST_CASE("cumsum cumprod cummax and cummin match NumPy forward reversed and exclusive",
+          "[scan][fixture]") {
   require_every_dtype("scan.txt", {"cumsum", "cumprod", "cummax", "cummin"});
   CHECK(run_fixture("scan.txt") > 700);
 }
 
-TEST_CASE("index_select index_reduce gather and scatter match NumPy in every dtype", "[index][fixture]") {
+TEST_CASE("index_select index_reduce gather and scatter match NumPy in every dtype",
+          "[index][fixture]") {
   require_every_dtype("index.txt", {"index_select", "index_reduce", "gather", "scatter"});
   CHECK(run_fixture("index.txt") > 900);
 }
 
-TEST_CASE("sort argsort and topk are stable with NaN last ascending and first descending", "[sort][fixture]") {
+TEST_CASE("sort argsort and topk are stable with NaN last ascending and first descending",
+          "[sort][fixture]") {
   require_every_dtype("sort.txt", {"sort", "topk"});
   CHECK(run_fixture("sort.txt") > 250);
 }
 
 // ---- reductions: edge cases ---------------------------------------------------------------------
 
-TEST_CASE("empty reductions: sum is 0 and prod is 1 and max of an empty axis names op and shape", "[reduce][edge]") {
+TEST_CASE("empty reductions: sum is 0 and prod is 1 and max of an empty axis names op and shape",
+          "[reduce][edge]") {
   Tensor e = Tensor::zeros({0, 3}, DType::F32, cpu());
   CHECK(values_of<float>(e.sum({0})) == std::vector<float>{0, 0, 0});
   CHECK(values_of<float>(e.prod({0})) == std::vector<float>{1, 1, 1});
@@ -322,7 +350,8 @@ TEST_CASE("0-d tensors reduce scan and sort as one element", "[reduce][edge]") {
   CHECK(values_of<int64_t>(n.sum({})) == std::vector<int64_t>{100, 100});
 }
 
-TEST_CASE("broadcast inputs with stride 0 reduce scan and sort like their copies", "[reduce][edge]") {
+TEST_CASE("broadcast inputs with stride 0 reduce scan and sort like their copies",
+          "[reduce][edge]") {
   Tensor row = Tensor::from_vector<float>({1, 2, 3}, cpu()).broadcast_to({4, 3});
   CHECK(row.strides() == std::vector<int64_t>{0, 1});
   CHECK(values_of<float>(row.sum({0})) == std::vector<float>{4, 8, 12});
@@ -332,8 +361,10 @@ TEST_CASE("broadcast inputs with stride 0 reduce scan and sort like their copies
   CHECK(values_of<int64_t>(row.argmax(0)) == std::vector<int64_t>{0, 0, 0});
   CHECK(values_of<int64_t>(row.argmax(0, false, true)) == std::vector<int64_t>{3, 3, 3});
   CHECK(values_of<float>(row.cumsum(0)) == std::vector<float>{1, 2, 3, 2, 4, 6, 3, 6, 9, 4, 8, 12});
-  CHECK(values_of<int64_t>(row.argsort(0)) == std::vector<int64_t>{0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3});
-  CHECK(values_of<int64_t>(row.argsort(0, true)) == std::vector<int64_t>{0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3});
+  CHECK(values_of<int64_t>(row.argsort(0)) ==
+        std::vector<int64_t>{0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3});
+  CHECK(values_of<int64_t>(row.argsort(0, true)) ==
+        std::vector<int64_t>{0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3});
   Tensor scalar = Tensor::scalar<int32_t>(7, cpu()).broadcast_to({5});
   CHECK(scalar.sum().item<int64_t>() == 35);
   CHECK(scalar.cumprod(0).to_vector<int64_t>() == std::vector<int64_t>{7, 49, 343, 2401, 16807});
@@ -350,7 +381,8 @@ TEST_CASE("argmax of a reversed view counts along the view", "[reduce][edge]") {
   CHECK(values_of<int64_t>(r.cumsum(0, true, true)) == std::vector<int64_t>{11, 6, 1, 0});
 }
 
-TEST_CASE("NaN propagates through max min and cummax and wins argmax whatever the tie flag", "[reduce][edge]") {
+TEST_CASE("NaN propagates through max min and cummax and wins argmax whatever the tie flag",
+          "[reduce][edge]") {
   Tensor x = Tensor::from_vector<float>({1, kNaN, 3, kNaN, -kInf}, cpu());
   CHECK(std::isnan(x.max({0}).item<float>()));
   CHECK(std::isnan(x.min({0}).item<float>()));
@@ -365,12 +397,14 @@ TEST_CASE("NaN propagates through max min and cummax and wins argmax whatever th
   Tensor inf = Tensor::from_vector<float>({kInf, -kInf}, cpu());
   CHECK(std::isnan(inf.sum().item<float>()));
   CHECK(inf.max({0}).item<float>() == kInf);
-  CHECK(values_of<bool>(Tensor::from_vector<float>({kNaN, 0}, cpu()).any({0}, true)) == std::vector<bool>{true});
+  CHECK(values_of<bool>(Tensor::from_vector<float>({kNaN, 0}, cpu()).any({0}, true)) ==
+        std::vector<bool>{true});
 }
 
 TEST_CASE("integer sums and products widen to 64 bits and wrap there", "[reduce][edge]") {
   const int64_t big = std::numeric_limits<int64_t>::max();
-  CHECK(Tensor::from_vector<int64_t>({big, 1}, cpu()).sum().item<int64_t>() == std::numeric_limits<int64_t>::min());
+  CHECK(Tensor::from_vector<int64_t>({big, 1}, cpu()).sum().item<int64_t>() ==
+        std::numeric_limits<int64_t>::min());
   CHECK(Tensor::from_vector<uint64_t>({~uint64_t(0), 2}, cpu()).sum().item<uint64_t>() == 1u);
   // i32 * i32 overflows 32 bits but not the i64 result.
   Tensor p = Tensor::from_vector<int32_t>({65536, 65536}, cpu()).prod({0});
@@ -380,7 +414,8 @@ TEST_CASE("integer sums and products widen to 64 bits and wrap there", "[reduce]
   CHECK(b.sum().dtype() == DType::I64);
   CHECK(b.sum().item<int64_t>() == 3);
   CHECK(values_of<int64_t>(b.cumsum(0)) == std::vector<int64_t>{1, 2, 2, 3});
-  CHECK(Tensor::from_vector<uint8_t>({200, 100}, cpu()).cumsum(0).to_vector<uint64_t>() == std::vector<uint64_t>{200, 300});
+  CHECK(Tensor::from_vector<uint8_t>({200, 100}, cpu()).cumsum(0).to_vector<uint64_t>() ==
+        std::vector<uint64_t>{200, 300});
 }
 
 TEST_CASE("mean returns floats in their dtype and integers and bool as f64", "[reduce]") {
@@ -403,7 +438,8 @@ TEST_CASE("long reductions split across threads give exact results", "[reduce][t
   for (int64_t i = 0; i < n; ++i) r[static_cast<size_t>(i)] = static_cast<double>(i);
   Tensor ramp = Tensor::from_vector(r, cpu());
   CHECK(ramp.sum().item<double>() == static_cast<double>(n) * static_cast<double>(n - 1) / 2);
-  CHECK(ramp.to(DType::F32).sum().item<float>() == static_cast<float>(static_cast<double>(n) * static_cast<double>(n - 1) / 2));
+  CHECK(ramp.to(DType::F32).sum().item<float>() ==
+        static_cast<float>(static_cast<double>(n) * static_cast<double>(n - 1) / 2));
   CHECK(ramp.max({0}).item<double>() == static_cast<double>(n - 1));
   // Outer-axis (column) reductions, with the rows cut between threads.
   Tensor cols = Tensor::ones({100000, 16}, DType::F32, cpu());
@@ -430,26 +466,40 @@ TEST_CASE("long reductions split across threads give exact results", "[reduce][t
   CHECK(cv[64 * 999 + 5] == 1000.0f);
 }
 
-// ---- indexing: edge cases -------------------------------------------------------------------------
+// ---- indexing: edge cases
+// -------------------------------------------------------------------------
 
-TEST_CASE("out-of-range indices are errors naming the index the axis and the extent", "[index][edge]") {
+TEST_CASE("out-of-range indices are errors naming the index the axis and the extent",
+          "[index][edge]") {
   Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2}, cpu());
   Tensor bad = Tensor::from_vector<int64_t>({0, 4}, cpu());
-  CHECK_THROWS_WITH(x.index_select(bad, 0), Catch::Contains("index_select: index 4 is out of range for axis 0 of extent 4"));
+  CHECK_THROWS_WITH(
+      x.index_select(bad, 0),
+      Catch::Contains("index_select: index 4 is out of range for axis 0 of extent 4"));
   Tensor neg = Tensor::from_vector<int32_t>({-5}, cpu());
-  CHECK_THROWS_WITH(x.index_select(neg, 0), Catch::Contains("index -5 is out of range for axis 0 of extent 4 (valid: -4 to 3)"));
-  CHECK_THROWS_WITH(x.index_add(1, Tensor::from_vector<int64_t>({2}, cpu()), Tensor::ones({4, 1}, DType::F32, cpu())),
-                    Catch::Contains("index_reduce: index 2 is out of range for axis 1 of extent 2"));
+  CHECK_THROWS_WITH(
+      x.index_select(neg, 0),
+      Catch::Contains("index -5 is out of range for axis 0 of extent 4 (valid: -4 to 3)"));
+  CHECK_THROWS_WITH(
+      x.index_add(1, Tensor::from_vector<int64_t>({2}, cpu()),
+                  Tensor::ones({4, 1}, DType::F32, cpu())),
+      Catch::Contains("index_reduce: index 2 is out of range for axis 1 of extent 2"));
   Tensor g = Tensor::from_vector<int64_t>({0, 1, 2, 0}, {2, 2}, cpu());
-  CHECK_THROWS_WITH(x.gather(1, g), Catch::Contains("gather_elements: index 2 is out of range for axis 1 of extent 2"));
-  CHECK_THROWS_WITH(x.scatter(1, g, Tensor::zeros({2, 2}, DType::F32, cpu())),
-                    Catch::Contains("scatter_elements: index 2 is out of range for axis 1 of extent 2"));
+  CHECK_THROWS_WITH(
+      x.gather(1, g),
+      Catch::Contains("gather_elements: index 2 is out of range for axis 1 of extent 2"));
+  CHECK_THROWS_WITH(
+      x.scatter(1, g, Tensor::zeros({2, 2}, DType::F32, cpu())),
+      Catch::Contains("scatter_elements: index 2 is out of range for axis 1 of extent 2"));
   CHECK_THROWS_WITH(x.index_select(Tensor::from_vector<float>({0}, cpu()), 0),
                     Catch::Contains("index_select: indices must be i32 or i64, got f32"));
-  CHECK_THROWS_WITH(x.index_reduce(0, bad, x, "mean"), Catch::Contains("unknown mode 'mean' (valid: set, add, mul, max, min)"));
+  CHECK_THROWS_WITH(x.index_reduce(0, bad, x, "mean"),
+                    Catch::Contains("unknown mode 'mean' (valid: set, add, mul, max, min)"));
   CHECK_THROWS_WITH(x.index_add(0, Tensor::from_vector<int64_t>({0}, cpu()), x),
-                    Catch::Contains("src has shape [4, 2]; for a tensor of shape [4, 2] and 1 indices along axis 0 it must be [1, 2]"));
-  CHECK_THROWS_WITH(x.gather(0, Tensor::zeros({2, 3}, DType::I64, cpu())), Catch::Contains("do not fit a tensor of shape [4, 2]"));
+                    Catch::Contains("src has shape [4, 2]; for a tensor of shape [4, 2] and 1 "
+                                    "indices along axis 0 it must be [1, 2]"));
+  CHECK_THROWS_WITH(x.gather(0, Tensor::zeros({2, 3}, DType::I64, cpu())),
+                    Catch::Contains("do not fit a tensor of shape [4, 2]"));
   // A failed op leaves its input untouched.
   CHECK(values_of<float>(x) == std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8});
 }
@@ -461,7 +511,8 @@ TEST_CASE("index_add accumulates repeated indices and scatter broadcasts src", "
   // row 2 gets rows 0, 2 and 3 (index -1 is 2): [1+5+7, 2+6+8]; row 0 gets row 1.
   CHECK(values_of<float>(x.index_add(0, ids, src)) == std::vector<float>{3, 4, 0, 0, 13, 16});
   // A scalar src broadcast to the indices' shape.
-  Tensor s = x.scatter(1, Tensor::from_vector<int32_t>({1, 0, 1}, {3, 1}, cpu()), Tensor::scalar(9.0f, cpu()));
+  Tensor s = x.scatter(1, Tensor::from_vector<int32_t>({1, 0, 1}, {3, 1}, cpu()),
+                       Tensor::scalar(9.0f, cpu()));
   CHECK(values_of<float>(s) == std::vector<float>{0, 9, 9, 0, 0, 9});
   // Indices read through a reversed (negative-stride) view.
   Tensor picked = src.index_select(Tensor::from_vector<int64_t>({0, 1, 3}, cpu()).flip(0), 0);
@@ -485,7 +536,8 @@ TEST_CASE("a long embedding lookup and index_add run across threads", "[index][t
   CHECK(v[static_cast<size_t>(4999 * dim + 63)] == static_cast<float>((4999 * 7) % rows));
   // Every row is hit 5 times (5000 lookups of 1000 rows, 7 coprime with 1000).
   Tensor sums = Tensor::zeros({rows, dim}, DType::F32, cpu())
-                    .index_add(0, Tensor::from_vector(ids, cpu()), Tensor::ones({lookups, dim}, DType::F32, cpu()));
+                    .index_add(0, Tensor::from_vector(ids, cpu()),
+                               Tensor::ones({lookups, dim}, DType::F32, cpu()));
   CHECK(values_of<float>(sums.sum()) == std::vector<float>{static_cast<float>(lookups * dim)});
   CHECK(sums.max({0, 1}).item<float>() == 5.0f);
 }
@@ -504,7 +556,8 @@ TEST_CASE("sort keeps equal elements in order in long lines both directions", "[
   CHECK(idx[999] == 2997);
   CHECK(idx[1000] == 1);
   CHECK(idx[2999] == 2999);
-  const std::vector<int64_t> desc = values_of<int64_t>(Tensor::from_vector(v, cpu()).argsort(0, true));
+  const std::vector<int64_t> desc =
+      values_of<int64_t>(Tensor::from_vector(v, cpu()).argsort(0, true));
   CHECK(desc[0] == 2);
   CHECK(desc[1] == 5);
   CHECK(desc[2999] == 2997);
@@ -519,7 +572,8 @@ TEST_CASE("topk picks the largest or smallest and rejects k beyond the axis", "[
   auto [sv, si] = x.topk(1, 0, false);
   CHECK(values_of<float>(sv) == std::vector<float>{3, 1, 2, 1});
   CHECK(values_of<int64_t>(si) == std::vector<int64_t>{0, 0, 1, 0});
-  CHECK_THROWS_WITH(x.topk(5), Catch::Contains("topk: k = 5 is outside [0, 4] for axis 1 of shape [2, 4]"));
+  CHECK_THROWS_WITH(x.topk(5),
+                    Catch::Contains("topk: k = 5 is outside [0, 4] for axis 1 of shape [2, 4]"));
 }
 
 // ---- cat and stack ------------------------------------------------------------------------------
@@ -538,7 +592,10 @@ TEST_CASE("cat joins along an axis with promotion and strided or broadcast input
   CHECK(d.shape() == Shape{5, 2});
   CHECK(values_of<float>(d) == std::vector<float>{1, 3, 2, 4, 3, 4, 1, 2, 7, 7});
   CHECK(values_of<float>(Tensor::cat({a}, -1)) == std::vector<float>{1, 2, 3, 4});
-  CHECK_THROWS_WITH(Tensor::cat({a, b}, 0), Catch::Contains("cat: tensor 1 has shape [2, 1], which does not match tensor 0's [2, 2] off axis 0"));
+  CHECK_THROWS_WITH(
+      Tensor::cat({a, b}, 0),
+      Catch::Contains(
+          "cat: tensor 1 has shape [2, 1], which does not match tensor 0's [2, 2] off axis 0"));
   CHECK_THROWS_WITH(Tensor::cat({}, 0), Catch::Contains("cat: no tensors given"));
   CHECK_THROWS_WITH(Tensor::cat({Tensor::scalar(1.0f, cpu())}, 0), Catch::Contains("use stack"));
 }
@@ -552,14 +609,17 @@ TEST_CASE("stack adds a new axis at any position", "[cat]") {
   Tensor s1 = Tensor::stack({a, b}, -1);
   CHECK(s1.shape() == Shape{3, 2});
   CHECK(values_of<int64_t>(s1) == std::vector<int64_t>{1, 4, 2, 5, 3, 6});
-  Tensor scalars = Tensor::stack({Tensor::scalar<int64_t>(8, cpu()), Tensor::scalar<int64_t>(9, cpu())}, 0);
+  Tensor scalars =
+      Tensor::stack({Tensor::scalar<int64_t>(8, cpu()), Tensor::scalar<int64_t>(9, cpu())}, 0);
   CHECK(values_of<int64_t>(scalars) == std::vector<int64_t>{8, 9});
-  CHECK_THROWS_WITH(Tensor::stack({a, Tensor::zeros({2}, DType::I64, cpu())}, 0),
-                    Catch::Contains("stack: tensor 1 has shape [2], tensor 0 has [3]; all must be equal"));
+  CHECK_THROWS_WITH(
+      Tensor::stack({a, Tensor::zeros({2}, DType::I64, cpu())}, 0),
+      Catch::Contains("stack: tensor 1 has shape [2], tensor 0 has [3]; all must be equal"));
   CHECK_THROWS_WITH(Tensor::stack({a, b}, 2), Catch::Contains("stack: axis 2 is out of range"));
 }
 
-// ---- the plugin, called directly ------------------------------------------------------------------
+// ---- the plugin, called directly
+// ------------------------------------------------------------------
 
 namespace {
 
@@ -571,7 +631,18 @@ wick_axis_params axis_flag(int axis, int flag) {
   return p;
 }
 
-void run_direct(wick_op_code op, const void* params, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+// Reduce over axis 0.
+wick_reduce_params over_axis0() {
+  static const int32_t axis0 = 0;
+  wick_reduce_params p{};
+  p.struct_size = sizeof(p);
+  p.axes = &axis0;
+  p.num_axes = 1;
+  return p;
+}
+
+void run_direct(wick_op_code op, const void* params, const std::vector<Tensor>& in,
+                const std::vector<Tensor>& out) {
   const DirectResult r = run_op_direct(cpu(), op, params, in, out);
   INFO(r.message);
   REQUIRE(r.status == DirectResult::Status::Ran);
@@ -604,16 +675,14 @@ TEST_CASE("the plugin writes i32 indices for argmax argmin and sort when asked",
 }
 
 TEST_CASE("integer sums and scans in their own dtype wrap at its width", "[plugin][reduce]") {
-  const int32_t axis0 = 0;
-  wick_reduce_params rp{};
-  rp.struct_size = sizeof(rp);
-  rp.axes = &axis0;
-  rp.num_axes = 1;
+  const wick_reduce_params rp = over_axis0();
   // Columns: [INT32_MAX, 1] and [65536, 65536].
-  Tensor x = Tensor::from_vector<int32_t>({std::numeric_limits<int32_t>::max(), 65536, 1, 65536}, {2, 2}, cpu());
+  Tensor x = Tensor::from_vector<int32_t>({std::numeric_limits<int32_t>::max(), 65536, 1, 65536},
+                                          {2, 2}, cpu());
   Tensor out = Tensor::empty({1, 2}, DType::I32, cpu());
   run_direct(WICK_OP_REDUCE_SUM, &rp, {x}, {out});
-  CHECK(values_of<int32_t>(out) == std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 131072});
+  CHECK(values_of<int32_t>(out) ==
+        std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 131072});
   // 65536 * 65536 = 2^32 keeps its low 32 bits: 0.
   run_direct(WICK_OP_REDUCE_PROD, &rp, {x}, {out});
   CHECK(values_of<int32_t>(out) == std::vector<int32_t>{std::numeric_limits<int32_t>::max(), 0});
@@ -631,9 +700,11 @@ TEST_CASE("exclusive cummax and cummin start from the identity", "[plugin][scan]
   Tensor out = Tensor::empty({4}, DType::I32, cpu());
   const wick_axis_params exclusive = axis_flag(0, 2), reverse_exclusive = axis_flag(0, 3);
   run_direct(WICK_OP_CUMMAX, &exclusive, {x}, {out});
-  CHECK(values_of<int32_t>(out) == std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 2, 2, 4});
+  CHECK(values_of<int32_t>(out) ==
+        std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 2, 2, 4});
   run_direct(WICK_OP_CUMMIN, &reverse_exclusive, {x}, {out});
-  CHECK(values_of<int32_t>(out) == std::vector<int32_t>{1, 3, 3, std::numeric_limits<int32_t>::max()});
+  CHECK(values_of<int32_t>(out) ==
+        std::vector<int32_t>{1, 3, 3, std::numeric_limits<int32_t>::max()});
   Tensor f = Tensor::from_vector<float>({2, kNaN, 1}, cpu());
   Tensor fo = Tensor::empty({3}, DType::F32, cpu());
   run_direct(WICK_OP_CUMMIN, &exclusive, {f}, {fo});
@@ -643,12 +714,9 @@ TEST_CASE("exclusive cummax and cummin start from the identity", "[plugin][scan]
   CHECK(std::isnan(v[2]));
 }
 
-TEST_CASE("the plugin fills an empty max or min with the identity and says no to other dtypes", "[plugin][reduce]") {
-  const int32_t axis0 = 0;
-  wick_reduce_params rp{};
-  rp.struct_size = sizeof(rp);
-  rp.axes = &axis0;
-  rp.num_axes = 1;
+TEST_CASE("the plugin fills an empty max or min with the identity and says no to other dtypes",
+          "[plugin][reduce]") {
+  const wick_reduce_params rp = over_axis0();
   Tensor e = Tensor::zeros({0, 2}, DType::F32, cpu());
   Tensor out = Tensor::empty({1, 2}, DType::F32, cpu());
   run_direct(WICK_OP_REDUCE_MAX, &rp, {e}, {out});
@@ -663,20 +731,20 @@ TEST_CASE("the plugin fills an empty max or min with the identity and says no to
   CHECK(values_of<uint8_t>(outu) == std::vector<uint8_t>{255, 255});
   // Integer sums write their own dtype or 64 bits, nothing else.
   Tensor i = Tensor::zeros({3, 2}, DType::I32, cpu());
-  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {i}, {Tensor::empty({1, 2}, DType::I16, cpu())}) ==
-        WICK_SUPPORT_NO_DTYPE);
-  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {i}, {Tensor::empty({1, 2}, DType::I64, cpu())}) ==
-        WICK_SUPPORT_YES);
+  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {i},
+                        {Tensor::empty({1, 2}, DType::I16, cpu())}) == WICK_SUPPORT_NO_DTYPE);
+  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {i},
+                        {Tensor::empty({1, 2}, DType::I64, cpu())}) == WICK_SUPPORT_YES);
   Tensor b = Tensor::zeros({3, 2}, DType::Bool, cpu());
-  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {b}, {Tensor::empty({1, 2}, DType::Bool, cpu())}) ==
-        WICK_SUPPORT_NO_DTYPE);
-  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {i}, {Tensor::empty({2, 2}, DType::I64, cpu())}) ==
-        WICK_SUPPORT_NO_PARAMS);
+  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {b},
+                        {Tensor::empty({1, 2}, DType::Bool, cpu())}) == WICK_SUPPORT_NO_DTYPE);
+  CHECK(query_op_direct(cpu(), WICK_OP_REDUCE_SUM, &rp, {i},
+                        {Tensor::empty({2, 2}, DType::I64, cpu())}) == WICK_SUPPORT_NO_PARAMS);
   const wick_axis_params a = axis_flag(0, 0);
-  CHECK(query_op_direct(cpu(), WICK_OP_ARGMAX, &a, {i}, {Tensor::empty({1, 2}, DType::F32, cpu())}) ==
-        WICK_SUPPORT_NO_DTYPE);
+  CHECK(query_op_direct(cpu(), WICK_OP_ARGMAX, &a, {i},
+                        {Tensor::empty({1, 2}, DType::F32, cpu())}) == WICK_SUPPORT_NO_DTYPE);
   wick_sort_params sp{};
   sp.struct_size = sizeof(sp);
-  CHECK(query_op_direct(cpu(), WICK_OP_SORT, &sp, {i}, {Tensor::empty({3, 2}, DType::I32, cpu())}) ==
-        WICK_SUPPORT_NO_PARAMS);
+  CHECK(query_op_direct(cpu(), WICK_OP_SORT, &sp, {i},
+                        {Tensor::empty({3, 2}, DType::I32, cpu())}) == WICK_SUPPORT_NO_PARAMS);
 }

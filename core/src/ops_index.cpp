@@ -42,7 +42,8 @@ wick_axis_params axis_params(int axis, int flag) {
 // gather and scatter: ids has x's rank and no extent larger than x's off the axis.
 void require_fits(const Tensor& x, const Tensor& ids, int axis, const char* name) {
   bool fits = ids.rank() == x.rank();
-  for (int i = 0; fits && i < x.rank(); ++i) fits = i == axis || ids.shape()[static_cast<size_t>(i)] <= x.shape()[static_cast<size_t>(i)];
+  for (int i = 0; fits && i < x.rank(); ++i)
+    fits = i == axis || ids.shape()[static_cast<size_t>(i)] <= x.shape()[static_cast<size_t>(i)];
   if (!fits) {
     throw Error(std::string(name) + ": indices of shape " + shape_to_string(ids.shape()) +
                 " do not fit a tensor of shape " + shape_to_string(x.shape()) + " along axis " +
@@ -66,7 +67,8 @@ Tensor Tensor::index_select(const Tensor& ids, int axis) const {
   return out;
 }
 
-Tensor Tensor::index_reduce(int axis, const Tensor& ids, const Tensor& src, const std::string& mode) const {
+Tensor Tensor::index_reduce(int axis, const Tensor& ids, const Tensor& src,
+                            const std::string& mode) const {
   require_index_tensor(*this, ids, "index_reduce");
   require_defined(src, "index_reduce");
   require_same_device(*this, src, "index_reduce");
@@ -78,9 +80,10 @@ Tensor Tensor::index_reduce(int axis, const Tensor& ids, const Tensor& src, cons
   Shape want = shape_;
   want[static_cast<size_t>(a)] = ids.dim(0);
   if (src.shape() != want) {
-    throw Error("index_reduce: src has shape " + shape_to_string(src.shape()) + "; for a tensor of shape " +
-                shape_to_string(shape_) + " and " + std::to_string(ids.dim(0)) + " indices along axis " +
-                std::to_string(a) + " it must be " + shape_to_string(want));
+    throw Error("index_reduce: src has shape " + shape_to_string(src.shape()) +
+                "; for a tensor of shape " + shape_to_string(shape_) + " and " +
+                std::to_string(ids.dim(0)) + " indices along axis " + std::to_string(a) +
+                " it must be " + shape_to_string(want));
   }
   Tensor out = empty(shape_, dtype_, device());
   const wick_axis_params p = axis_params(a, m);
@@ -104,7 +107,8 @@ Tensor Tensor::gather(int axis, const Tensor& ids) const {
   return out;
 }
 
-Tensor Tensor::scatter(int axis, const Tensor& ids, const Tensor& src, const std::string& mode) const {
+Tensor Tensor::scatter(int axis, const Tensor& ids, const Tensor& src,
+                       const std::string& mode) const {
   require_index_tensor(*this, ids, "scatter");
   require_defined(src, "scatter");
   require_same_device(*this, src, "scatter");
@@ -118,12 +122,14 @@ Tensor Tensor::scatter(int axis, const Tensor& ids, const Tensor& src, const std
     merged.clear();
   }
   if (merged != ids.shape()) {
-    throw Error("scatter: src of shape " + shape_to_string(src.shape()) + " does not broadcast to the indices' shape " +
-                shape_to_string(ids.shape()));
+    throw Error("scatter: src of shape " + shape_to_string(src.shape()) +
+                " does not broadcast to the indices' shape " + shape_to_string(ids.shape()));
   }
   Tensor out = empty(shape_, dtype_, device());
   const wick_axis_params p = axis_params(a, m);
-  if (out.numel() > 0) dispatch(WICK_OP_SCATTER_ELEMENTS, &p, {*this, ids, src.to(dtype_).broadcast_to(ids.shape())}, {out});
+  if (out.numel() > 0)
+    dispatch(WICK_OP_SCATTER_ELEMENTS, &p, {*this, ids, src.to(dtype_).broadcast_to(ids.shape())},
+             {out});
   return out;
 }
 
@@ -148,15 +154,17 @@ std::pair<Tensor, Tensor> Tensor::sort(int axis, bool descending, bool stable) c
   return {values, indices};
 }
 
-Tensor Tensor::argsort(int axis, bool descending) const { return sort(axis, descending, true).second; }
+Tensor Tensor::argsort(int axis, bool descending) const {
+  return sort(axis, descending, true).second;
+}
 
 std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int axis, bool largest) const {
   require_defined(*this, "topk");
   const int a = normalize_axis(axis, std::max(rank(), 1), "topk");
   const int64_t n = rank() == 0 ? 1 : shape_[static_cast<size_t>(a)];
   if (k < 0 || k > n) {
-    throw Error("topk: k = " + std::to_string(k) + " is outside [0, " + std::to_string(n) + "] for axis " +
-                std::to_string(a) + " of shape " + shape_to_string(shape_));
+    throw Error("topk: k = " + std::to_string(k) + " is outside [0, " + std::to_string(n) +
+                "] for axis " + std::to_string(a) + " of shape " + shape_to_string(shape_));
   }
   // A stable sort: among equal values the lower index comes first. NaN counts as the largest.
   auto [values, indices] = sort(axis, largest, true);
@@ -170,7 +178,8 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int axis) {
   if (tensors.empty()) throw Error("cat: no tensors given");
   for (const Tensor& t : tensors) require_defined(t, "cat");
   const Tensor& first = tensors.front();
-  if (first.rank() == 0) throw Error("cat: 0-d tensors have no axis to concatenate along; use stack");
+  if (first.rank() == 0)
+    throw Error("cat: 0-d tensors have no axis to concatenate along; use stack");
   const int a = normalize_axis(axis, first.rank(), "cat");
   DType dtype = first.dtype();
   Shape shape = first.shape();
@@ -179,11 +188,12 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int axis) {
     const Tensor& t = tensors[i];
     require_same_device(first, t, "cat");
     bool fits = t.rank() == first.rank();
-    for (int d = 0; fits && d < first.rank(); ++d) fits = d == a || t.shape()[static_cast<size_t>(d)] == first.shape()[static_cast<size_t>(d)];
+    for (int d = 0; fits && d < first.rank(); ++d)
+      fits = d == a || t.shape()[static_cast<size_t>(d)] == first.shape()[static_cast<size_t>(d)];
     if (!fits) {
       throw Error("cat: tensor " + std::to_string(i) + " has shape " + shape_to_string(t.shape()) +
-                  ", which does not match tensor 0's " + shape_to_string(first.shape()) + " off axis " +
-                  std::to_string(a));
+                  ", which does not match tensor 0's " + shape_to_string(first.shape()) +
+                  " off axis " + std::to_string(a));
     }
     dtype = promote_types(dtype, t.dtype());
     shape[static_cast<size_t>(a)] += t.shape()[static_cast<size_t>(a)];
@@ -206,8 +216,9 @@ Tensor Tensor::stack(const std::vector<Tensor>& tensors, int axis) {
   std::vector<Tensor> expanded;
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].shape() != tensors.front().shape()) {
-      throw Error("stack: tensor " + std::to_string(i) + " has shape " + shape_to_string(tensors[i].shape()) +
-                  ", tensor 0 has " + shape_to_string(tensors.front().shape()) + "; all must be equal");
+      throw Error("stack: tensor " + std::to_string(i) + " has shape " +
+                  shape_to_string(tensors[i].shape()) + ", tensor 0 has " +
+                  shape_to_string(tensors.front().shape()) + "; all must be equal");
     }
     expanded.push_back(tensors[i].unsqueeze(a));
   }

@@ -29,15 +29,16 @@ std::vector<int> every_axis(int rank) {
 
 // Reduces x over axes with `op` into a new tensor of out_dtype (x must already be in the dtype
 // the plugin expects for that output).
-Tensor reduce(wick_op_code op, const char* name, const Tensor& x, const std::vector<int>& axes, bool keepdim,
-              DType out_dtype, bool needs_elements) {
+Tensor reduce(wick_op_code op, const char* name, const Tensor& x, const std::vector<int>& axes,
+              bool keepdim, DType out_dtype, bool needs_elements) {
   require_defined(x, name);
   const std::vector<int32_t> norm = normalize_axes(axes, x.rank(), name);
   if (needs_elements) {
     for (int32_t a : norm) {
       if (x.shape()[static_cast<size_t>(a)] == 0) {
-        throw Error(std::string(name) + ": axis " + std::to_string(a) + " of shape " + shape_to_string(x.shape()) +
-                    " is empty, and " + name + " has no identity to return for it (as NumPy: reduce a "
+        throw Error(std::string(name) + ": axis " + std::to_string(a) + " of shape " +
+                    shape_to_string(x.shape()) + " is empty, and " + name +
+                    " has no identity to return for it (as NumPy: reduce a "
                     "non-empty axis, or use sum / prod / all / any)");
       }
     }
@@ -59,15 +60,18 @@ Tensor reduce(wick_op_code op, const char* name, const Tensor& x, const std::vec
 int scalar_safe_axis(const Tensor& x, int axis, const char* name) {
   return normalize_axis(axis, std::max(x.rank(), 1), name);
 }
-Tensor as_vector_if_scalar(const Tensor& x) { return x.rank() == 0 ? x.reshape({1}) : x; }
+Tensor as_vector_if_scalar(const Tensor& x) {
+  return x.rank() == 0 ? x.reshape({1}) : x;
+}
 
-Tensor arg_reduce(wick_op_code op, const char* name, const Tensor& x, int axis, bool keepdim, bool last) {
+Tensor arg_reduce(wick_op_code op, const char* name, const Tensor& x, int axis, bool keepdim,
+                  bool last) {
   require_defined(x, name);
   const int a = scalar_safe_axis(x, axis, name);
   const Tensor v = as_vector_if_scalar(x);
   if (v.shape()[static_cast<size_t>(a)] == 0) {
-    throw Error(std::string(name) + ": axis " + std::to_string(a) + " of shape " + shape_to_string(x.shape()) +
-                " is empty; there is no element to pick");
+    throw Error(std::string(name) + ": axis " + std::to_string(a) + " of shape " +
+                shape_to_string(x.shape()) + " is empty; there is no element to pick");
   }
   Shape kept = v.shape();
   kept[static_cast<size_t>(a)] = 1;
@@ -83,8 +87,8 @@ Tensor arg_reduce(wick_op_code op, const char* name, const Tensor& x, int axis, 
   return keepdim ? out : out.squeeze(a);
 }
 
-Tensor scan(wick_op_code op, const char* name, const Tensor& x, int axis, bool reverse, bool exclusive,
-            DType out_dtype) {
+Tensor scan(wick_op_code op, const char* name, const Tensor& x, int axis, bool reverse,
+            bool exclusive, DType out_dtype) {
   require_defined(x, name);
   const int a = scalar_safe_axis(x, axis, name);
   const Tensor v = as_vector_if_scalar(x);
@@ -107,7 +111,9 @@ Tensor Tensor::sum(const std::vector<int>& axes, bool keepdim) const {
   return reduce(WICK_OP_REDUCE_SUM, "sum", *this, axes, keepdim, widened(dtype_), false);
 }
 
-Tensor Tensor::sum() const { return sum(every_axis(rank()), false); }
+Tensor Tensor::sum() const {
+  return sum(every_axis(rank()), false);
+}
 
 Tensor Tensor::prod(const std::vector<int>& axes, bool keepdim) const {
   return reduce(WICK_OP_REDUCE_PROD, "prod", *this, axes, keepdim, widened(dtype_), false);
@@ -124,10 +130,13 @@ Tensor Tensor::min(const std::vector<int>& axes, bool keepdim) const {
 Tensor Tensor::mean(const std::vector<int>& axes, bool keepdim) const {
   require_defined(*this, "mean");
   // NumPy: integers and bool average in f64; f16 and bf16 in f32, returned in their own dtype.
-  const DType work = !is_float(dtype_) ? DType::F64 : (dtype_ == DType::F16 || dtype_ == DType::BF16) ? DType::F32 : dtype_;
+  const DType work = !is_float(dtype_)                                 ? DType::F64
+                     : (dtype_ == DType::F16 || dtype_ == DType::BF16) ? DType::F32
+                                                                       : dtype_;
   const DType result = is_float(dtype_) ? dtype_ : DType::F64;
   double count = 1;
-  for (int32_t a : normalize_axes(axes, rank(), "mean")) count *= static_cast<double>(shape_[static_cast<size_t>(a)]);
+  for (int32_t a : normalize_axes(axes, rank(), "mean"))
+    count *= static_cast<double>(shape_[static_cast<size_t>(a)]);
   const Tensor total = reduce(WICK_OP_REDUCE_SUM, "mean", to(work), axes, keepdim, work, false);
   // An empty reduction is 0 / 0 = NaN, as in NumPy.
   return total.div(scalar_tensor(count, work, device())).to(result);

@@ -36,13 +36,15 @@ void copy_into(const Context& ctx, const wick_tensor_desc& in, const wick_tensor
 }
 
 // Every index of ids, in C order, resolved into [0, extent).
-std::vector<int64_t> resolve_all(const wick_tensor_desc& ids, int64_t extent, int axis, wick_op_code op) {
+std::vector<int64_t> resolve_all(const wick_tensor_desc& ids, int64_t extent, int axis,
+                                 wick_op_code op) {
   std::vector<int64_t> out;
   out.reserve(static_cast<size_t>(numel_of(ids)));
   const auto* base = data_of<const unsigned char>(ids);
   sdk::for_each_row<1>(ids.shape, ids.rank, {ids.strides}, [&](const sdk::Row<1>& r) {
     for (int64_t i = 0; i < r.length; ++i)
-      out.push_back(resolve_index(read_index(base, ids.dtype, r.offset[0] + i * r.stride[0]), extent, axis, op));
+      out.push_back(resolve_index(read_index(base, ids.dtype, r.offset[0] + i * r.stride[0]),
+                                  extent, axis, op));
   });
   return out;
 }
@@ -104,17 +106,22 @@ wick_support index_select_supports(const wick_op_desc& op) {
   const wick_axis_params* p = axis_params(op);
   if (op.num_inputs != 2 || op.num_outputs != 1 || p == nullptr) return WICK_SUPPORT_NO_PARAMS;
   const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &out = op.outputs[0];
-  if (p->axis < 0 || p->axis >= x.rank || out.rank != x.rank - 1 + ids.rank) return WICK_SUPPORT_NO_PARAMS;
+  if (p->axis < 0 || p->axis >= x.rank || out.rank != x.rank - 1 + ids.rank)
+    return WICK_SUPPORT_NO_PARAMS;
   for (int i = 0; i < out.rank; ++i) {
-    const int64_t want = i < p->axis ? x.shape[i] : i < p->axis + ids.rank ? ids.shape[i - p->axis] : x.shape[i - ids.rank + 1];
+    const int64_t want = i < p->axis              ? x.shape[i]
+                         : i < p->axis + ids.rank ? ids.shape[i - p->axis]
+                                                  : x.shape[i - ids.rank + 1];
     if (out.shape[i] != want) return WICK_SUPPORT_NO_PARAMS;
   }
-  if (!is_index_dtype(ids.dtype) || x.dtype != out.dtype || sdk::dtype_size(x.dtype) == 0) return WICK_SUPPORT_NO_DTYPE;
+  if (!is_index_dtype(ids.dtype) || x.dtype != out.dtype || sdk::dtype_size(x.dtype) == 0)
+    return WICK_SUPPORT_NO_DTYPE;
   return WICK_SUPPORT_YES;
 }
 
 template <class E>
-void index_select_typed(const Context& ctx, const wick_op_desc& op, const std::vector<int64_t>& rows) {
+void index_select_typed(const Context& ctx, const wick_op_desc& op,
+                        const std::vector<int64_t>& rows) {
   const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &out = op.outputs[0];
   const int axis = axis_params(op)->axis;
   // The slab copied for each index: every dim of x but the axis.
@@ -126,7 +133,8 @@ void index_select_typed(const Context& ctx, const wick_op_desc& op, const std::v
   }
   slab = merge_dims(slab);
   const Dim inner = slab.empty() ? Dim{1, 1, 1} : slab.back();
-  const std::vector<Dim> outer = slab.empty() ? slab : std::vector<Dim>(slab.begin(), slab.end() - 1);
+  const std::vector<Dim> outer =
+      slab.empty() ? slab : std::vector<Dim>(slab.begin(), slab.end() - 1);
   // Where each index's slab starts in out (ids dims walked in C order, like rows).
   std::vector<Dim> id_dims;
   for (int k = 0; k < ids.rank; ++k) id_dims.push_back({ids.shape[k], 0, out.strides[axis + k]});
@@ -137,19 +145,21 @@ void index_select_typed(const Context& ctx, const wick_op_desc& op, const std::v
   const E* src = data_of<const E>(x);
   E* dst = data_of<E>(out);
   const int64_t n_outer = count_of(outer), ax_stride = x.strides[axis];
-  parallel_for(ctx, static_cast<int64_t>(rows.size()) * n_outer, inner.n, [&](int64_t begin, int64_t end) {
-    Walker k(outer);
-    k.seek(begin % n_outer);
-    for (int64_t t = begin; t < end; ++t) {
-      const size_t j = static_cast<size_t>(t / n_outer);
-      const E* s = src + rows[j] * ax_stride + k.in;
-      E* d = dst + out_at[j] + k.out;
-      if (inner.in == 1 && inner.out == 1) std::memcpy(d, s, static_cast<size_t>(inner.n) * sizeof(E));
-      else
-        for (int64_t i = 0; i < inner.n; ++i) d[i * inner.out] = s[i * inner.in];
-      k.next();
-    }
-  });
+  parallel_for(ctx, static_cast<int64_t>(rows.size()) * n_outer, inner.n,
+               [&](int64_t begin, int64_t end) {
+                 Walker k(outer);
+                 k.seek(begin % n_outer);
+                 for (int64_t t = begin; t < end; ++t) {
+                   const size_t j = static_cast<size_t>(t / n_outer);
+                   const E* s = src + rows[j] * ax_stride + k.in;
+                   E* d = dst + out_at[j] + k.out;
+                   if (inner.in == 1 && inner.out == 1)
+                     std::memcpy(d, s, static_cast<size_t>(inner.n) * sizeof(E));
+                   else
+                     for (int64_t i = 0; i < inner.n; ++i) d[i * inner.out] = s[i * inner.in];
+                   k.next();
+                 }
+               });
 }
 
 void index_select_execute(Context& ctx, const wick_op_desc& op) {
@@ -172,13 +182,15 @@ void index_select_execute(Context& ctx, const wick_op_desc& op) {
 wick_support index_reduce_supports(const wick_op_desc& op) {
   const wick_axis_params* p = axis_params(op);
   if (op.num_inputs != 3 || op.num_outputs != 1 || p == nullptr) return WICK_SUPPORT_NO_PARAMS;
-  const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &src = op.inputs[2], &out = op.outputs[0];
-  if (p->axis < 0 || p->axis >= x.rank || p->flag < WICK_REDUCE_MODE_SET || p->flag > WICK_REDUCE_MODE_MIN ||
-      ids.rank != 1 || !same_shape(x, out) || src.rank != x.rank)
+  const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &src = op.inputs[2],
+                         &out = op.outputs[0];
+  if (p->axis < 0 || p->axis >= x.rank || p->flag < WICK_REDUCE_MODE_SET ||
+      p->flag > WICK_REDUCE_MODE_MIN || ids.rank != 1 || !same_shape(x, out) || src.rank != x.rank)
     return WICK_SUPPORT_NO_PARAMS;
   for (int i = 0; i < x.rank; ++i)
     if (src.shape[i] != (i == p->axis ? ids.shape[0] : x.shape[i])) return WICK_SUPPORT_NO_PARAMS;
-  if (!is_index_dtype(ids.dtype) || x.dtype != out.dtype || src.dtype != x.dtype || sdk::dtype_size(x.dtype) == 0)
+  if (!is_index_dtype(ids.dtype) || x.dtype != out.dtype || src.dtype != x.dtype ||
+      sdk::dtype_size(x.dtype) == 0)
     return WICK_SUPPORT_NO_DTYPE;
   return WICK_SUPPORT_YES;
 }
@@ -186,7 +198,8 @@ wick_support index_reduce_supports(const wick_op_desc& op) {
 constexpr int64_t kColumns = 1024;
 
 void index_reduce_execute(Context& ctx, const wick_op_desc& op) {
-  const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &src = op.inputs[2], &out = op.outputs[0];
+  const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &src = op.inputs[2],
+                         &out = op.outputs[0];
   const wick_axis_params& p = *axis_params(op);
   const std::vector<int64_t> rows = resolve_all(ids, x.shape[p.axis], p.axis, WICK_OP_INDEX_REDUCE);
   copy_into(ctx, x, out);
@@ -197,24 +210,28 @@ void index_reduce_execute(Context& ctx, const wick_op_desc& op) {
     if (i != p.axis) slab.push_back({x.shape[i], src.strides[i], out.strides[i]});
   slab = merge_dims(slab);
   const Dim inner = slab.empty() ? Dim{1, 1, 1} : slab.back();
-  const std::vector<Dim> outer = slab.empty() ? slab : std::vector<Dim>(slab.begin(), slab.end() - 1);
+  const std::vector<Dim> outer =
+      slab.empty() ? slab : std::vector<Dim>(slab.begin(), slab.end() - 1);
   const int64_t blocks = (inner.n + kColumns - 1) / kColumns;
   const int64_t src_ax = src.strides[p.axis], out_ax = out.strides[p.axis];
   visit_mode(x.dtype, p.flag, [&](auto tag, auto mode) {
     using T = typename decltype(tag)::type;
     const T* s = data_of<const T>(src);
     T* d = data_of<T>(out);
-    parallel_for(ctx, count_of(outer) * blocks, static_cast<int64_t>(rows.size()) * std::min(inner.n, kColumns),
+    parallel_for(ctx, count_of(outer) * blocks,
+                 static_cast<int64_t>(rows.size()) * std::min(inner.n, kColumns),
                  [&](int64_t begin, int64_t end) {
                    Walker k(outer);
                    for (int64_t item = begin; item < end; ++item) {
                      k.seek(item / blocks);
-                     const int64_t c0 = (item % blocks) * kColumns, width = std::min(kColumns, inner.n - c0);
+                     const int64_t c0 = (item % blocks) * kColumns,
+                                   width = std::min(kColumns, inner.n - c0);
                      for (size_t j = 0; j < rows.size(); ++j) {
                        const T* a = s + k.in + static_cast<int64_t>(j) * src_ax + c0 * inner.in;
                        T* b = d + k.out + rows[j] * out_ax + c0 * inner.out;
                        for (int64_t i = 0; i < width; ++i)
-                         b[i * inner.out] = combine_mode<decltype(mode)::value>(b[i * inner.out], a[i * inner.in]);
+                         b[i * inner.out] =
+                             combine_mode<decltype(mode)::value>(b[i * inner.out], a[i * inner.in]);
                      }
                    }
                  });
@@ -238,7 +255,8 @@ wick_support gather_supports(const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &out = op.outputs[0];
   if (p->axis < 0 || p->axis >= x.rank || !fits_off_axis(ids, x, p->axis) || !same_shape(ids, out))
     return WICK_SUPPORT_NO_PARAMS;
-  if (!is_index_dtype(ids.dtype) || x.dtype != out.dtype || sdk::dtype_size(x.dtype) == 0) return WICK_SUPPORT_NO_DTYPE;
+  if (!is_index_dtype(ids.dtype) || x.dtype != out.dtype || sdk::dtype_size(x.dtype) == 0)
+    return WICK_SUPPORT_NO_DTYPE;
   return WICK_SUPPORT_YES;
 }
 
@@ -252,13 +270,14 @@ void gather_typed(const Context& ctx, const wick_op_desc& op) {
   const E* src = data_of<const E>(x);
   E* dst = data_of<E>(out);
   const auto* id_base = data_of<const unsigned char>(ids);
-  parallel_rows<3>(ctx, ids, {out.strides, ids.strides, x_strides.data()}, [&](const sdk::Row<3>& r) {
-    for (int64_t i = 0; i < r.length; ++i) {
-      int64_t id = read_index(id_base, ids.dtype, r.offset[1] + i * r.stride[1]);
-      if (id < 0) id += extent;  // checked before the loop
-      dst[r.offset[0] + i * r.stride[0]] = src[r.offset[2] + i * r.stride[2] + id * ax_stride];
-    }
-  });
+  parallel_rows<3>(
+      ctx, ids, {out.strides, ids.strides, x_strides.data()}, [&](const sdk::Row<3>& r) {
+        for (int64_t i = 0; i < r.length; ++i) {
+          int64_t id = read_index(id_base, ids.dtype, r.offset[1] + i * r.stride[1]);
+          if (id < 0) id += extent;  // checked before the loop
+          dst[r.offset[0] + i * r.stride[0]] = src[r.offset[2] + i * r.stride[2] + id * ax_stride];
+        }
+      });
 }
 
 void gather_execute(Context& ctx, const wick_op_desc& op) {
@@ -280,17 +299,21 @@ void gather_execute(Context& ctx, const wick_op_desc& op) {
 wick_support scatter_supports(const wick_op_desc& op) {
   const wick_axis_params* p = axis_params(op);
   if (op.num_inputs != 3 || op.num_outputs != 1 || p == nullptr) return WICK_SUPPORT_NO_PARAMS;
-  const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &src = op.inputs[2], &out = op.outputs[0];
-  if (p->axis < 0 || p->axis >= x.rank || p->flag < WICK_REDUCE_MODE_SET || p->flag > WICK_REDUCE_MODE_MIN ||
-      !fits_off_axis(ids, x, p->axis) || !same_shape(ids, src) || !same_shape(x, out))
+  const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &src = op.inputs[2],
+                         &out = op.outputs[0];
+  if (p->axis < 0 || p->axis >= x.rank || p->flag < WICK_REDUCE_MODE_SET ||
+      p->flag > WICK_REDUCE_MODE_MIN || !fits_off_axis(ids, x, p->axis) || !same_shape(ids, src) ||
+      !same_shape(x, out))
     return WICK_SUPPORT_NO_PARAMS;
-  if (!is_index_dtype(ids.dtype) || x.dtype != out.dtype || src.dtype != x.dtype || sdk::dtype_size(x.dtype) == 0)
+  if (!is_index_dtype(ids.dtype) || x.dtype != out.dtype || src.dtype != x.dtype ||
+      sdk::dtype_size(x.dtype) == 0)
     return WICK_SUPPORT_NO_DTYPE;
   return WICK_SUPPORT_YES;
 }
 
 void scatter_execute(Context& ctx, const wick_op_desc& op) {
-  const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &src = op.inputs[2], &out = op.outputs[0];
+  const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &src = op.inputs[2],
+                         &out = op.outputs[0];
   const wick_axis_params& p = *axis_params(op);
   const int64_t extent = x.shape[p.axis];
   check_all(ids, extent, p.axis, WICK_OP_SCATTER_ELEMENTS);
@@ -299,7 +322,8 @@ void scatter_execute(Context& ctx, const wick_op_desc& op) {
   // Positions that differ off the axis never write the same element, so they run in parallel;
   // along the axis the updates run in order.
   const int64_t n = ids.shape[p.axis];
-  const int64_t id_ax = ids.strides[p.axis], src_ax = src.strides[p.axis], out_ax = out.strides[p.axis];
+  const int64_t id_ax = ids.strides[p.axis], src_ax = src.strides[p.axis],
+                out_ax = out.strides[p.axis];
   const std::array<const int64_t*, 3> strides{ids.strides, src.strides, out.strides};
   const auto* id_base = data_of<const unsigned char>(ids);
   visit_mode(x.dtype, p.flag, [&](auto tag, auto mode) {

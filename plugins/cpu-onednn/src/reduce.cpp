@@ -29,7 +29,8 @@ struct Plan {
   int64_t out_base = 0;
 };
 
-Plan make_plan(const wick_tensor_desc& in, const wick_tensor_desc& out, const std::vector<bool>& reduced) {
+Plan make_plan(const wick_tensor_desc& in, const wick_tensor_desc& out,
+               const std::vector<bool>& reduced) {
   Plan p;
   for (int i = 0; i < in.rank; ++i) {
     const int64_t n = in.shape[i];
@@ -73,7 +74,8 @@ A reduce_row(const T* x, int64_t n, int64_t stride) {
   for (A& l : lane) l = Op::template identity<A>();
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
-    for (int64_t j = 0; j < kLanes; ++j) lane[j] = Op::combine(lane[j], Op::template enter<A>(x[i + j]));
+    for (int64_t j = 0; j < kLanes; ++j)
+      lane[j] = Op::combine(lane[j], Op::template enter<A>(x[i + j]));
   }
   A acc = Op::combine(Op::combine(Op::combine(lane[0], lane[1]), Op::combine(lane[2], lane[3])),
                       Op::combine(Op::combine(lane[4], lane[5]), Op::combine(lane[6], lane[7])));
@@ -112,7 +114,8 @@ class RangeReducer {
   Walker rows_;
 };
 
-// ---- the two loop shapes --------------------------------------------------------------------------
+// ---- the two loop shapes
+// --------------------------------------------------------------------------
 
 template <class Op, class T, class O>
 void reduce_per_output(const Context& ctx, const Plan& p, const T* src, O* dst) {
@@ -124,25 +127,29 @@ void reduce_per_output(const Context& ctx, const Plan& p, const T* src, O* dst) 
       RangeReducer<Op, A, T> reduce(p.reduced);
       Walker k(p.kept);
       k.seek(begin);
-      for (int64_t o = begin; o < end; ++o, k.next()) dst[k.out] = cast_value<O>(reduce(src + k.in, 0, n_red));
+      for (int64_t o = begin; o < end; ++o, k.next())
+        dst[k.out] = cast_value<O>(reduce(src + k.in, 0, n_red));
     });
     return;
   }
   // Few outputs, long reductions: every output is cut into pieces reduced on their own threads.
-  const std::unique_ptr<A[]> partial(new A[static_cast<size_t>(n_out * pieces)]);  // not vector<bool>
+  const std::unique_ptr<A[]> partial(
+      new A[static_cast<size_t>(n_out * pieces)]);  // not vector<bool>
   parallel_for(ctx, n_out * pieces, n_red / pieces, [&](int64_t begin, int64_t end) {
     RangeReducer<Op, A, T> reduce(p.reduced);
     Walker k(p.kept);
     for (int64_t t = begin; t < end; ++t) {
       const int64_t o = t / pieces, piece = t % pieces;
       k.seek(o);
-      partial[static_cast<size_t>(t)] = reduce(src + k.in, n_red * piece / pieces, n_red * (piece + 1) / pieces);
+      partial[static_cast<size_t>(t)] =
+          reduce(src + k.in, n_red * piece / pieces, n_red * (piece + 1) / pieces);
     }
   });
   Walker k(p.kept);
   for (int64_t o = 0; o < n_out; ++o, k.next()) {
     A acc = partial[static_cast<size_t>(o * pieces)];
-    for (int64_t piece = 1; piece < pieces; ++piece) acc = Op::combine(acc, partial[static_cast<size_t>(o * pieces + piece)]);
+    for (int64_t piece = 1; piece < pieces; ++piece)
+      acc = Op::combine(acc, partial[static_cast<size_t>(o * pieces + piece)]);
     dst[k.out] = cast_value<O>(acc);
   }
 }
@@ -159,31 +166,35 @@ void reduce_columns(const Context& ctx, const Plan& p, const T* src, O* dst) {
   const int64_t blocks = (cols.n + kColumns - 1) / kColumns;
   const int64_t items = count_of(outer) * blocks, n_red = count_of(p.reduced);
   const int64_t pieces = split_count(ctx, items, n_red * std::min(cols.n, kColumns));
-  const std::unique_ptr<A[]> partial(new A[pieces > 1 ? static_cast<size_t>(items * pieces * kColumns) : 0]);
-  parallel_for(ctx, items * pieces, n_red * std::min(cols.n, kColumns) / pieces, [&](int64_t begin, int64_t end) {
-    Walker k(outer);
-    Walker r(p.reduced);
-    A acc[kColumns];
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t item = t / pieces, piece = t % pieces;
-      const int64_t c0 = (item % blocks) * kColumns, width = std::min(kColumns, cols.n - c0);
-      k.seek(item / blocks);
-      const T* base = src + k.in + c0;
-      for (int64_t j = 0; j < width; ++j) acc[j] = Op::template identity<A>();
-      const int64_t r_begin = n_red * piece / pieces, r_end = n_red * (piece + 1) / pieces;
-      r.seek(r_begin);
-      for (int64_t pos = r_begin; pos < r_end; ++pos, r.next()) {
-        const T* x = base + r.in;
-        for (int64_t j = 0; j < width; ++j) acc[j] = Op::combine(acc[j], Op::template enter<A>(x[j]));
-      }
-      if (pieces == 1) {
-        O* d = dst + k.out + c0 * cols.out;
-        for (int64_t j = 0; j < width; ++j) d[j * cols.out] = cast_value<O>(acc[j]);
-      } else {
-        std::copy(acc, acc + width, partial.get() + t * kColumns);
-      }
-    }
-  });
+  const std::unique_ptr<A[]> partial(
+      new A[pieces > 1 ? static_cast<size_t>(items * pieces * kColumns) : 0]);
+  parallel_for(
+      ctx, items * pieces, n_red * std::min(cols.n, kColumns) / pieces,
+      [&](int64_t begin, int64_t end) {
+        Walker k(outer);
+        Walker r(p.reduced);
+        A acc[kColumns];
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t item = t / pieces, piece = t % pieces;
+          const int64_t c0 = (item % blocks) * kColumns, width = std::min(kColumns, cols.n - c0);
+          k.seek(item / blocks);
+          const T* base = src + k.in + c0;
+          for (int64_t j = 0; j < width; ++j) acc[j] = Op::template identity<A>();
+          const int64_t r_begin = n_red * piece / pieces, r_end = n_red * (piece + 1) / pieces;
+          r.seek(r_begin);
+          for (int64_t pos = r_begin; pos < r_end; ++pos, r.next()) {
+            const T* x = base + r.in;
+            for (int64_t j = 0; j < width; ++j)
+              acc[j] = Op::combine(acc[j], Op::template enter<A>(x[j]));
+          }
+          if (pieces == 1) {
+            O* d = dst + k.out + c0 * cols.out;
+            for (int64_t j = 0; j < width; ++j) d[j * cols.out] = cast_value<O>(acc[j]);
+          } else {
+            std::copy(acc, acc + width, partial.get() + t * kColumns);
+          }
+        }
+      });
   if (pieces == 1) return;
   Walker k(outer);
   for (int64_t item = 0; item < items; ++item) {
@@ -192,7 +203,8 @@ void reduce_columns(const Context& ctx, const Plan& p, const T* src, O* dst) {
     for (int64_t j = 0; j < width; ++j) {
       A acc = partial[static_cast<size_t>(item * pieces * kColumns + j)];
       for (int64_t piece = 1; piece < pieces; ++piece)
-        acc = Op::combine(acc, partial[static_cast<size_t>((item * pieces + piece) * kColumns + j)]);
+        acc =
+            Op::combine(acc, partial[static_cast<size_t>((item * pieces + piece) * kColumns + j)]);
       dst[k.out + (c0 + j) * cols.out] = cast_value<O>(acc);
     }
   }
@@ -208,21 +220,26 @@ std::vector<bool> reduced_axes(const wick_tensor_desc& in, const wick_reduce_par
 
 template <int Code>
 wick_support reduce_supports(const wick_op_desc& op) {
-  if (op.num_inputs != 1 || op.num_outputs != 1 || op.params == nullptr) return WICK_SUPPORT_NO_PARAMS;
+  if (op.num_inputs != 1 || op.num_outputs != 1 || op.params == nullptr)
+    return WICK_SUPPORT_NO_PARAMS;
   const auto& p = *static_cast<const wick_reduce_params*>(op.params);
-  if (p.struct_size < sizeof(wick_reduce_params) || p.num_axes < 0 || (p.num_axes > 0 && p.axes == nullptr))
+  if (p.struct_size < sizeof(wick_reduce_params) || p.num_axes < 0 ||
+      (p.num_axes > 0 && p.axes == nullptr))
     return WICK_SUPPORT_NO_PARAMS;
   const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
   if (in.rank != out.rank) return WICK_SUPPORT_NO_PARAMS;
   std::vector<bool> reduced(static_cast<size_t>(in.rank), false);
   for (int k = 0; k < p.num_axes; ++k) {
-    if (p.axes[k] < 0 || p.axes[k] >= in.rank || reduced[static_cast<size_t>(p.axes[k])]) return WICK_SUPPORT_NO_PARAMS;
+    if (p.axes[k] < 0 || p.axes[k] >= in.rank || reduced[static_cast<size_t>(p.axes[k])])
+      return WICK_SUPPORT_NO_PARAMS;
     reduced[static_cast<size_t>(p.axes[k])] = true;
   }
   for (int i = 0; i < in.rank; ++i)
-    if (out.shape[i] != (reduced[static_cast<size_t>(i)] ? 1 : in.shape[i])) return WICK_SUPPORT_NO_PARAMS;
+    if (out.shape[i] != (reduced[static_cast<size_t>(i)] ? 1 : in.shape[i]))
+      return WICK_SUPPORT_NO_PARAMS;
   if (sdk::dtype_size(in.dtype) == 0) return WICK_SUPPORT_NO_DTYPE;
-  if (Code == WICK_OP_REDUCE_SUM || Code == WICK_OP_REDUCE_PROD) return accumulating_output_ok(in.dtype, out.dtype);
+  if (Code == WICK_OP_REDUCE_SUM || Code == WICK_OP_REDUCE_PROD)
+    return accumulating_output_ok(in.dtype, out.dtype);
   return out.dtype == in.dtype ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
 }
 
@@ -238,7 +255,8 @@ void reduce_execute(Context& ctx, const wick_op_desc& op) {
       using O = typename decltype(out_tag)::type;
       using A = typename Op::template acc<T>;
       // Only the pairs supports() accepts are instantiated.
-      if constexpr (std::is_same_v<O, T> || (std::is_same_v<A, uint64_t> && sizeof(O) == 8 && !is_float_v<O>)) {
+      if constexpr (std::is_same_v<O, T> ||
+                    (std::is_same_v<A, uint64_t> && sizeof(O) == 8 && !is_float_v<O>)) {
         const T* src = data_of<const T>(in) + p.in_base;
         O* dst = data_of<O>(out) + p.out_base;
         if (numel_of(in) == 0) {  // an empty reduced axis: the identity (-inf / lowest for max)
@@ -261,15 +279,18 @@ void reduce_execute(Context& ctx, const wick_op_desc& op) {
 
 template <bool Max, class C>
 bool better(C v, C best) {
-  if constexpr (Max) return v > best;
-  else return v < best;
+  if constexpr (Max)
+    return v > best;
+  else
+    return v < best;
 }
 
 // The best element of x[begin..end) along a stride: the first NaN wins outright (NaN is not equal
 // to NaN, so the tie flag does not apply to it); equal values keep the first, or the last. Two
 // passes: the extreme value (a vectorised reduction), then a search for where it is.
 template <bool Max, class T>
-std::pair<compute_t<T>, int64_t> arg_scan(const T* x, int64_t stride, int64_t begin, int64_t end, bool last) {
+std::pair<compute_t<T>, int64_t> arg_scan(const T* x, int64_t stride, int64_t begin, int64_t end,
+                                          bool last) {
   using C = compute_t<T>;
   using Op = std::conditional_t<Max, MaxOp, MinOp>;
   const C best = reduce_row<Op, C>(x + begin * stride, end - begin, stride);
@@ -288,15 +309,17 @@ std::pair<compute_t<T>, int64_t> arg_scan(const T* x, int64_t stride, int64_t be
 }
 
 wick_support arg_supports(const wick_op_desc& op) {
-  if (op.num_inputs != 1 || op.num_outputs != 1 || op.params == nullptr) return WICK_SUPPORT_NO_PARAMS;
+  if (op.num_inputs != 1 || op.num_outputs != 1 || op.params == nullptr)
+    return WICK_SUPPORT_NO_PARAMS;
   const auto& p = *static_cast<const wick_axis_params*>(op.params);
   const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
-  if (p.struct_size < sizeof(wick_axis_params) || in.rank != out.rank || p.axis < 0 || p.axis >= in.rank ||
-      (p.flag != 0 && p.flag != 1))
+  if (p.struct_size < sizeof(wick_axis_params) || in.rank != out.rank || p.axis < 0 ||
+      p.axis >= in.rank || (p.flag != 0 && p.flag != 1))
     return WICK_SUPPORT_NO_PARAMS;
   for (int i = 0; i < in.rank; ++i)
     if (out.shape[i] != (i == p.axis ? 1 : in.shape[i])) return WICK_SUPPORT_NO_PARAMS;
-  return sdk::dtype_size(in.dtype) != 0 && is_index_dtype(out.dtype) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
+  return sdk::dtype_size(in.dtype) != 0 && is_index_dtype(out.dtype) ? WICK_SUPPORT_YES
+                                                                     : WICK_SUPPORT_NO_DTYPE;
 }
 
 template <bool Max>
@@ -306,9 +329,10 @@ void arg_execute(Context& ctx, const wick_op_desc& op) {
   if (numel_of(out) == 0) return;
   const Dim axis{in.shape[params.axis], in.strides[params.axis], 0};
   if (axis.n == 0) {
-    throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
-                     std::string(Max ? "argmax" : "argmin") + ": axis " + std::to_string(params.axis) +
-                         " of shape " + shape_string(in) + " is empty; there is no element to pick");
+    throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, std::string(Max ? "argmax" : "argmin") +
+                                                       ": axis " + std::to_string(params.axis) +
+                                                       " of shape " + shape_string(in) +
+                                                       " is empty; there is no element to pick");
   }
   // Plan the kept dims only (the axis at extent 1 drops out): the axis keeps its direction, so
   // that "first" means first.
@@ -324,8 +348,10 @@ void arg_execute(Context& ctx, const wick_op_desc& op) {
     const T* src = data_of<const T>(in) + p.in_base;
     const int64_t n_out = count_of(p.kept);
     auto store = [&](int64_t out_offset, int64_t index) {
-      if (out.dtype == WICK_DTYPE_I32) data_of<int32_t>(out)[p.out_base + out_offset] = static_cast<int32_t>(index);
-      else data_of<int64_t>(out)[p.out_base + out_offset] = index;
+      if (out.dtype == WICK_DTYPE_I32)
+        data_of<int32_t>(out)[p.out_base + out_offset] = static_cast<int32_t>(index);
+      else
+        data_of<int64_t>(out)[p.out_base + out_offset] = index;
     };
     const int64_t pieces = split_count(ctx, n_out, axis.n);
     if (pieces == 1) {
@@ -343,8 +369,8 @@ void arg_execute(Context& ctx, const wick_op_desc& op) {
       for (int64_t t = begin; t < end; ++t) {
         k.seek(t / pieces);
         const int64_t piece = t % pieces;
-        partial[static_cast<size_t>(t)] =
-            arg_scan<Max>(src + k.in, axis.in, axis.n * piece / pieces, axis.n * (piece + 1) / pieces, last);
+        partial[static_cast<size_t>(t)] = arg_scan<Max>(
+            src + k.in, axis.in, axis.n * piece / pieces, axis.n * (piece + 1) / pieces, last);
       }
     });
     Walker k(p.kept);
@@ -353,7 +379,8 @@ void arg_execute(Context& ctx, const wick_op_desc& op) {
       for (int64_t piece = 1; piece < pieces; ++piece) {
         const auto& r = partial[static_cast<size_t>(o * pieces + piece)];
         if (is_nan(best.first)) break;
-        if (is_nan(r.first) || better<Max>(r.first, best.first) || (last && r.first == best.first)) best = r;
+        if (is_nan(r.first) || better<Max>(r.first, best.first) || (last && r.first == best.first))
+          best = r;
       }
       store(k.out, best.second);
     }

@@ -38,33 +38,42 @@ inline compute_t<T> load(T v) {
 
 template <class C>
 inline bool is_nan(C v) {
-  if constexpr (std::is_floating_point_v<C>) return v != v;
-  else return false;
+  if constexpr (std::is_floating_point_v<C>)
+    return v != v;
+  else
+    return false;
 }
 
 // NaN sorts after every number: the order of ascending sort (docs/ops.md).
 template <class C>
 inline bool less_nan_last(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) return !is_nan(a) && (is_nan(b) || a < b);
-  else return a < b;
+  if constexpr (std::is_floating_point_v<C>)
+    return !is_nan(a) && (is_nan(b) || a < b);
+  else
+    return a < b;
 }
 
 // The lowest and highest value of a compute type (-inf / +inf for floats, false / true for bool).
 template <class C>
 constexpr C lowest_of() {
-  if constexpr (std::is_floating_point_v<C>) return -std::numeric_limits<C>::infinity();
-  else return std::numeric_limits<C>::lowest();
+  if constexpr (std::is_floating_point_v<C>)
+    return -std::numeric_limits<C>::infinity();
+  else
+    return std::numeric_limits<C>::lowest();
 }
 template <class C>
 constexpr C highest_of() {
-  if constexpr (std::is_floating_point_v<C>) return std::numeric_limits<C>::infinity();
-  else return std::numeric_limits<C>::max();
+  if constexpr (std::is_floating_point_v<C>)
+    return std::numeric_limits<C>::infinity();
+  else
+    return std::numeric_limits<C>::max();
 }
 
-// ---- the combining ops ----------------------------------------------------------------------------
-// Each names its accumulator A for input type T, its identity, how an element enters, and the
-// combination of two accumulators. Sum and product accumulate floats in f64 and integers in 64
-// bits computed unsigned, so that overflow wraps without undefined behaviour.
+// ---- the combining ops
+// ---------------------------------------------------------------------------- Each names its
+// accumulator A for input type T, its identity, how an element enters, and the combination of two
+// accumulators. Sum and product accumulate floats in f64 and integers in 64 bits computed unsigned,
+// so that overflow wraps without undefined behaviour.
 
 template <class T>
 using wide_t = std::conditional_t<is_float_v<T>, double, uint64_t>;
@@ -73,22 +82,34 @@ struct SumOp {
   template <class T>
   using acc = wide_t<T>;
   template <class A>
-  static A identity() { return A(0); }
+  static A identity() {
+    return A(0);
+  }
   template <class A, class T>
-  static A enter(T v) { return static_cast<A>(load(v)); }
+  static A enter(T v) {
+    return static_cast<A>(load(v));
+  }
   template <class A>
-  static A combine(A a, A b) { return a + b; }
+  static A combine(A a, A b) {
+    return a + b;
+  }
 };
 
 struct ProdOp {
   template <class T>
   using acc = wide_t<T>;
   template <class A>
-  static A identity() { return A(1); }
+  static A identity() {
+    return A(1);
+  }
   template <class A, class T>
-  static A enter(T v) { return static_cast<A>(load(v)); }
+  static A enter(T v) {
+    return static_cast<A>(load(v));
+  }
   template <class A>
-  static A combine(A a, A b) { return a * b; }
+  static A combine(A a, A b) {
+    return a * b;
+  }
 };
 
 // Max and min: NaN wins and stays (once the accumulator is NaN, no comparison replaces it).
@@ -96,22 +117,34 @@ struct MaxOp {
   template <class T>
   using acc = compute_t<T>;
   template <class A>
-  static A identity() { return lowest_of<A>(); }
+  static A identity() {
+    return lowest_of<A>();
+  }
   template <class A, class T>
-  static A enter(T v) { return load(v); }
+  static A enter(T v) {
+    return load(v);
+  }
   template <class A>
-  static A combine(A a, A b) { return (is_nan(b) || b > a) ? b : a; }
+  static A combine(A a, A b) {
+    return (is_nan(b) || b > a) ? b : a;
+  }
 };
 
 struct MinOp {
   template <class T>
   using acc = compute_t<T>;
   template <class A>
-  static A identity() { return highest_of<A>(); }
+  static A identity() {
+    return highest_of<A>();
+  }
   template <class A, class T>
-  static A enter(T v) { return load(v); }
+  static A enter(T v) {
+    return load(v);
+  }
   template <class A>
-  static A combine(A a, A b) { return (is_nan(b) || b < a) ? b : a; }
+  static A combine(A a, A b) {
+    return (is_nan(b) || b < a) ? b : a;
+  }
 };
 
 // ---- strided geometry ---------------------------------------------------------------------------
@@ -198,8 +231,10 @@ void parallel_for(const Context& ctx, int64_t count, int64_t cost_per_item, F&& 
 // each operand's offset of the line's first element. Nothing is allocated per line.
 class LineWalker {
  public:
-  LineWalker(const wick_tensor_desc& shape_of, int axis, const std::array<const int64_t*, 3>& strides)
-      : first_(dims(shape_of, axis, strides[0], strides[1])), third_(dims(shape_of, axis, strides[2], nullptr)) {}
+  LineWalker(const wick_tensor_desc& shape_of, int axis,
+             const std::array<const int64_t*, 3>& strides)
+      : first_(dims(shape_of, axis, strides[0], strides[1])),
+        third_(dims(shape_of, axis, strides[2], nullptr)) {}
   LineWalker(const LineWalker&) = delete;
 
   int64_t count() const { return count_of(first_); }
@@ -214,7 +249,8 @@ class LineWalker {
   std::array<int64_t, 3> offsets() const { return {a_.in, a_.out, b_.in}; }
 
  private:
-  static std::vector<Dim> dims(const wick_tensor_desc& d, int axis, const int64_t* in, const int64_t* out) {
+  static std::vector<Dim> dims(const wick_tensor_desc& d, int axis, const int64_t* in,
+                               const int64_t* out) {
     std::vector<Dim> v;
     for (int i = 0; i < d.rank; ++i)
       if (i != axis && d.shape[i] != 1) v.push_back({d.shape[i], in[i], out ? out[i] : 0});
@@ -228,14 +264,18 @@ class LineWalker {
 
 // How many pieces to cut one long job into so that every thread gets a share.
 inline int64_t split_count(const Context& ctx, int64_t jobs, int64_t elements_per_job) {
-  if (ctx.threads <= 1 || jobs >= ctx.threads || jobs * elements_per_job < kParallelThreshold) return 1;
+  if (ctx.threads <= 1 || jobs >= ctx.threads || jobs * elements_per_job < kParallelThreshold)
+    return 1;
   const int64_t per_thread = std::max<int64_t>(1, ctx.threads / std::max<int64_t>(jobs, 1));
   return std::max<int64_t>(1, std::min(per_thread, elements_per_job / (kParallelThreshold / 8)));
 }
 
-// ---- checks shared by supports() ------------------------------------------------------------------
+// ---- checks shared by supports()
+// ------------------------------------------------------------------
 
-inline bool is_index_dtype(wick_dtype t) { return t == WICK_DTYPE_I32 || t == WICK_DTYPE_I64; }
+inline bool is_index_dtype(wick_dtype t) {
+  return t == WICK_DTYPE_I32 || t == WICK_DTYPE_I64;
+}
 
 // The 64-bit type integers and bool widen to in sums and products (docs/ops.md).
 inline wick_dtype widened_dtype(wick_dtype t) {

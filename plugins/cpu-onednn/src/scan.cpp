@@ -14,14 +14,16 @@ namespace {
 
 template <int Code>
 wick_support scan_supports(const wick_op_desc& op) {
-  if (op.num_inputs != 1 || op.num_outputs != 1 || op.params == nullptr) return WICK_SUPPORT_NO_PARAMS;
+  if (op.num_inputs != 1 || op.num_outputs != 1 || op.params == nullptr)
+    return WICK_SUPPORT_NO_PARAMS;
   const auto& p = *static_cast<const wick_axis_params*>(op.params);
   const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
-  if (p.struct_size < sizeof(wick_axis_params) || !same_shape(in, out) || p.axis < 0 || p.axis >= in.rank ||
-      p.flag < 0 || p.flag > 3)
+  if (p.struct_size < sizeof(wick_axis_params) || !same_shape(in, out) || p.axis < 0 ||
+      p.axis >= in.rank || p.flag < 0 || p.flag > 3)
     return WICK_SUPPORT_NO_PARAMS;
   if (sdk::dtype_size(in.dtype) == 0) return WICK_SUPPORT_NO_DTYPE;
-  if (Code == WICK_OP_CUMSUM || Code == WICK_OP_CUMPROD) return accumulating_output_ok(in.dtype, out.dtype);
+  if (Code == WICK_OP_CUMSUM || Code == WICK_OP_CUMPROD)
+    return accumulating_output_ok(in.dtype, out.dtype);
   return out.dtype == in.dtype ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
 }
 
@@ -40,7 +42,8 @@ inline void scan_step(A& acc, T x, O& out) {
 }
 
 template <class Op, bool Exclusive, class T, class O>
-void scan_typed(const Context& ctx, const wick_tensor_desc& in, const wick_tensor_desc& out, int axis, bool reverse) {
+void scan_typed(const Context& ctx, const wick_tensor_desc& in, const wick_tensor_desc& out,
+                int axis, bool reverse) {
   using A = typename Op::template acc<T>;
   const int64_t n = in.shape[axis];
   int64_t in_base = 0, out_base = 0;
@@ -63,12 +66,14 @@ void scan_typed(const Context& ctx, const wick_tensor_desc& in, const wick_tenso
     }
     lines.push_back(d);
   }
-  std::stable_sort(lines.begin(), lines.end(), [](const Dim& a, const Dim& b) { return a.in > b.in; });
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const Dim& a, const Dim& b) { return a.in > b.in; });
   lines = merge_dims(lines);
   const T* src = data_of<const T>(in) + in_base;
   O* dst = data_of<O>(out) + out_base;
 
-  const bool columns = !lines.empty() && lines.back().in == 1 && std::abs(ax_in) != 1 && lines.back().n >= 8;
+  const bool columns =
+      !lines.empty() && lines.back().in == 1 && std::abs(ax_in) != 1 && lines.back().n >= 8;
   if (!columns) {
     parallel_for(ctx, count_of(lines), n, [&](int64_t begin, int64_t end) {
       Walker w(lines);
@@ -80,7 +85,8 @@ void scan_typed(const Context& ctx, const wick_tensor_desc& in, const wick_tenso
         if (ax_in == 1 && ax_out == 1) {
           for (int64_t i = 0; i < n; ++i) scan_step<Op, Exclusive>(acc, x[i], y[i]);
         } else {
-          for (int64_t i = 0; i < n; ++i) scan_step<Op, Exclusive>(acc, x[i * ax_in], y[i * ax_out]);
+          for (int64_t i = 0; i < n; ++i)
+            scan_step<Op, Exclusive>(acc, x[i * ax_in], y[i * ax_out]);
         }
       }
     });
@@ -89,24 +95,28 @@ void scan_typed(const Context& ctx, const wick_tensor_desc& in, const wick_tenso
   const Dim cols = lines.back();
   const std::vector<Dim> outer(lines.begin(), lines.end() - 1);
   const int64_t blocks = (cols.n + kColumns - 1) / kColumns;
-  parallel_for(ctx, count_of(outer) * blocks, n * std::min(cols.n, kColumns), [&](int64_t begin, int64_t end) {
-    Walker w(outer);
-    A acc[kColumns];
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t c0 = (item % blocks) * kColumns, width = std::min(kColumns, cols.n - c0);
-      w.seek(item / blocks);
-      for (int64_t j = 0; j < width; ++j) acc[j] = Op::template identity<A>();
-      for (int64_t i = 0; i < n; ++i) {
-        const T* x = src + w.in + i * ax_in + c0;
-        O* y = dst + w.out + i * ax_out + c0 * cols.out;
-        if (cols.out == 1) {
-          for (int64_t j = 0; j < width; ++j) scan_step<Op, Exclusive>(acc[j], x[j], y[j]);
-        } else {
-          for (int64_t j = 0; j < width; ++j) scan_step<Op, Exclusive>(acc[j], x[j], y[j * cols.out]);
-        }
-      }
-    }
-  });
+  parallel_for(ctx, count_of(outer) * blocks, n * std::min(cols.n, kColumns),
+               [&](int64_t begin, int64_t end) {
+                 Walker w(outer);
+                 A acc[kColumns];
+                 for (int64_t item = begin; item < end; ++item) {
+                   const int64_t c0 = (item % blocks) * kColumns,
+                                 width = std::min(kColumns, cols.n - c0);
+                   w.seek(item / blocks);
+                   for (int64_t j = 0; j < width; ++j) acc[j] = Op::template identity<A>();
+                   for (int64_t i = 0; i < n; ++i) {
+                     const T* x = src + w.in + i * ax_in + c0;
+                     O* y = dst + w.out + i * ax_out + c0 * cols.out;
+                     if (cols.out == 1) {
+                       for (int64_t j = 0; j < width; ++j)
+                         scan_step<Op, Exclusive>(acc[j], x[j], y[j]);
+                     } else {
+                       for (int64_t j = 0; j < width; ++j)
+                         scan_step<Op, Exclusive>(acc[j], x[j], y[j * cols.out]);
+                     }
+                   }
+                 }
+               });
 }
 
 template <class Op>
@@ -120,10 +130,12 @@ void scan_execute(Context& ctx, const wick_op_desc& op) {
       using O = typename decltype(out_tag)::type;
       using A = typename Op::template acc<T>;
       // Only the pairs supports() accepts are instantiated.
-      if constexpr (std::is_same_v<O, T> || (std::is_same_v<A, uint64_t> && sizeof(O) == 8 && !is_float_v<O>))
-      {
-        if (p.flag & 2) scan_typed<Op, true, T, O>(ctx, in, out, p.axis, (p.flag & 1) != 0);
-        else scan_typed<Op, false, T, O>(ctx, in, out, p.axis, (p.flag & 1) != 0);
+      if constexpr (std::is_same_v<O, T> ||
+                    (std::is_same_v<A, uint64_t> && sizeof(O) == 8 && !is_float_v<O>)) {
+        if (p.flag & 2)
+          scan_typed<Op, true, T, O>(ctx, in, out, p.axis, (p.flag & 1) != 0);
+        else
+          scan_typed<Op, false, T, O>(ctx, in, out, p.axis, (p.flag & 1) != 0);
       }
     });
   });
