@@ -13,9 +13,9 @@ if [[ ! -f "$build/build.ninja" ]]; then
 fi
 ninja -C "$build" -j "${WICK_BUILD_JOBS:-$(nproc)}" wick_bench
 out="${WICK_BENCH_OUT:-$build/bench.json}"
-# Medians of 5 repetitions, interleaved at random so that the machine's drift hits every benchmark
+# Medians of 10 repetitions, interleaved at random so that the machine's drift hits every benchmark
 # alike; the console shows progress, the JSON file gets the numbers.
-"$build/bin/wick_bench" --benchmark_repetitions="${WICK_BENCH_REPETITIONS:-5}" \
+"$build/bin/wick_bench" --benchmark_repetitions="${WICK_BENCH_REPETITIONS:-10}" \
   --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
   --benchmark_out="$out" --benchmark_out_format=json "$@" >&2
 /usr/bin/python3 "$root/bench/report.py" "$out"
