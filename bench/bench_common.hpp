@@ -20,7 +20,8 @@ Device cpu();
 Tensor random(const Shape& shape, DType t, uint64_t seed = 1);
 
 inline void report_flops(benchmark::State& state, double flops_per_iteration) {
-  state.counters["FLOP/s"] = benchmark::Counter(flops_per_iteration, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(flops_per_iteration, benchmark::Counter::kIsIterationInvariantRate);
 }
 inline void report_bytes(benchmark::State& state, double bytes_per_iteration) {
   state.SetBytesProcessed(static_cast<int64_t>(bytes_per_iteration) * state.iterations());
@@ -28,6 +29,7 @@ inline void report_bytes(benchmark::State& state, double bytes_per_iteration) {
 
 // Registration hooks of the benchmark files; each pair is named "<case>/wick" and "<case>/<ref>".
 void register_linalg();       // bench_linalg.cpp: matmul and conv against raw oneDNN
-void register_elementwise();  // bench_elementwise.cpp: add, sum and per-op overhead against plain loops
+void register_elementwise();  // bench_elementwise.cpp: add, sum and per-op overhead against plain
+                              // loops
 
 }  // namespace wick::bench

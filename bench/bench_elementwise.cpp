@@ -25,7 +25,8 @@ void wick_add(benchmark::State& state, int64_t n) {
 }
 
 void loop_add(benchmark::State& state, int64_t n) {
-  std::vector<float> a(static_cast<size_t>(n), 0.5f), b(static_cast<size_t>(n), 0.25f), c(static_cast<size_t>(n));
+  std::vector<float> a(static_cast<size_t>(n), 0.5f), b(static_cast<size_t>(n), 0.25f),
+      c(static_cast<size_t>(n));
   const float* pa = a.data();
   const float* pb = b.data();
   float* pc = c.data();
@@ -71,8 +72,12 @@ void loop_sum(benchmark::State& state, int64_t n) {
 void register_elementwise() {
   for (int64_t n : {int64_t(1), int64_t(1000), int64_t(1000000), int64_t(10000000)}) {
     const std::string name = "add_f32_" + std::to_string(n);
-    benchmark::RegisterBenchmark((name + "/wick").c_str(), wick_add, n)->UseRealTime()->MinTime(0.2);
-    benchmark::RegisterBenchmark((name + "/loop").c_str(), loop_add, n)->UseRealTime()->MinTime(0.2);
+    benchmark::RegisterBenchmark((name + "/wick").c_str(), wick_add, n)
+        ->UseRealTime()
+        ->MinTime(0.2);
+    benchmark::RegisterBenchmark((name + "/loop").c_str(), loop_add, n)
+        ->UseRealTime()
+        ->MinTime(0.2);
   }
   const int64_t n = 10000000;
   benchmark::RegisterBenchmark("sum_f32_10000000/wick", wick_sum, n)->UseRealTime()->MinTime(0.2);

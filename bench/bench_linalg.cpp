@@ -16,9 +16,13 @@ namespace {
 using dnnl::memory;
 using tag = memory::format_tag;
 
-memory::data_type dnnl_type(DType t) { return t == DType::BF16 ? memory::data_type::bf16 : memory::data_type::f32; }
+memory::data_type dnnl_type(DType t) {
+  return t == DType::BF16 ? memory::data_type::bf16 : memory::data_type::f32;
+}
 
-const char* type_name(DType t) { return t == DType::BF16 ? "bf16" : "f32"; }
+const char* type_name(DType t) {
+  return t == DType::BF16 ? "bf16" : "f32";
+}
 
 // A oneDNN memory of the descriptor, filled with values in [-1, 1) (through a plain f32 source and
 // a reorder, so that every layout and dtype gets the same kind of numbers).
@@ -49,8 +53,10 @@ void wick_matmul(benchmark::State& state, int64_t m, int64_t k, int64_t n, DType
 }
 
 // Plain row-major operands, as Wick's tensors are; with `prepacked`, the weights are reordered once
-// into the layout oneDNN prefers (possible only when they are constant, which an eager op cannot know).
-void onednn_matmul(benchmark::State& state, int64_t m, int64_t k, int64_t n, DType t, bool prepacked) {
+// into the layout oneDNN prefers (possible only when they are constant, which an eager op cannot
+// know).
+void onednn_matmul(benchmark::State& state, int64_t m, int64_t k, int64_t n, DType t,
+                   bool prepacked) {
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
   const memory::desc a_md({m, k}, dnnl_type(t), tag::ab), b_md({k, n}, dnnl_type(t), tag::ab),
@@ -74,7 +80,8 @@ constexpr double kConvFlops = 2.0 * kN * kO * kHW * kHW * kC * kK * kK;
 
 void wick_conv(benchmark::State& state, DType t, bool channels_last) {
   // channels_last: the same logical [N, C, H, W] tensor stored as [N, H, W, C].
-  const Tensor x = channels_last ? random({kN, kHW, kHW, kC}, t, 1).permute({0, 3, 1, 2}) : random({kN, kC, kHW, kHW}, t, 1);
+  const Tensor x = channels_last ? random({kN, kHW, kHW, kC}, t, 1).permute({0, 3, 1, 2})
+                                 : random({kN, kC, kHW, kHW}, t, 1);
   const Tensor w = random({kO, kC, kK, kK}, t, 2);
   for (auto _ : state) {
     Tensor y = x.conv(w, {1}, {1});
@@ -91,18 +98,22 @@ void onednn_conv(benchmark::State& state, DType t, bool plain_io) {
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
   const memory::data_type dt = dnnl_type(t);
-  const memory::dims src_dims{kN, kC, kHW, kHW}, wei_dims{kO, kC, kK, kK}, dst_dims{kN, kO, kHW, kHW};
+  const memory::dims src_dims{kN, kC, kHW, kHW}, wei_dims{kO, kC, kK, kK},
+      dst_dims{kN, kO, kHW, kHW};
   dnnl::convolution_forward::primitive_desc pd(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                      memory::desc(src_dims, dt, tag::any), memory::desc(wei_dims, dt, tag::any),
-                                      memory::desc(dst_dims, dt, tag::any),
-                                      // strides 1, no dilation (oneDNN counts gaps), padding 1 each side
-                                      {1, 1}, {0, 0}, {1, 1}, {1, 1}),
+      dnnl::convolution_forward::desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+          memory::desc(src_dims, dt, tag::any), memory::desc(wei_dims, dt, tag::any),
+          memory::desc(dst_dims, dt, tag::any),
+          // strides 1, no dilation (oneDNN counts gaps), padding 1 each side
+          {1, 1}, {0, 0}, {1, 1}, {1, 1}),
       eng);
   dnnl::convolution_forward conv(pd);
   memory src(pd.src_desc(), eng), wei(pd.weights_desc(), eng), dst(pd.dst_desc(), eng);
-  const memory::desc src_plain(src_dims, dt, tag::nchw), wei_plain(wei_dims, dt, tag::oihw), dst_plain(dst_dims, dt, tag::nchw);
-  memory user_src = filled(src_plain, eng, s, 1), user_wei = filled(wei_plain, eng, s, 2), user_dst(dst_plain, eng);
+  const memory::desc src_plain(src_dims, dt, tag::nchw), wei_plain(wei_dims, dt, tag::oihw),
+      dst_plain(dst_dims, dt, tag::nchw);
+  memory user_src = filled(src_plain, eng, s, 1), user_wei = filled(wei_plain, eng, s, 2),
+         user_dst(dst_plain, eng);
   dnnl::reorder to_src(user_src, src), to_wei(user_wei, wei), from_dst(dst, user_dst);
   to_src.execute(s, user_src, src);
   to_wei.execute(s, user_wei, wei);
@@ -126,22 +137,24 @@ void register_linalg() {
   struct Shape3 {
     int64_t m, k, n;
   };
-  const std::vector<Shape3> shapes = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
-                                      {64, 768, 3072}};
+  const std::vector<Shape3> shapes = {
+      {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {64, 768, 3072}};
   for (DType t : {DType::F32, DType::BF16}) {
     for (const Shape3& s : shapes) {
-      const std::string name = std::string("matmul_") + type_name(t) + "_" + std::to_string(s.m) + "x" +
-                               std::to_string(s.k) + "x" + std::to_string(s.n);
+      const std::string name = std::string("matmul_") + type_name(t) + "_" + std::to_string(s.m) +
+                               "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
       benchmark::RegisterBenchmark((name + "/wick").c_str(), wick_matmul, s.m, s.k, s.n, t)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime()
           ->MinTime(0.2);
-      benchmark::RegisterBenchmark((name + "/onednn").c_str(), onednn_matmul, s.m, s.k, s.n, t, false)
+      benchmark::RegisterBenchmark((name + "/onednn").c_str(), onednn_matmul, s.m, s.k, s.n, t,
+                                   false)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime()
           ->MinTime(0.2);
       if (s.m == 64) {
-        benchmark::RegisterBenchmark((name + "/onednn_prepacked").c_str(), onednn_matmul, s.m, s.k, s.n, t, true)
+        benchmark::RegisterBenchmark((name + "/onednn_prepacked").c_str(), onednn_matmul, s.m, s.k,
+                                     s.n, t, true)
             ->Unit(benchmark::kMicrosecond)
             ->UseRealTime()
             ->MinTime(0.2);
@@ -150,13 +163,15 @@ void register_linalg() {
   }
   for (DType t : {DType::F32, DType::BF16}) {
     const std::string name = std::string("conv2d_") + type_name(t) + "_n32c64h56k64r3";
-    for (const auto& [suffix, channels_last] : {std::pair{"/wick", false}, std::pair{"/wick_channels_last", true}}) {
+    for (const auto& [suffix, channels_last] :
+         {std::pair{"/wick", false}, std::pair{"/wick_channels_last", true}}) {
       benchmark::RegisterBenchmark((name + suffix).c_str(), wick_conv, t, channels_last)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime()
           ->MinTime(0.3);
     }
-    for (const auto& [suffix, plain] : {std::pair{"/onednn", false}, std::pair{"/onednn_nchw_io", true}}) {
+    for (const auto& [suffix, plain] :
+         {std::pair{"/onednn", false}, std::pair{"/onednn_nchw_io", true}}) {
       benchmark::RegisterBenchmark((name + suffix).c_str(), onednn_conv, t, plain)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime()

@@ -15,12 +15,15 @@ int threads() {
   static const int n = [] {
     const char* env = std::getenv("WICK_BENCH_THREADS");
     const int from_env = env != nullptr ? std::atoi(env) : 0;
-    return from_env > 0 ? from_env : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return from_env > 0 ? from_env
+                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }();
   return n;
 }
 
-Device cpu() { return Runtime::global().cpu_device(); }
+Device cpu() {
+  return Runtime::global().cpu_device();
+}
 
 Tensor random(const Shape& shape, DType t, uint64_t seed) {
   return Tensor::rand(shape, -1.0, 1.0, DType::F32, cpu(), seed).to(t);

@@ -21,22 +21,26 @@ namespace wick::test::nn {
 
 using json = nlohmann::json;
 
-inline const std::vector<DType> kAll = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,  DType::U8,
-                                 DType::I16, DType::I32, DType::I64, DType::U32,  DType::U64, DType::Bool};
+inline const std::vector<DType> kAll = {DType::F32, DType::F64, DType::F16, DType::BF16,
+                                        DType::I8,  DType::U8,  DType::I16, DType::I32,
+                                        DType::I64, DType::U32, DType::U64, DType::Bool};
 inline const std::vector<DType> kNumeric(kAll.begin(), kAll.end() - 1);
 inline const std::vector<DType> kFloats = {DType::F32, DType::F64, DType::F16, DType::BF16};
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-inline bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U32 || t == DType::U64; }
+inline bool is_unsigned(DType t) {
+  return t == DType::U8 || t == DType::U32 || t == DType::U64;
+}
 
 inline const json& fixture(const std::string& name) {
   static std::map<std::string, json> cache;
   auto it = cache.find(name);
   if (it == cache.end()) {
     std::ifstream in(std::string(WICK_TEST_DATA_DIR) + "/nn/" + name);
-    if (!in) throw std::runtime_error("cannot open fixture nn/" + name + "; run tests/data/gen_nn.py");
+    if (!in)
+      throw std::runtime_error("cannot open fixture nn/" + name + "; run tests/data/gen_nn.py");
     it = cache.emplace(name, json::parse(in)).first;
   }
   return it->second;
@@ -51,18 +55,26 @@ inline double decode(const json& v) {
   return v.get<double>();
 }
 
-inline Shape shape_of(const json& t) { return t["shape"].get<Shape>(); }
+inline Shape shape_of(const json& t) {
+  return t["shape"].get<Shape>();
+}
 
-// A tensor of dtype t holding the values, built on the host (integers exactly, floats rounded once).
-inline Tensor make(const std::vector<double>& values, const Shape& shape, DType t, const Device& device = cpu()) {
+// A tensor of dtype t holding the values, built on the host (integers exactly, floats rounded
+// once).
+inline Tensor make(const std::vector<double>& values, const Shape& shape, DType t,
+                   const Device& device = cpu()) {
   return sdk::visit_dtype(to_c(t), [&](auto tag) {
     using T = typename decltype(tag)::type;
     std::vector<T> data;
     for (double v : values) {
-      if constexpr (std::is_same_v<T, bool>) data.push_back(v != 0);
-      else if constexpr (std::is_integral_v<T>) data.push_back(static_cast<T>(static_cast<int64_t>(v)));
-      else if constexpr (std::is_floating_point_v<T>) data.push_back(static_cast<T>(v));
-      else data.push_back(T(static_cast<float>(v)));
+      if constexpr (std::is_same_v<T, bool>)
+        data.push_back(v != 0);
+      else if constexpr (std::is_integral_v<T>)
+        data.push_back(static_cast<T>(static_cast<int64_t>(v)));
+      else if constexpr (std::is_floating_point_v<T>)
+        data.push_back(static_cast<T>(v));
+      else
+        data.push_back(T(static_cast<float>(v)));
     }
     if constexpr (std::is_same_v<T, bool>) {
       std::vector<uint8_t> bytes(data.begin(), data.end());
@@ -95,7 +107,8 @@ inline Tensor make_permuted(const json& t, DType dtype, const std::vector<int>& 
   for (size_t k = 0; k < v.size(); ++k) {
     // idx: the C-order index of element k in `shape`; place it at the permuted position.
     int64_t flat = 0;
-    for (size_t i = 0; i < order.size(); ++i) flat = flat * stored[i] + idx[static_cast<size_t>(order[i])];
+    for (size_t i = 0; i < order.size(); ++i)
+      flat = flat * stored[i] + idx[static_cast<size_t>(order[i])];
     data[static_cast<size_t>(flat)] = v[k];
     for (size_t i = shape.size(); i-- > 0;) {
       if (++idx[i] < shape[i]) break;
@@ -103,7 +116,8 @@ inline Tensor make_permuted(const json& t, DType dtype, const std::vector<int>& 
     }
   }
   std::vector<int> inverse(order.size());
-  for (size_t i = 0; i < order.size(); ++i) inverse[static_cast<size_t>(order[i])] = static_cast<int>(i);
+  for (size_t i = 0; i < order.size(); ++i)
+    inverse[static_cast<size_t>(order[i])] = static_cast<int>(i);
   return make(data, stored, dtype).permute(inverse);
 }
 
@@ -162,9 +176,11 @@ inline std::optional<Tolerance> fused_tolerance(DType t) {
   return std::nullopt;
 }
 
-inline std::string mismatches(const Tensor& got, const json& expected, std::optional<Tolerance> tolerance_override = {}) {
+inline std::string mismatches(const Tensor& got, const json& expected,
+                              std::optional<Tolerance> tolerance_override = {}) {
   if (got.shape() != shape_of(expected)) {
-    return "shape " + shape_to_string(got.shape()) + ", expected " + shape_to_string(shape_of(expected));
+    return "shape " + shape_to_string(got.shape()) + ", expected " +
+           shape_to_string(shape_of(expected));
   }
   const std::vector<double> want = values_of(expected);
   std::ostringstream report;
@@ -185,12 +201,16 @@ inline std::string mismatches(const Tensor& got, const json& expected, std::opti
       for (size_t i = 0; i < host.size(); ++i) {
         if constexpr (std::is_integral_v<T>) {
           T e;
-          if (want[i] == -kInf) e = std::numeric_limits<T>::lowest();
-          else if (want[i] == kInf) e = std::numeric_limits<T>::max();
-          else e = static_cast<T>(static_cast<int64_t>(want[i]));  // wraps, as integer arithmetic does
+          if (want[i] == -kInf)
+            e = std::numeric_limits<T>::lowest();
+          else if (want[i] == kInf)
+            e = std::numeric_limits<T>::max();
+          else
+            e = static_cast<T>(static_cast<int64_t>(want[i]));  // wraps, as integer arithmetic does
           if (host[i] != e) mismatch(i, static_cast<double>(host[i]), static_cast<double>(e));
         } else {
-          const double g = static_cast<double>(static_cast<std::conditional_t<std::is_floating_point_v<T>, T, float>>(host[i]));
+          const double g = static_cast<double>(
+              static_cast<std::conditional_t<std::is_floating_point_v<T>, T, float>>(host[i]));
           const double e = want[i];
           const Tolerance tol = tolerance_override.value_or(tolerance(got.dtype()));
           const bool ok = std::isnan(e)   ? std::isnan(g)
@@ -207,20 +227,28 @@ inline std::string mismatches(const Tensor& got, const json& expected, std::opti
 inline json literal(const Shape& shape, const std::vector<double>& values) {
   json data = json::array();
   for (double v : values) {
-    if (std::isnan(v)) data.push_back("nan");
-    else if (std::isinf(v)) data.push_back(v > 0 ? "inf" : "-inf");
-    else data.push_back(v);
+    if (std::isnan(v))
+      data.push_back("nan");
+    else if (std::isinf(v))
+      data.push_back(v > 0 ? "inf" : "-inf");
+    else
+      data.push_back(v);
   }
   return json{{"shape", shape}, {"data", data}};
 }
 
-inline std::vector<float> floats(const Tensor& t) { return t.to(DType::F32).to_vector<float>(); }
+inline std::vector<float> floats(const Tensor& t) {
+  return t.to(DType::F32).to_vector<float>();
+}
 
-inline std::string label(const json& c, DType t) { return c["name"].get<std::string>() + " as " + dtype_name(t); }
+inline std::string label(const json& c, DType t) {
+  return c["name"].get<std::string>() + " as " + dtype_name(t);
+}
 
 inline std::vector<std::pair<int64_t, int64_t>> pairs(const json& c) {
   std::vector<std::pair<int64_t, int64_t>> p;
-  for (size_t i = 0; i < c["padding_lo"].size(); ++i) p.emplace_back(c["padding_lo"][i].get<int64_t>(), c["padding_hi"][i].get<int64_t>());
+  for (size_t i = 0; i < c["padding_lo"].size(); ++i)
+    p.emplace_back(c["padding_lo"][i].get<int64_t>(), c["padding_hi"][i].get<int64_t>());
   return p;
 }
 
@@ -240,10 +268,9 @@ inline Tensor conv_of(const Tensor& x, const Tensor& w, const json& c) {
     padding.push_back(lo);
     padding.push_back(hi);
   }
-  return x.conv(w, c["strides"].get<std::vector<int64_t>>(), padding, c["dilations"].get<std::vector<int64_t>>(),
-                c["groups"].get<int64_t>());
+  return x.conv(w, c["strides"].get<std::vector<int64_t>>(), padding,
+                c["dilations"].get<std::vector<int64_t>>(), c["groups"].get<int64_t>());
 }
-
 
 // Runs a fused-op case of fused.json with inputs of dtype t on `device`.
 inline Tensor run_fused(const json& c, DType t, const Device& device) {
@@ -251,13 +278,16 @@ inline Tensor run_fused(const json& c, DType t, const Device& device) {
   auto in = [&](const char* key) { return c.contains(key) ? make(c[key], t, device) : Tensor(); };
   if (op == "softmax") return in("x").softmax(c["axis"].get<int>());
   if (op == "log_softmax") return in("x").log_softmax(c["axis"].get<int>());
-  if (op == "layer_norm") return in("x").layer_norm(c["normalized_rank"].get<int>(), in("weight"), in("bias"), c["eps"].get<double>());
+  if (op == "layer_norm")
+    return in("x").layer_norm(c["normalized_rank"].get<int>(), in("weight"), in("bias"),
+                              c["eps"].get<double>());
   if (op == "rms_norm") return in("x").rms_norm(in("weight"), c["eps"].get<double>());
-  if (op == "batch_norm") return in("x").batch_norm(in("mean"), in("var"), in("weight"), in("bias"), c["eps"].get<double>());
+  if (op == "batch_norm")
+    return in("x").batch_norm(in("mean"), in("var"), in("weight"), in("bias"),
+                              c["eps"].get<double>());
   std::optional<double> scale;
   if (c.contains("scale")) scale = c["scale"].get<double>();
   return Tensor::attention(in("q"), in("k"), in("v"), in("mask"), scale, c["causal"].get<bool>());
 }
-
 
 }  // namespace wick::test::nn

@@ -27,7 +27,8 @@ TEST_CASE("matmul matches NumPy for every dtype", "[nn][matmul]") {
 
 TEST_CASE("matmul reads transposed and negative-stride operands", "[nn][matmul]") {
   for (const json& c : fixture("matmul.json")["cases"]) {
-    const int ra = static_cast<int>(shape_of(c["a"]).size()), rb = static_cast<int>(shape_of(c["b"]).size());
+    const int ra = static_cast<int>(shape_of(c["a"]).size()),
+              rb = static_cast<int>(shape_of(c["b"]).size());
     if (ra < 2 || rb < 2) continue;
     for (DType t : {DType::F32, DType::BF16, DType::F16, DType::F64, DType::I32}) {
       if (is_unsigned(t) && c["signed"].get<bool>()) continue;
@@ -52,21 +53,24 @@ TEST_CASE("matmul of empty operands gives zeros or an empty result", "[nn][matmu
     INFO(dtype_name(t));
     const Tensor z = Tensor::zeros({2, 0}, t, cpu()).matmul(Tensor::zeros({0, 3}, t, cpu()));
     CHECK(mismatches(z, literal({2, 3}, {0, 0, 0, 0, 0, 0})) == "");
-    CHECK(Tensor::zeros({0, 4}, t, cpu()).matmul(Tensor::zeros({4, 3}, t, cpu())).shape() == Shape{0, 3});
-    CHECK(Tensor::zeros({5, 0, 4}, t, cpu()).matmul(Tensor::zeros({4, 3}, t, cpu())).shape() == Shape{5, 0, 3});
+    CHECK(Tensor::zeros({0, 4}, t, cpu()).matmul(Tensor::zeros({4, 3}, t, cpu())).shape() ==
+          Shape{0, 3});
+    CHECK(Tensor::zeros({5, 0, 4}, t, cpu()).matmul(Tensor::zeros({4, 3}, t, cpu())).shape() ==
+          Shape{5, 0, 3});
   }
 }
 
 TEST_CASE("matmul propagates NaN and Inf on the small and the oneDNN paths", "[nn][matmul][edge]") {
   for (DType t : {DType::F32, DType::BF16, DType::F16, DType::F64}) {
     INFO(dtype_name(t));
-    // [[1, nan], [inf, 1]] x [[1, 1], [0, 1]] = [[nan, nan], [inf, inf]] (inf * 0 + 1 * 0 is nan? no:
-    // row 2 is inf*1 + 1*0 = inf and inf*1 + 1*1 = inf).
+    // [[1, nan], [inf, 1]] x [[1, 1], [0, 1]] = [[nan, nan], [inf, inf]] (inf * 0 + 1 * 0 is nan?
+    // no: row 2 is inf*1 + 1*0 = inf and inf*1 + 1*1 = inf).
     const Tensor a = make({1, kNaN, kInf, 1}, {2, 2}, t);
     const Tensor b = make({1, 1, 0, 1}, {2, 2}, t);
     CHECK(mismatches(a.matmul(b), literal({2, 2}, {kNaN, kNaN, kInf, kInf})) == "");
     // inf * 0 is nan.
-    CHECK(mismatches(make({kInf}, {1, 1}, t).matmul(make({0}, {1, 1}, t)), literal({1, 1}, {kNaN})) == "");
+    CHECK(mismatches(make({kInf}, {1, 1}, t).matmul(make({0}, {1, 1}, t)),
+                     literal({1, 1}, {kNaN})) == "");
     // 48 x 64 x 48 ones (147456 multiply-adds, the oneDNN path) with one NaN at a[3][5]: row 3 is
     // NaN, every other element is 64.
     std::vector<double> ones(48 * 64, 1.0);
@@ -91,11 +95,19 @@ TEST_CASE("conv matches NumPy for every dtype", "[nn][conv]") {
         continue;
       }
       // Negative padding and input dilation have no Tensor::conv spelling: run the plugin's op.
-      const auto strides = c["strides"].get<std::vector<int64_t>>(), lo = c["padding_lo"].get<std::vector<int64_t>>(),
-                 hi = c["padding_hi"].get<std::vector<int64_t>>(), dil = c["dilations"].get<std::vector<int64_t>>(),
+      const auto strides = c["strides"].get<std::vector<int64_t>>(),
+                 lo = c["padding_lo"].get<std::vector<int64_t>>(),
+                 hi = c["padding_hi"].get<std::vector<int64_t>>(),
+                 dil = c["dilations"].get<std::vector<int64_t>>(),
                  idil = c["input_dilations"].get<std::vector<int64_t>>();
-      wick_conv_params p{sizeof(wick_conv_params), static_cast<int32_t>(strides.size()), strides.data(), lo.data(),
-                         hi.data(), dil.data(), idil.data(), c["groups"].get<int64_t>()};
+      wick_conv_params p{sizeof(wick_conv_params),
+                         static_cast<int32_t>(strides.size()),
+                         strides.data(),
+                         lo.data(),
+                         hi.data(),
+                         dil.data(),
+                         idil.data(),
+                         c["groups"].get<int64_t>()};
       const Tensor out = Tensor::empty(shape_of(c["out"]), t, cpu());
       const DirectResult r = run_op_direct(cpu(), WICK_OP_CONV, &p, {x, w}, {out});
       REQUIRE(r.status == DirectResult::Status::Ran);
@@ -121,8 +133,10 @@ TEST_CASE("conv reads channels-last and transposed and flipped layouts", "[nn][c
         CHECK(y.strides()[1] == 1);
         CHECK(y.permute({0, 2, 3, 1}).is_contiguous());
       }
-      CHECK(mismatches(conv_of(make_flipped(c["x"], t, 3), make_flipped(c["w"], t, 2), c), c["out"]) == "");
-      CHECK(mismatches(conv_of(make(c["x"], t), make_permuted(c["w"], t, {1, 0, 2, 3}), c), c["out"]) == "");
+      CHECK(mismatches(conv_of(make_flipped(c["x"], t, 3), make_flipped(c["w"], t, 2), c),
+                       c["out"]) == "");
+      CHECK(mismatches(conv_of(make(c["x"], t), make_permuted(c["w"], t, {1, 0, 2, 3}), c),
+                       c["out"]) == "");
     }
   }
 }
@@ -131,10 +145,12 @@ TEST_CASE("conv of zero-size operands", "[nn][conv][edge]") {
   for (DType t : {DType::F32, DType::BF16, DType::F64, DType::I8}) {
     INFO(dtype_name(t));
     // No images: an empty result.
-    CHECK(Tensor::zeros({0, 2, 4, 4}, t, cpu()).conv(Tensor::zeros({3, 2, 3, 3}, t, cpu())).shape() ==
-          Shape{0, 3, 2, 2});
+    CHECK(
+        Tensor::zeros({0, 2, 4, 4}, t, cpu()).conv(Tensor::zeros({3, 2, 3, 3}, t, cpu())).shape() ==
+        Shape{0, 3, 2, 2});
     // No input channels: every output is an empty sum, 0.
-    const Tensor y = Tensor::zeros({1, 0, 3, 3}, t, cpu()).conv(Tensor::zeros({2, 0, 2, 2}, t, cpu()));
+    const Tensor y =
+        Tensor::zeros({1, 0, 3, 3}, t, cpu()).conv(Tensor::zeros({2, 0, 2, 2}, t, cpu()));
     CHECK(mismatches(y, literal({1, 2, 2, 2}, std::vector<double>(8, 0.0))) == "");
   }
 }
@@ -153,13 +169,15 @@ TEST_CASE("conv propagates NaN only to the outputs whose window covers it", "[nn
   }
 }
 
-TEST_CASE("conv rejects mismatched groups and kernels larger than the padded input", "[nn][conv][edge]") {
+TEST_CASE("conv rejects mismatched groups and kernels larger than the padded input",
+          "[nn][conv][edge]") {
   const Tensor x = Tensor::zeros({1, 4, 5, 5}, DType::F32, cpu());
   CHECK_THROWS_WITH(x.conv(Tensor::zeros({6, 3, 3, 3}, DType::F32, cpu()), {}, {}, {}, 2),
                     Catch::Contains("do not fit groups = 2"));
   CHECK_THROWS_WITH(x.conv(Tensor::zeros({2, 4, 7, 3}, DType::F32, cpu())),
                     Catch::Contains("smaller than the dilated kernel (7)"));
-  CHECK_THROWS_WITH(x.conv(Tensor::zeros({2, 4, 3}, DType::F32, cpu())), Catch::Contains("of the same rank"));
+  CHECK_THROWS_WITH(x.conv(Tensor::zeros({2, 4, 3}, DType::F32, cpu())),
+                    Catch::Contains("of the same rank"));
   CHECK_THROWS_WITH(x.to(DType::Bool).conv(Tensor::zeros({2, 4, 3, 3}, DType::Bool, cpu())),
                     Catch::Contains("bool"));
 }
@@ -168,7 +186,8 @@ TEST_CASE("conv rejects mismatched groups and kernels larger than the padded inp
 
 TEST_CASE("window reductions match NumPy for every dtype", "[nn][window]") {
   for (const json& c : fixture("window.json")["cases"]) {
-    const auto window = c["window"].get<std::vector<int64_t>>(), strides = c["strides"].get<std::vector<int64_t>>(),
+    const auto window = c["window"].get<std::vector<int64_t>>(),
+               strides = c["strides"].get<std::vector<int64_t>>(),
                dil = c["dilations"].get<std::vector<int64_t>>();
     for (const std::string op : {"sum", "prod", "max", "min"}) {
       for (DType t : kAll) {
@@ -197,8 +216,10 @@ TEST_CASE("window max and min propagate NaN", "[nn][window][edge]") {
     CHECK(mismatches(x.window_reduce("sum", {2}), literal({4}, {kNaN, kNaN, 5, 7})) == "");
     // -inf and inf are ordinary values; padding never beats them.
     const Tensor y = make({-kInf, kInf}, {2}, t);
-    CHECK(mismatches(y.window_reduce("max", {2}, {1}, {{1, 1}}), literal({3}, {-kInf, kInf, kInf})) == "");
-    CHECK(mismatches(y.window_reduce("min", {2}, {1}, {{1, 1}}), literal({3}, {-kInf, -kInf, kInf})) == "");
+    CHECK(mismatches(y.window_reduce("max", {2}, {1}, {{1, 1}}),
+                     literal({3}, {-kInf, kInf, kInf})) == "");
+    CHECK(mismatches(y.window_reduce("min", {2}, {1}, {{1, 1}}),
+                     literal({3}, {-kInf, -kInf, kInf})) == "");
   }
 }
 
@@ -212,7 +233,8 @@ TEST_CASE("window reductions of flipped and 0-d and zero-size tensors", "[nn][wi
   const Tensor s = Tensor::scalar<double>(7.5, cpu()).window_reduce("prod", {});
   CHECK(s.rank() == 0);
   CHECK(s.item<double>() == 7.5);
-  CHECK(Tensor::zeros({0, 3}, DType::F32, cpu()).window_reduce("max", {1, 2}).shape() == Shape{0, 2});
+  CHECK(Tensor::zeros({0, 3}, DType::F32, cpu()).window_reduce("max", {1, 2}).shape() ==
+        Shape{0, 2});
   // A window longer than the (unpadded) axis fits nowhere.
   CHECK(Tensor::ones({2}, DType::F32, cpu()).window_reduce("sum", {3}).shape() == Shape{0});
   CHECK_THROWS_WITH(Tensor::ones({2, 2}, DType::F32, cpu()).window_reduce("mean", {1, 1}),
@@ -223,7 +245,8 @@ TEST_CASE("window reductions of flipped and 0-d and zero-size tensors", "[nn][wi
 
 TEST_CASE("max_pool2d and avg_pool2d on a 4x4 image", "[nn][window][pool]") {
   std::vector<float> v(16);
-  for (int i = 0; i < 16; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i + 1);  // 1..16, row-major
+  for (int i = 0; i < 16; ++i)
+    v[static_cast<size_t>(i)] = static_cast<float>(i + 1);  // 1..16, row-major
   const Tensor x = Tensor::from_vector(v, {1, 1, 4, 4}, cpu());
   CHECK(x.max_pool2d({2}).to_vector<float>() == std::vector<float>{6, 8, 14, 16});
   CHECK(x.avg_pool2d({2, 2}).to_vector<float>() == std::vector<float>{3.5f, 5.5f, 11.5f, 13.5f});
@@ -231,8 +254,10 @@ TEST_CASE("max_pool2d and avg_pool2d on a 4x4 image", "[nn][window][pool]") {
   // Real elements: (0,0) 1,2,5,6 = 14 of 4; (0,1) 2,3,4,6,7,8 = 30 of 6; (1,0) 5,6,9,10,13,14 = 57
   // of 6; (1,1) 6,7,8,10,11,12,14,15,16 = 99 of 9.
   CHECK(x.max_pool2d({3}, {2}, {1}).to_vector<float>() == std::vector<float>{6, 8, 14, 16});
-  CHECK(mismatches(x.avg_pool2d({3}, {2}, {1}), literal({1, 1, 2, 2}, {14.0 / 4, 30.0 / 6, 57.0 / 6, 99.0 / 9})) == "");
-  CHECK(mismatches(x.avg_pool2d({3}, {2}, {1}, true), literal({1, 1, 2, 2}, {14.0 / 9, 30.0 / 9, 57.0 / 9, 99.0 / 9})) == "");
+  CHECK(mismatches(x.avg_pool2d({3}, {2}, {1}),
+                   literal({1, 1, 2, 2}, {14.0 / 4, 30.0 / 6, 57.0 / 6, 99.0 / 9})) == "");
+  CHECK(mismatches(x.avg_pool2d({3}, {2}, {1}, true),
+                   literal({1, 1, 2, 2}, {14.0 / 9, 30.0 / 9, 57.0 / 9, 99.0 / 9})) == "");
   // Integers average to f32; bf16 stays bf16.
   const Tensor xi = x.to(DType::I32).avg_pool2d({2});
   CHECK(xi.dtype() == DType::F32);
@@ -243,27 +268,36 @@ TEST_CASE("max_pool2d and avg_pool2d on a 4x4 image", "[nn][window][pool]") {
   // Padding larger than the kernel: the corner windows hold only padding (max: -inf, average of no
   // elements: 0 / 0).
   const Tensor big = Tensor::ones({1, 1, 1, 1}, DType::F32, cpu());
-  CHECK(mismatches(big.max_pool2d({1}, {1}, {1}), literal({1, 1, 3, 3}, {-kInf, -kInf, -kInf, -kInf, 1, -kInf, -kInf, -kInf, -kInf})) == "");
-  CHECK(mismatches(big.avg_pool2d({1}, {1}, {1}), literal({1, 1, 3, 3}, {kNaN, kNaN, kNaN, kNaN, 1, kNaN, kNaN, kNaN, kNaN})) == "");
-  CHECK_THROWS_WITH(Tensor::ones({4}, DType::F32, cpu()).max_pool2d({2}), Catch::Contains("rank >= 2"));
+  CHECK(mismatches(big.max_pool2d({1}, {1}, {1}),
+                   literal({1, 1, 3, 3},
+                           {-kInf, -kInf, -kInf, -kInf, 1, -kInf, -kInf, -kInf, -kInf})) == "");
+  CHECK(mismatches(big.avg_pool2d({1}, {1}, {1}),
+                   literal({1, 1, 3, 3}, {kNaN, kNaN, kNaN, kNaN, 1, kNaN, kNaN, kNaN, kNaN})) ==
+        "");
+  CHECK_THROWS_WITH(Tensor::ones({4}, DType::F32, cpu()).max_pool2d({2}),
+                    Catch::Contains("rank >= 2"));
 }
 
 // ---- select and scatter -------------------------------------------------------------------------
 
-TEST_CASE("window_scatter matches the reference select-and-scatter for every dtype", "[nn][scatter]") {
+TEST_CASE("window_scatter matches the reference select-and-scatter for every dtype",
+          "[nn][scatter]") {
   for (const json& c : fixture("scatter.json")["cases"]) {
-    const auto window = c["window"].get<std::vector<int64_t>>(), strides = c["strides"].get<std::vector<int64_t>>();
+    const auto window = c["window"].get<std::vector<int64_t>>(),
+               strides = c["strides"].get<std::vector<int64_t>>();
     for (const std::string op : {"max", "min"}) {
       for (DType t : kNumeric) {
         INFO(label(c, t) + " " + op);
-        const Tensor y = make(c["x"], t).window_scatter(op, make(c["source"], t), window, strides, pairs(c));
+        const Tensor y =
+            make(c["x"], t).window_scatter(op, make(c["source"], t), window, strides, pairs(c));
         CHECK(mismatches(y, c[op]) == "");
       }
     }
   }
 }
 
-TEST_CASE("window_scatter selects the first NaN and starts from init_value", "[nn][scatter][edge]") {
+TEST_CASE("window_scatter selects the first NaN and starts from init_value",
+          "[nn][scatter][edge]") {
   for (DType t : kFloats) {
     INFO(dtype_name(t));
     // Windows [1, nan] and [nan, 3] both select the NaN at index 1.
@@ -272,22 +306,28 @@ TEST_CASE("window_scatter selects the first NaN and starts from init_value", "[n
     CHECK(mismatches(x.window_scatter("max", src, {2}), literal({3}, {0, 30, 0})) == "");
     CHECK(mismatches(x.window_scatter("min", src, {2}), literal({3}, {0, 30, 0})) == "");
     // Ties: [2, 2, 2] with windows of 2 select the first of each window: indices 0 and 1.
-    CHECK(mismatches(make({2, 2, 2}, {3}, t).window_scatter("max", src, {2}), literal({3}, {10, 20, 0})) == "");
+    CHECK(mismatches(make({2, 2, 2}, {3}, t).window_scatter("max", src, {2}),
+                     literal({3}, {10, 20, 0})) == "");
   }
   // init_value has no Tensor spelling: run the plugin's op. Every element starts at 0.5.
   const Tensor x = Tensor::from_vector<float>({1, 5, 3, 4}, cpu());
   const Tensor src = Tensor::from_vector<float>({2, 7}, cpu());
   const Tensor out = Tensor::empty({4}, DType::F32, cpu());
   const int64_t window = 2, stride = 2, zero = 0, one = 1;
-  const wick_window_params p{sizeof(wick_window_params), 1, &window, &stride, &zero, &zero, &one, 0.5};
-  REQUIRE(run_op_direct(cpu(), WICK_OP_WINDOW_SCATTER_MAX, &p, {x, src}, {out}).status == DirectResult::Status::Ran);
+  const wick_window_params p{
+      sizeof(wick_window_params), 1, &window, &stride, &zero, &zero, &one, 0.5};
+  REQUIRE(run_op_direct(cpu(), WICK_OP_WINDOW_SCATTER_MAX, &p, {x, src}, {out}).status ==
+          DirectResult::Status::Ran);
   CHECK(out.to_vector<float>() == std::vector<float>{0.5f, 2.5f, 0.5f, 7.5f});
   CHECK_THROWS_WITH(x.window_scatter("max", Tensor::from_vector<float>({1, 2, 3}, cpu()), {2}, {2}),
                     Catch::Contains("must have the window output's shape [2]"));
   // Zero-size operands and sources: an empty result, or the init value (0) everywhere.
-  CHECK(Tensor::zeros({0, 4}, DType::F32, cpu()).window_scatter("max", Tensor::zeros({0, 2}, DType::F32, cpu()), {1, 2}, {1, 2}).shape() == Shape{0, 4});
-  CHECK(Tensor::ones({2}, DType::I32, cpu()).window_scatter("min", Tensor::zeros({0}, DType::I32, cpu()), {3}).to_vector<int32_t>() ==
-        std::vector<int32_t>{0, 0});
+  CHECK(Tensor::zeros({0, 4}, DType::F32, cpu())
+            .window_scatter("max", Tensor::zeros({0, 2}, DType::F32, cpu()), {1, 2}, {1, 2})
+            .shape() == Shape{0, 4});
+  CHECK(Tensor::ones({2}, DType::I32, cpu())
+            .window_scatter("min", Tensor::zeros({0}, DType::I32, cpu()), {3})
+            .to_vector<int32_t>() == std::vector<int32_t>{0, 0});
 }
 
 // ---- fused ops ----------------------------------------------------------------------------------
@@ -310,12 +350,15 @@ TEST_CASE("softmax of infinities and NaN and large values", "[nn][fused][edge]")
     CHECK(mismatches(make({-kInf, 0, 0}, {3}, t).softmax(0), literal({3}, {0, 0.5, 0.5})) == "");
     // Large values do not overflow (e^100 is beyond f32): softmax([100, 101]) = [1, e] / (1 + e).
     const double e = std::exp(1.0);
-    CHECK(mismatches(make({100, 101}, {2}, t).softmax(0), literal({2}, {1 / (1 + e), e / (1 + e)}), fused_tolerance(t)) == "");
-    CHECK(mismatches(make({100, 101}, {2}, t).log_softmax(0), literal({2}, {-std::log1p(e), 1 - std::log1p(e)}),
+    CHECK(mismatches(make({100, 101}, {2}, t).softmax(0), literal({2}, {1 / (1 + e), e / (1 + e)}),
                      fused_tolerance(t)) == "");
+    CHECK(mismatches(make({100, 101}, {2}, t).log_softmax(0),
+                     literal({2}, {-std::log1p(e), 1 - std::log1p(e)}), fused_tolerance(t)) == "");
     // A row of -inf, a NaN or +inf has no distribution: NaN throughout (as in NumPy and PyTorch).
-    CHECK(mismatches(make({-kInf, -kInf, 1, 1}, {2, 2}, t).softmax(1), literal({2, 2}, {kNaN, kNaN, 0.5, 0.5})) == "");
-    CHECK(mismatches(make({kNaN, 1, 2}, {3}, t).softmax(0), literal({3}, {kNaN, kNaN, kNaN})) == "");
+    CHECK(mismatches(make({-kInf, -kInf, 1, 1}, {2, 2}, t).softmax(1),
+                     literal({2, 2}, {kNaN, kNaN, 0.5, 0.5})) == "");
+    CHECK(mismatches(make({kNaN, 1, 2}, {3}, t).softmax(0), literal({3}, {kNaN, kNaN, kNaN})) ==
+          "");
     CHECK(mismatches(make({kInf, 1}, {2}, t).softmax(0), literal({2}, {kNaN, kNaN})) == "");
     CHECK(make(std::vector<double>{}, {2, 0}, t).softmax(-1).shape() == Shape{2, 0});
   }
@@ -325,7 +368,8 @@ TEST_CASE("softmax of infinities and NaN and large values", "[nn][fused][edge]")
   // Columns [0, ln 3] and [0, 0]; rows [0, 0] and [ln 3, 0].
   CHECK(mismatches(x.softmax(0), literal({2, 2}, {0.25, 0.5, 0.75, 0.5})) == "");
   CHECK(mismatches(x.softmax(1), literal({2, 2}, {0.5, 0.5, 0.75, 0.25})) == "");
-  CHECK_THROWS_WITH(Tensor::ones({3}, DType::I32, cpu()).softmax(0), Catch::Contains("needs a floating-point tensor"));
+  CHECK_THROWS_WITH(Tensor::ones({3}, DType::I32, cpu()).softmax(0),
+                    Catch::Contains("needs a floating-point tensor"));
 }
 
 TEST_CASE("norms of constant rows and mismatched parameters", "[nn][fused][edge]") {
@@ -335,9 +379,11 @@ TEST_CASE("norms of constant rows and mismatched parameters", "[nn][fused][edge]
     const Tensor x = Tensor::full({2, 3}, 5.0, t, cpu());
     const Tensor bias = make({1, 2, 3}, {3}, t);
     CHECK(mismatches(x.layer_norm(1, {}, bias), literal({2, 3}, {1, 2, 3, 1, 2, 3})) == "");
-    CHECK(mismatches(Tensor::zeros({2, 3}, t, cpu()).rms_norm(), literal({2, 3}, {0, 0, 0, 0, 0, 0})) == "");
+    CHECK(mismatches(Tensor::zeros({2, 3}, t, cpu()).rms_norm(),
+                     literal({2, 3}, {0, 0, 0, 0, 0, 0})) == "");
     // rms_norm of [3, 4]: rms = sqrt(12.5); eps 0.
-    CHECK(mismatches(make({3, 4}, {2}, t).rms_norm({}, 0.0), literal({2}, {3 / std::sqrt(12.5), 4 / std::sqrt(12.5)})) == "");
+    CHECK(mismatches(make({3, 4}, {2}, t).rms_norm({}, 0.0),
+                     literal({2}, {3 / std::sqrt(12.5), 4 / std::sqrt(12.5)})) == "");
   }
   // Zero-size inputs give zero-size outputs.
   CHECK(Tensor::zeros({0, 4}, DType::F32, cpu()).layer_norm(1).shape() == Shape{0, 4});
@@ -346,13 +392,16 @@ TEST_CASE("norms of constant rows and mismatched parameters", "[nn][fused][edge]
             .batch_norm(Tensor::zeros({2}, DType::F32, cpu()), Tensor::ones({2}, DType::F32, cpu()))
             .shape() == Shape{0, 2, 5});
   const Tensor x = Tensor::ones({2, 3}, DType::F32, cpu());
-  CHECK_THROWS_WITH(x.layer_norm(1, Tensor::ones({2}, DType::F32, cpu())), Catch::Contains("weight [2] must have shape [3]"));
+  CHECK_THROWS_WITH(x.layer_norm(1, Tensor::ones({2}, DType::F32, cpu())),
+                    Catch::Contains("weight [2] must have shape [3]"));
   CHECK_THROWS_WITH(x.layer_norm(3), Catch::Contains("normalized_rank 3 must be in [1, 2]"));
-  CHECK_THROWS_WITH(x.batch_norm(Tensor::ones({2}, DType::F32, cpu()), Tensor::ones({3}, DType::F32, cpu())),
-                    Catch::Contains("mean [2] must have shape [3]"));
+  CHECK_THROWS_WITH(
+      x.batch_norm(Tensor::ones({2}, DType::F32, cpu()), Tensor::ones({3}, DType::F32, cpu())),
+      Catch::Contains("mean [2] must have shape [3]"));
 }
 
-TEST_CASE("attention with a bool mask and broadcast batches and the default scale", "[nn][fused][attention]") {
+TEST_CASE("attention with a bool mask and broadcast batches and the default scale",
+          "[nn][fused][attention]") {
   // k = [[1, 0], [0, 1]], v = [[1, 2], [3, 4]]. Query [1, 0] with scale 1 scores [1, 0], so the
   // weights are [p, 1 - p] with p = e / (e + 1) and out = [p + 3 (1 - p), 2 p + 4 (1 - p)] =
   // [3 - 2p, 4 - 2p]. Query [0, 1] mirrors it with p' = 1 / (e + 1).
@@ -368,17 +417,22 @@ TEST_CASE("attention with a bool mask and broadcast batches and the default scal
                      literal({2, 1, 1, 2}, {3 - 2 * p, 4 - 2 * p, 3 - 2 * p2, 4 - 2 * p2})) == "");
     // A bool mask: true attends, false does not. Only key 0: out = v[0] = [1, 2].
     const Tensor mask = make({1, 0}, {1, 2}, DType::Bool);
-    CHECK(mismatches(Tensor::attention(q, k, v, mask, 1.0), literal({2, 1, 1, 2}, {1, 2, 1, 2})) == "");
-    CHECK(mismatches(Tensor::attention(q.narrow(0, 0, 1), k, v), literal({1, 1, 1, 2}, {3 - 2 * ps, 4 - 2 * ps})) == "");
+    CHECK(mismatches(Tensor::attention(q, k, v, mask, 1.0), literal({2, 1, 1, 2}, {1, 2, 1, 2})) ==
+          "");
+    CHECK(mismatches(Tensor::attention(q.narrow(0, 0, 1), k, v),
+                     literal({1, 1, 1, 2}, {3 - 2 * ps, 4 - 2 * ps})) == "");
   }
   // No queries: no rows. No keys: every weight row is empty and the output is 0 (an empty sum).
-  CHECK(Tensor::attention(Tensor::zeros({0, 2}, DType::F32, cpu()), Tensor::ones({3, 2}, DType::F32, cpu()),
+  CHECK(Tensor::attention(Tensor::zeros({0, 2}, DType::F32, cpu()),
+                          Tensor::ones({3, 2}, DType::F32, cpu()),
                           Tensor::ones({3, 4}, DType::F32, cpu()))
             .shape() == Shape{0, 4});
-  CHECK(Tensor::attention(Tensor::ones({2, 2}, DType::F32, cpu()), Tensor::zeros({0, 2}, DType::F32, cpu()),
+  CHECK(Tensor::attention(Tensor::ones({2, 2}, DType::F32, cpu()),
+                          Tensor::zeros({0, 2}, DType::F32, cpu()),
                           Tensor::zeros({0, 4}, DType::F32, cpu()))
             .to_vector<float>() == std::vector<float>(8, 0.0f));
   const Tensor q = Tensor::ones({2, 3}, DType::F32, cpu());
-  CHECK_THROWS_WITH(Tensor::attention(q, Tensor::ones({4, 2}, DType::F32, cpu()), Tensor::ones({4, 2}, DType::F32, cpu())),
+  CHECK_THROWS_WITH(Tensor::attention(q, Tensor::ones({4, 2}, DType::F32, cpu()),
+                                      Tensor::ones({4, 2}, DType::F32, cpu())),
                     Catch::Contains("disagree"));
 }

@@ -24,7 +24,8 @@ TEST_CASE("fused ops compose from smaller ops on a device without them", "[nn][f
   }
   std::set<std::string> ops;
   for (const FallbackRecord& r : rt->fallbacks()) ops.insert(r.op);
-  for (const char* fused : {"softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm", "attention"})
+  for (const char* fused :
+       {"softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm", "attention"})
     CHECK(ops.count(fused) == 0);
   CHECK(ops.count("exp") == 1);
 }

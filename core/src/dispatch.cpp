@@ -72,14 +72,15 @@ void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& in
   desc.num_outputs = out_descs.size();
 
   LoadedPlugin& plugin = device.plugin();
-  const wick_support support = plugin.guard(
-      "op_supports", [&] { return plugin.api().op_supports(device.handle(), &desc); });
+  const wick_support support =
+      plugin.guard("op_supports", [&] { return plugin.api().op_supports(device.handle(), &desc); });
   if (support == WICK_SUPPORT_YES) {
-    wick_error* err = plugin.guard("op_execute", [&] { return plugin.api().op_execute(device.handle(), &desc); });
+    wick_error* err =
+        plugin.guard("op_execute", [&] { return plugin.api().op_execute(device.handle(), &desc); });
     // The message only on failure: building it costs a fifth of a small op's whole overhead.
     if (err != nullptr) {
-      plugin.check(err, std::string("failed to run ") + name + " (" + dtype_label(inputs, outputs) + ") on " +
-                            device.name());
+      plugin.check(err, std::string("failed to run ") + name + " (" + dtype_label(inputs, outputs) +
+                            ") on " + device.name());
     }
     return;
   }

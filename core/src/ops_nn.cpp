@@ -21,7 +21,9 @@ using namespace detail;
 
 namespace {
 
-bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
+bool is_half(DType t) {
+  return t == DType::F16 || t == DType::BF16;
+}
 
 // Whether the plugin of the outputs' device runs the op itself; when not, the caller composes it.
 bool device_supports(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
@@ -29,24 +31,43 @@ bool device_supports(wick_op_code op, const void* params, const std::vector<Tens
   return query_op_direct(outputs.front().device(), op, params, inputs, outputs) == WICK_SUPPORT_YES;
 }
 
+// Runs the op into `out` when the device's plugin has it; false when the caller must do otherwise
+// (compose a fused op, or use a contiguous output).
+bool run_on_device(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
+                   const Tensor& out) {
+  if (!device_supports(op, params, inputs, {out})) return false;
+  dispatch(op, params, inputs, {out});
+  return true;
+}
+
+wick_norm_params norm_params(int num_axes, double eps) {
+  wick_norm_params p{};
+  p.struct_size = sizeof(p);
+  p.num_axes = num_axes;
+  p.epsilon = eps;
+  return p;
+}
+
 void require_float(const Tensor& t, const char* op) {
   if (!is_float(t.dtype())) {
-    throw Error(std::string(op) + ": needs a floating-point tensor, got " + dtype_name(t.dtype()) + " " +
-                shape_to_string(t.shape()) + "; convert it first with .to(DType::F32)");
+    throw Error(std::string(op) + ": needs a floating-point tensor, got " + dtype_name(t.dtype()) +
+                " " + shape_to_string(t.shape()) + "; convert it first with .to(DType::F32)");
   }
 }
 
-std::string list_to_string(const std::vector<int64_t>& v) { return shape_to_string(v); }
+std::string list_to_string(const std::vector<int64_t>& v) {
+  return shape_to_string(v);
+}
 
 // A per-axis argument: empty gives `fallback` for every axis, one value is repeated, otherwise it
 // must have `n` entries.
-std::vector<int64_t> per_axis(const std::vector<int64_t>& v, size_t n, int64_t fallback, const char* what,
-                              const char* op) {
+std::vector<int64_t> per_axis(const std::vector<int64_t>& v, size_t n, int64_t fallback,
+                              const char* what, const char* op) {
   if (v.empty()) return std::vector<int64_t>(n, fallback);
   if (v.size() == 1) return std::vector<int64_t>(n, v[0]);
   if (v.size() != n) {
-    throw Error(std::string(op) + ": " + what + " " + list_to_string(v) + " needs 1 or " + std::to_string(n) +
-                " entries");
+    throw Error(std::string(op) + ": " + what + " " + list_to_string(v) + " needs 1 or " +
+                std::to_string(n) + " entries");
   }
   return v;
 }
@@ -54,14 +75,16 @@ std::vector<int64_t> per_axis(const std::vector<int64_t>& v, size_t n, int64_t f
 void require_at_least(const std::vector<int64_t>& v, int64_t lo, const char* what, const char* op) {
   for (int64_t e : v) {
     if (e < lo) {
-      throw Error(std::string(op) + ": " + what + " " + list_to_string(v) + " must be >= " + std::to_string(lo));
+      throw Error(std::string(op) + ": " + what + " " + list_to_string(v) +
+                  " must be >= " + std::to_string(lo));
     }
   }
 }
 
 // Output extent of a window of `window` taps, dilated by `dil`, stepping by `stride` over `in`
 // elements padded by lo and hi; -1 when the dilated window does not fit even once.
-int64_t window_extent(int64_t in, int64_t window, int64_t stride, int64_t lo, int64_t hi, int64_t dil) {
+int64_t window_extent(int64_t in, int64_t window, int64_t stride, int64_t lo, int64_t hi,
+                      int64_t dil) {
   const int64_t span = in + lo + hi - ((window - 1) * dil + 1);
   return span < 0 ? -1 : span / stride + 1;
 }
@@ -71,7 +94,8 @@ wick_op_code window_code(const std::string& op, const char* api) {
   if (op == "prod") return WICK_OP_WINDOW_PROD;
   if (op == "max") return WICK_OP_WINDOW_MAX;
   if (op == "min") return WICK_OP_WINDOW_MIN;
-  throw Error(std::string(api) + ": unknown reduction \"" + op + "\"; use \"sum\", \"prod\", \"max\" or \"min\"");
+  throw Error(std::string(api) + ": unknown reduction \"" + op +
+              "\"; use \"sum\", \"prod\", \"max\" or \"min\"");
 }
 
 // The window geometry of window_reduce and window_scatter, checked against x.
@@ -80,12 +104,13 @@ struct Window {
   Shape out;
 
   Window(const Tensor& x, const std::vector<int64_t>& w, const std::vector<int64_t>& s,
-         const std::vector<std::pair<int64_t, int64_t>>& padding, const std::vector<int64_t>& d, const char* op)
+         const std::vector<std::pair<int64_t, int64_t>>& padding, const std::vector<int64_t>& d,
+         const char* op)
       : window(w) {
     const size_t r = static_cast<size_t>(x.rank());
     if (w.size() != r) {
-      throw Error(std::string(op) + ": window " + list_to_string(w) + " needs one entry per axis of " +
-                  shape_to_string(x.shape()));
+      throw Error(std::string(op) + ": window " + list_to_string(w) +
+                  " needs one entry per axis of " + shape_to_string(x.shape()));
     }
     strides = per_axis(s, r, 1, "strides", op);
     dilations = per_axis(d, r, 1, "dilations", op);
@@ -93,8 +118,8 @@ struct Window {
     require_at_least(strides, 1, "strides", op);
     require_at_least(dilations, 1, "dilations", op);
     if (!padding.empty() && padding.size() != r) {
-      throw Error(std::string(op) + ": padding has " + std::to_string(padding.size()) + " (lo, hi) pairs for " +
-                  std::to_string(r) + " axes");
+      throw Error(std::string(op) + ": padding has " + std::to_string(padding.size()) +
+                  " (lo, hi) pairs for " + std::to_string(r) + " axes");
     }
     for (size_t i = 0; i < r; ++i) {
       lo.push_back(padding.empty() ? 0 : padding[i].first);
@@ -126,7 +151,8 @@ struct Pool2d {
   Pool2d(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
          const std::vector<int64_t>& pad, const char* op) {
     if (x.rank() < 2) {
-      throw Error(std::string(op) + ": needs a tensor of rank >= 2 ([..., H, W]), got " + shape_to_string(x.shape()));
+      throw Error(std::string(op) + ": needs a tensor of rank >= 2 ([..., H, W]), got " +
+                  shape_to_string(x.shape()));
     }
     const std::vector<int64_t> k = per_axis(kernel, 2, 0, "kernel", op);
     if (kernel.empty()) throw Error(std::string(op) + ": the kernel size is required");
@@ -149,25 +175,30 @@ struct Pool2d {
 
 // ---- convolution --------------------------------------------------------------------------------
 
-Tensor Tensor::conv(const Tensor& weight, const std::vector<int64_t>& strides, const std::vector<int64_t>& padding,
-                    const std::vector<int64_t>& dilations, int64_t groups) const {
+Tensor Tensor::conv(const Tensor& weight, const std::vector<int64_t>& strides,
+                    const std::vector<int64_t>& padding, const std::vector<int64_t>& dilations,
+                    int64_t groups) const {
   const char* op = "conv";
   require_defined(*this, op);
   require_defined(weight, op);
   require_same_device(*this, weight, op);
   if (rank() < 3 || weight.rank() != rank()) {
-    throw Error("conv: input must be [N, C, spatial...] and weight [O, C / groups, kernel...] of the same rank "
-                "(>= 3); got " + shape_to_string(shape_) + " and " + shape_to_string(weight.shape()));
+    throw Error(
+        "conv: input must be [N, C, spatial...] and weight [O, C / groups, kernel...] of the same "
+        "rank "
+        "(>= 3); got " +
+        shape_to_string(shape_) + " and " + shape_to_string(weight.shape()));
   }
   const size_t r = static_cast<size_t>(rank() - 2);
   const int64_t c = shape_[1], o = weight.shape()[0];
   if (groups < 1 || c % groups != 0 || o % groups != 0 || weight.shape()[1] * groups != c) {
-    throw Error("conv: input " + shape_to_string(shape_) + " and weight " + shape_to_string(weight.shape()) +
-                " do not fit groups = " + std::to_string(groups) +
+    throw Error("conv: input " + shape_to_string(shape_) + " and weight " +
+                shape_to_string(weight.shape()) + " do not fit groups = " + std::to_string(groups) +
                 ": C and O must be multiples of groups and the weight's axis 1 must be C / groups");
   }
   const DType t = promote_types(dtype_, weight.dtype());
-  if (t == DType::Bool) throw Error("conv: bool operands have no convolution; convert them first with .to(...)");
+  if (t == DType::Bool)
+    throw Error("conv: bool operands have no convolution; convert them first with .to(...)");
   const std::vector<int64_t> s = per_axis(strides, r, 1, "strides", op);
   const std::vector<int64_t> d = per_axis(dilations, r, 1, "dilations", op);
   require_at_least(s, 1, "strides", op);
@@ -185,12 +216,14 @@ Tensor Tensor::conv(const Tensor& weight, const std::vector<int64_t>& strides, c
   Shape out_shape{shape_[0], o};
   for (size_t i = 0; i < r; ++i) {
     const int64_t k = weight.shape()[2 + i];
-    if (k < 1) throw Error("conv: the weight " + shape_to_string(weight.shape()) + " has an empty kernel");
+    if (k < 1)
+      throw Error("conv: the weight " + shape_to_string(weight.shape()) + " has an empty kernel");
     const int64_t e = window_extent(shape_[2 + i], k, s[i], lo[i], hi[i], d[i]);
     if (e < 0) {
-      throw Error("conv: spatial axis " + std::to_string(i) + " of the input " + shape_to_string(shape_) +
-                  " with padding (" + std::to_string(lo[i]) + ", " + std::to_string(hi[i]) +
-                  ") is smaller than the dilated kernel (" + std::to_string((k - 1) * d[i] + 1) + ")");
+      throw Error("conv: spatial axis " + std::to_string(i) + " of the input " +
+                  shape_to_string(shape_) + " with padding (" + std::to_string(lo[i]) + ", " +
+                  std::to_string(hi[i]) + ") is smaller than the dilated kernel (" +
+                  std::to_string((k - 1) * d[i] + 1) + ")");
     }
     out_shape.push_back(e);
   }
@@ -208,17 +241,15 @@ Tensor Tensor::conv(const Tensor& weight, const std::vector<int64_t>& strides, c
   // PyTorch: a convolution library then reads and writes both without reordering. Only when the
   // device runs the op itself: a CPU fallback needs a contiguous output.
   std::vector<int> last(r + 2), back(r + 2);  // [N, C, s...] -> [N, s..., C] and its inverse
-  for (size_t i = 0; i < r + 2; ++i) last[i] = i == 0 ? 0 : i == r + 1 ? 1 : static_cast<int>(i + 1);
+  for (size_t i = 0; i < r + 2; ++i)
+    last[i] = i == 0 ? 0 : i == r + 1 ? 1 : static_cast<int>(i + 1);
   for (size_t i = 0; i < r + 2; ++i) back[static_cast<size_t>(last[i])] = static_cast<int>(i);
   if (c > 1 && o > 1 && !is_contiguous() && permute(last).is_contiguous()) {
     Shape stored(r + 2);
     for (size_t i = 0; i < r + 2; ++i) stored[i] = out_shape[static_cast<size_t>(last[i])];
     Tensor out = empty(stored, t, device()).permute(back);
     if (out.numel() == 0) return out;
-    if (device_supports(WICK_OP_CONV, &p, in, {out})) {
-      dispatch(WICK_OP_CONV, &p, in, {out});
-      return out;
-    }
+    if (run_on_device(WICK_OP_CONV, &p, in, out)) return out;
   }
   Tensor out = empty(out_shape, t, device());
   if (out.numel() == 0) return out;
@@ -236,7 +267,8 @@ Tensor Tensor::window_reduce(const std::string& op, const std::vector<int64_t>& 
   const wick_op_code code = window_code(op, "window_reduce");
   const Window w(*this, window, strides, padding, dilations, "window_reduce");
   // bool has max (any) and min (all); its sums and products count in i64, as sum() does.
-  const bool widen = dtype_ == DType::Bool && (code == WICK_OP_WINDOW_SUM || code == WICK_OP_WINDOW_PROD);
+  const bool widen =
+      dtype_ == DType::Bool && (code == WICK_OP_WINDOW_SUM || code == WICK_OP_WINDOW_PROD);
   const Tensor x = widen ? to(DType::I64) : *this;
   Tensor out = empty(w.out, x.dtype(), device());
   if (out.numel() == 0) return out;
@@ -245,21 +277,27 @@ Tensor Tensor::window_reduce(const std::string& op, const std::vector<int64_t>& 
   return out;
 }
 
-Tensor Tensor::window_scatter(const std::string& op, const Tensor& source, const std::vector<int64_t>& window,
+Tensor Tensor::window_scatter(const std::string& op, const Tensor& source,
+                              const std::vector<int64_t>& window,
                               const std::vector<int64_t>& strides,
                               const std::vector<std::pair<int64_t, int64_t>>& padding) const {
   require_defined(*this, "window_scatter");
   require_defined(source, "window_scatter");
   require_same_device(*this, source, "window_scatter");
   wick_op_code code;
-  if (op == "max") code = WICK_OP_WINDOW_SCATTER_MAX;
-  else if (op == "min") code = WICK_OP_WINDOW_SCATTER_MIN;
-  else throw Error("window_scatter: unknown selection \"" + op + "\"; use \"max\" or \"min\"");
-  if (dtype_ == DType::Bool) throw Error("window_scatter: bool operands cannot accumulate; convert them first");
+  if (op == "max")
+    code = WICK_OP_WINDOW_SCATTER_MAX;
+  else if (op == "min")
+    code = WICK_OP_WINDOW_SCATTER_MIN;
+  else
+    throw Error("window_scatter: unknown selection \"" + op + "\"; use \"max\" or \"min\"");
+  if (dtype_ == DType::Bool)
+    throw Error("window_scatter: bool operands cannot accumulate; convert them first");
   const Window w(*this, window, strides, padding, {}, "window_scatter");
   if (source.shape() != w.out) {
-    throw Error("window_scatter: source " + shape_to_string(source.shape()) + " must have the window output's shape " +
-                shape_to_string(w.out) + " for operand " + shape_to_string(shape_));
+    throw Error("window_scatter: source " + shape_to_string(source.shape()) +
+                " must have the window output's shape " + shape_to_string(w.out) + " for operand " +
+                shape_to_string(shape_));
   }
   Tensor out = empty(shape_, dtype_, device());
   if (out.numel() == 0) return out;
@@ -302,7 +340,9 @@ Tensor Tensor::avg_pool2d(const std::vector<int64_t>& kernel, const std::vector<
     const std::vector<double> ch = counts(h, ho), cw = counts(w, wo);
     std::vector<double> c(static_cast<size_t>(ho * wo));
     for (int64_t i = 0; i < ho; ++i)
-      for (int64_t j = 0; j < wo; ++j) c[static_cast<size_t>(i * wo + j)] = ch[static_cast<size_t>(i)] * cw[static_cast<size_t>(j)];
+      for (int64_t j = 0; j < wo; ++j)
+        c[static_cast<size_t>(i * wo + j)] =
+            ch[static_cast<size_t>(i)] * cw[static_cast<size_t>(j)];
     avg = sum / Tensor::from_vector(c, {ho, wo}, device()).to(t);
   }
   return is_half(dtype_) ? avg.to(dtype_) : avg;
@@ -322,10 +362,7 @@ Tensor softmax_like(const Tensor& x, int axis, bool log, const char* op) {
   p.struct_size = sizeof(p);
   p.axis = a;
   const wick_op_code code = log ? WICK_OP_LOG_SOFTMAX : WICK_OP_SOFTMAX;
-  if (device_supports(code, &p, {x}, {out})) {
-    dispatch(code, &p, {x}, {out});
-    return out;
-  }
+  if (run_on_device(code, &p, {x}, out)) return out;
   // exp(x - max) / sum, in f32 for the 16-bit floats.
   const Tensor xf = is_half(x.dtype()) ? x.to(DType::F32) : x;
   const Tensor shifted = xf - xf.max({a}, true);
@@ -336,8 +373,12 @@ Tensor softmax_like(const Tensor& x, int axis, bool log, const char* op) {
 
 }  // namespace
 
-Tensor Tensor::softmax(int axis) const { return softmax_like(*this, axis, false, "softmax"); }
-Tensor Tensor::log_softmax(int axis) const { return softmax_like(*this, axis, true, "log_softmax"); }
+Tensor Tensor::softmax(int axis) const {
+  return softmax_like(*this, axis, false, "softmax");
+}
+Tensor Tensor::log_softmax(int axis) const {
+  return softmax_like(*this, axis, true, "log_softmax");
+}
 
 // ---- normalisation ------------------------------------------------------------------------------
 
@@ -345,45 +386,44 @@ namespace {
 
 // weight (and bias) as x's dtype, checked against the normalised shape; a bias without a weight
 // gets a weight of ones, since the plugin takes them in order.
-std::vector<Tensor> norm_inputs(const Tensor& x, const Shape& normalized, const Tensor& weight, const Tensor& bias,
-                                const char* op) {
+std::vector<Tensor> norm_inputs(const Tensor& x, const Shape& normalized, const Tensor& weight,
+                                const Tensor& bias, const char* op) {
   std::vector<Tensor> in{x};
   auto add = [&](const Tensor& t, const char* what) {
     require_same_device(x, t, op);
     if (t.shape() != normalized) {
-      throw Error(std::string(op) + ": " + what + " " + shape_to_string(t.shape()) + " must have shape " +
-                  shape_to_string(normalized) + " for input " + shape_to_string(x.shape()));
+      throw Error(std::string(op) + ": " + what + " " + shape_to_string(t.shape()) +
+                  " must have shape " + shape_to_string(normalized) + " for input " +
+                  shape_to_string(x.shape()));
     }
     in.push_back(t.to(x.dtype()));
   };
-  if (weight.defined()) add(weight, "weight");
-  else if (bias.defined()) in.push_back(Tensor::ones(normalized, x.dtype(), x.device()));
+  if (weight.defined())
+    add(weight, "weight");
+  else if (bias.defined())
+    in.push_back(Tensor::ones(normalized, x.dtype(), x.device()));
   if (bias.defined()) add(bias, "bias");
   return in;
 }
 
 }  // namespace
 
-Tensor Tensor::layer_norm(int normalized_rank, const Tensor& weight, const Tensor& bias, double eps) const {
+Tensor Tensor::layer_norm(int normalized_rank, const Tensor& weight, const Tensor& bias,
+                          double eps) const {
   const char* op = "layer_norm";
   require_defined(*this, op);
   require_float(*this, op);
   if (normalized_rank < 1 || normalized_rank > rank()) {
-    throw Error("layer_norm: normalized_rank " + std::to_string(normalized_rank) + " must be in [1, " +
-                std::to_string(rank()) + "] for input " + shape_to_string(shape_));
+    throw Error("layer_norm: normalized_rank " + std::to_string(normalized_rank) +
+                " must be in [1, " + std::to_string(rank()) + "] for input " +
+                shape_to_string(shape_));
   }
   const Shape normalized(shape_.end() - normalized_rank, shape_.end());
   const std::vector<Tensor> in = norm_inputs(*this, normalized, weight, bias, op);
   Tensor out = empty(shape_, dtype_, device());
   if (out.numel() == 0) return out;
-  wick_norm_params p{};
-  p.struct_size = sizeof(p);
-  p.num_axes = normalized_rank;
-  p.epsilon = eps;
-  if (device_supports(WICK_OP_LAYER_NORM, &p, in, {out})) {
-    dispatch(WICK_OP_LAYER_NORM, &p, in, {out});
-    return out;
-  }
+  const wick_norm_params p = norm_params(normalized_rank, eps);
+  if (run_on_device(WICK_OP_LAYER_NORM, &p, in, out)) return out;
   std::vector<int> axes(static_cast<size_t>(normalized_rank));
   std::iota(axes.begin(), axes.end(), rank() - normalized_rank);
   const Tensor x = is_half(dtype_) ? to(DType::F32) : *this;
@@ -403,35 +443,31 @@ Tensor Tensor::rms_norm(const Tensor& weight, double eps) const {
   const std::vector<Tensor> in = norm_inputs(*this, normalized, weight, Tensor(), op);
   Tensor out = empty(shape_, dtype_, device());
   if (out.numel() == 0) return out;
-  wick_norm_params p{};
-  p.struct_size = sizeof(p);
-  p.num_axes = 1;
-  p.epsilon = eps;
-  if (device_supports(WICK_OP_RMS_NORM, &p, in, {out})) {
-    dispatch(WICK_OP_RMS_NORM, &p, in, {out});
-    return out;
-  }
+  const wick_norm_params p = norm_params(1, eps);
+  if (run_on_device(WICK_OP_RMS_NORM, &p, in, out)) return out;
   const Tensor x = is_half(dtype_) ? to(DType::F32) : *this;
   Tensor y = x * ((x * x).mean({-1}, true) + eps).rsqrt();
   if (in.size() > 1) y = y * in[1].to(x.dtype());
   return y.to(dtype_);
 }
 
-Tensor Tensor::batch_norm(const Tensor& mean, const Tensor& var, const Tensor& weight, const Tensor& bias,
-                          double eps) const {
+Tensor Tensor::batch_norm(const Tensor& mean, const Tensor& var, const Tensor& weight,
+                          const Tensor& bias, double eps) const {
   const char* op = "batch_norm";
   require_defined(*this, op);
   require_defined(mean, op);
   require_defined(var, op);
   require_float(*this, op);
-  if (rank() < 2) throw Error("batch_norm: input must be [N, C, ...], got " + shape_to_string(shape_));
+  if (rank() < 2)
+    throw Error("batch_norm: input must be [N, C, ...], got " + shape_to_string(shape_));
   const Shape channels{shape_[1]};
   std::vector<Tensor> in{*this};
   for (const auto& [t, what] : {std::pair{&mean, "mean"}, std::pair{&var, "var"}}) {
     require_same_device(*this, *t, op);
     if (t->shape() != channels) {
-      throw Error(std::string("batch_norm: ") + what + " " + shape_to_string(t->shape()) + " must have shape " +
-                  shape_to_string(channels) + " for input " + shape_to_string(shape_));
+      throw Error(std::string("batch_norm: ") + what + " " + shape_to_string(t->shape()) +
+                  " must have shape " + shape_to_string(channels) + " for input " +
+                  shape_to_string(shape_));
     }
     in.push_back(t->to(dtype_));
   }
@@ -439,14 +475,8 @@ Tensor Tensor::batch_norm(const Tensor& mean, const Tensor& var, const Tensor& w
   in.insert(in.end(), affine.begin() + 1, affine.end());
   Tensor out = empty(shape_, dtype_, device());
   if (out.numel() == 0) return out;
-  wick_norm_params p{};
-  p.struct_size = sizeof(p);
-  p.num_axes = 1;
-  p.epsilon = eps;
-  if (device_supports(WICK_OP_BATCH_NORM, &p, in, {out})) {
-    dispatch(WICK_OP_BATCH_NORM, &p, in, {out});
-    return out;
-  }
+  const wick_norm_params p = norm_params(1, eps);
+  if (run_on_device(WICK_OP_BATCH_NORM, &p, in, out)) return out;
   // Per-channel vectors as [C, 1, ...] so that they broadcast against [N, C, ...].
   Shape per_channel(static_cast<size_t>(rank() - 1), 1);
   per_channel[0] = shape_[1];
@@ -468,10 +498,12 @@ Tensor Tensor::attention(const Tensor& q, const Tensor& k, const Tensor& v, cons
   require_same_device(q, v, op);
   require_float(q, op);
   auto shapes = [&] {
-    return shape_to_string(q.shape()) + ", " + shape_to_string(k.shape()) + " and " + shape_to_string(v.shape());
+    return shape_to_string(q.shape()) + ", " + shape_to_string(k.shape()) + " and " +
+           shape_to_string(v.shape());
   };
   if (q.rank() < 2 || k.rank() < 2 || v.rank() < 2) {
-    throw Error("attention: q [..., L, E], k [..., S, E] and v [..., S, Ev] need rank >= 2; got " + shapes());
+    throw Error("attention: q [..., L, E], k [..., S, E] and v [..., S, Ev] need rank >= 2; got " +
+                shapes());
   }
   const int64_t l = q.dim(-2), e = q.dim(-1), s = k.dim(-2), ev = v.dim(-1);
   if (k.dim(-1) != e || v.dim(-2) != s) {
@@ -509,10 +541,7 @@ Tensor Tensor::attention(const Tensor& q, const Tensor& k, const Tensor& v, cons
   p.struct_size = sizeof(p);
   p.scale = scale.value_or(1.0 / std::sqrt(static_cast<double>(e)));
   p.causal = causal ? 1 : 0;
-  if (device_supports(WICK_OP_ATTENTION, &p, in, {out})) {
-    dispatch(WICK_OP_ATTENTION, &p, in, {out});
-    return out;
-  }
+  if (run_on_device(WICK_OP_ATTENTION, &p, in, out)) return out;
   // softmax(q k^T * scale + mask) v, in f32 for the 16-bit floats.
   const DType ct = is_half(t) ? DType::F32 : t;
   Tensor scores = in[0].to(ct).matmul(in[1].to(ct).t()) * p.scale;
@@ -521,7 +550,8 @@ Tensor Tensor::attention(const Tensor& q, const Tensor& k, const Tensor& v, cons
     // Top-left aligned: query i sees keys j <= i.
     std::vector<float> c(static_cast<size_t>(l * s), 0.0f);
     for (int64_t i = 0; i < l; ++i)
-      for (int64_t j = i + 1; j < s; ++j) c[static_cast<size_t>(i * s + j)] = -std::numeric_limits<float>::infinity();
+      for (int64_t j = i + 1; j < s; ++j)
+        c[static_cast<size_t>(i * s + j)] = -std::numeric_limits<float>::infinity();
     scores = scores + Tensor::from_vector(c, {l, s}, q.device()).to(ct);
   }
   return scores.softmax(-1).matmul(in[2].to(ct)).to(t);

@@ -12,10 +12,12 @@ std::shared_ptr<Storage> Storage::allocate(const Device& device, uint64_t bytes)
   s->device = device;
   s->bytes = bytes;
   LoadedPlugin& p = device.plugin();
-  wick_error* err =
-      p.guard("buffer_allocate", [&] { return p.api().buffer_allocate(device.handle(), bytes, &s->buffer); });
+  wick_error* err = p.guard("buffer_allocate", [&] {
+    return p.api().buffer_allocate(device.handle(), bytes, &s->buffer);
+  });
   // The message only on failure: every op allocates its result, and building it is not free.
-  if (err != nullptr) p.check(err, "could not allocate " + std::to_string(bytes) + " bytes on " + device.name());
+  if (err != nullptr)
+    p.check(err, "could not allocate " + std::to_string(bytes) + " bytes on " + device.name());
   return s;
 }
 

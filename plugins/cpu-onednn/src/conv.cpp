@@ -18,7 +18,8 @@ struct ConvGeometry {
   std::vector<int64_t> in, k, out, stride, lo, hi, dil, idil;
 };
 
-int64_t conv_out_extent(int64_t in, int64_t k, int64_t stride, int64_t lo, int64_t hi, int64_t dil, int64_t idil) {
+int64_t conv_out_extent(int64_t in, int64_t k, int64_t stride, int64_t lo, int64_t hi, int64_t dil,
+                        int64_t idil) {
   const int64_t dilated_in = in == 0 ? 0 : (in - 1) * idil + 1;
   const int64_t span = dilated_in + lo + hi - ((k - 1) * dil + 1);
   return span < 0 ? 0 : span / stride + 1;
@@ -42,7 +43,8 @@ std::optional<ConvGeometry> conv_geometry(const wick_op_desc& op) {
   if (y.shape[0] != g.n || y.shape[1] != g.o) return std::nullopt;
   for (int i = 0; i < g.r; ++i) {
     const int64_t idil = p.input_dilations != nullptr ? p.input_dilations[i] : 1;
-    if (p.strides[i] < 1 || p.dilations[i] < 1 || idil < 1 || w.shape[2 + i] < 1) return std::nullopt;
+    if (p.strides[i] < 1 || p.dilations[i] < 1 || idil < 1 || w.shape[2 + i] < 1)
+      return std::nullopt;
     g.in.push_back(x.shape[2 + i]);
     g.k.push_back(w.shape[2 + i]);
     g.stride.push_back(p.strides[i]);
@@ -50,8 +52,8 @@ std::optional<ConvGeometry> conv_geometry(const wick_op_desc& op) {
     g.hi.push_back(p.padding_hi[i]);
     g.dil.push_back(p.dilations[i]);
     g.idil.push_back(idil);
-    g.out.push_back(conv_out_extent(g.in.back(), g.k.back(), g.stride.back(), g.lo.back(), g.hi.back(),
-                                    g.dil.back(), idil));
+    g.out.push_back(conv_out_extent(g.in.back(), g.k.back(), g.stride.back(), g.lo.back(),
+                                    g.hi.back(), g.dil.back(), idil));
     if (y.shape[2 + i] != g.out.back()) return std::nullopt;
   }
   return g;
@@ -72,13 +74,6 @@ bool onednn_fits(const ConvGeometry& g) {
   return true;
 }
 
-// A usable oneDNN view of an operand: no negative strides, no broadcast (stride 0) extents.
-bool plain_strides(const wick_tensor_desc& d) {
-  for (int i = 0; i < d.rank; ++i)
-    if (d.shape[i] > 1 && d.strides[i] <= 0) return false;
-  return true;
-}
-
 // Weights below this many bytes are reordered on one thread (a 3x3 kernel of 64 x 64 channels is
 // 147 KB: about 30 us of work).
 constexpr size_t kSmallReorder = size_t(1) << 20;
@@ -96,7 +91,8 @@ struct ConvPlan {
 dnnl::memory::desc weight_desc(const wick_tensor_desc& w, int64_t groups) {
   if (groups == 1) return dnnl_desc(w);
   // [O, C/G, k...] seen as [G, O/G, C/G, k...].
-  dnnl::memory::dims dims{groups, w.shape[0] / groups}, strides{w.strides[0] * (w.shape[0] / groups), w.strides[0]};
+  dnnl::memory::dims dims{groups, w.shape[0] / groups},
+      strides{w.strides[0] * (w.shape[0] / groups), w.strides[0]};
   for (int i = 1; i < w.rank; ++i) {
     dims.push_back(w.shape[i]);
     strides.push_back(w.strides[i]);
@@ -104,8 +100,8 @@ dnnl::memory::desc weight_desc(const wick_tensor_desc& w, int64_t groups) {
   return dnnl::memory::desc(dims, dnnl_type(w.dtype), strides);
 }
 
-void conv_onednn(Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x_in, const wick_tensor_desc& w_in,
-                 const wick_tensor_desc& y_in) {
+void conv_onednn(Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x_in,
+                 const wick_tensor_desc& w_in, const wick_tensor_desc& y_in) {
   Dense px, pw, py;
   const wick_tensor_desc* x = &x_in;
   const wick_tensor_desc* w = &w_in;
@@ -144,23 +140,27 @@ void conv_onednn(Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x_
         hi(g.hi.begin(), g.hi.end()), dil;
     for (int64_t d : g.dil) dil.push_back(d - 1);  // oneDNN counts the gaps
     dnnl::convolution_forward::primitive_desc pd(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                        any(p.src_user), any(p.wei_user), any(p.dst_user), strides, dil, lo, hi),
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                        dnnl::algorithm::convolution_direct, any(p.src_user),
+                                        any(p.wei_user), any(p.dst_user), strides, dil, lo, hi),
         dnn.engine);
     p.src = pd.src_desc();
     p.wei = pd.weights_desc();
     p.dst = pd.dst_desc();
     p.conv = dnnl::convolution_forward(pd);
     if (p.src != p.src_user) {
-      p.src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.src_user, dnn.engine, p.src));
+      p.src_reorder =
+          dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.src_user, dnn.engine, p.src));
       p.src_scratch = dnnl::memory(p.src, dnn.engine);
     }
     if (p.wei != p.wei_user) {
-      p.wei_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.wei_user, dnn.engine, p.wei));
+      p.wei_reorder =
+          dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.wei_user, dnn.engine, p.wei));
       p.wei_scratch = dnnl::memory(p.wei, dnn.engine);
     }
     if (p.dst != p.dst_user) {
-      p.dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.dst, dnn.engine, p.dst_user));
+      p.dst_reorder =
+          dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.dst, dnn.engine, p.dst_user));
       p.dst_scratch = dnnl::memory(p.dst, dnn.engine);
     }
     return p;
@@ -173,10 +173,13 @@ void conv_onednn(Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x_
   if (plan.src_reorder) plan.src_reorder->execute(dnn.stream, src_user, src);
   if (plan.wei_reorder) {
     auto reorder = [&] { plan.wei_reorder->execute(dnn.stream, wei_user, wei); };
-    if (plan.wei.get_size() < kSmallReorder) dnn.single_threaded(reorder);
-    else reorder();
+    if (plan.wei.get_size() < kSmallReorder)
+      dnn.single_threaded(reorder);
+    else
+      reorder();
   }
-  plan.conv.execute(dnn.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+  plan.conv.execute(dnn.stream,
+                    {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
   if (plan.dst_reorder) plan.dst_reorder->execute(dnn.stream, dst, dst_user);
   dnn.stream.wait();
   if (y != &y_in) py.store(y_in);
@@ -185,18 +188,9 @@ void conv_onednn(Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x_
 template <class T>
 using RefAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
 
-// Advances a multi-index over `extent` (odometer order); false after the last one.
-bool next_index(std::vector<int64_t>& idx, const std::vector<int64_t>& extent) {
-  for (size_t i = idx.size(); i-- > 0;) {
-    if (++idx[i] < extent[i]) return true;
-    idx[i] = 0;
-  }
-  return false;
-}
-
 template <class T>
-void conv_reference(const Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x, const wick_tensor_desc& w,
-                    const wick_tensor_desc& y) {
+void conv_reference(const Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x,
+                    const wick_tensor_desc& w, const wick_tensor_desc& y) {
   using A = RefAcc<T>;
   const T* px = data_of<const T>(x);
   const T* pw = data_of<const T>(w);
@@ -211,10 +205,10 @@ void conv_reference(const Context& ctx, const ConvGeometry& g, const wick_tensor
   auto plane = [&](int64_t np) {
     const int64_t n = np / g.o, o = np % g.o, grp = o / og;
     std::vector<int64_t> pos(static_cast<size_t>(g.r), 0), tap(static_cast<size_t>(g.r), 0);
-    for (int64_t q = 0; q < positions; ++q, next_index(pos, g.out)) {
+    for (int64_t q = 0; q < positions; ++q, next_index(pos, g.out, pos.size())) {
       A acc = A(0);
       std::fill(tap.begin(), tap.end(), 0);
-      for (int64_t t = 0; t < taps; ++t, next_index(tap, g.k)) {
+      for (int64_t t = 0; t < taps; ++t, next_index(tap, g.k, tap.size())) {
         // The input element under this tap, if it is a real one (not padding, not a dilation hole).
         int64_t xoff = n * x.strides[0] + grp * cg * x.strides[1];
         int64_t woff = o * w.strides[0];
@@ -227,7 +221,8 @@ void conv_reference(const Context& ctx, const ConvGeometry& g, const wick_tensor
         }
         if (!real) continue;
         for (int64_t c = 0; c < cg; ++c)
-          acc += static_cast<A>(px[xoff + c * x.strides[1]]) * static_cast<A>(pw[woff + c * w.strides[1]]);
+          acc += static_cast<A>(px[xoff + c * x.strides[1]]) *
+                 static_cast<A>(pw[woff + c * w.strides[1]]);
       }
       int64_t yoff = n * y.strides[0] + o * y.strides[1];
       for (size_t i = 0; i < static_cast<size_t>(g.r); ++i) yoff += pos[i] * y.strides[2 + i];
@@ -267,6 +262,8 @@ void conv_execute(Context& ctx, const wick_op_desc& op) {
 
 }  // namespace
 
-void register_conv(KernelTable& table) { table[WICK_OP_CONV] = {&conv_supports, &conv_execute}; }
+void register_conv(KernelTable& table) {
+  table[WICK_OP_CONV] = {&conv_supports, &conv_execute};
+}
 
 }  // namespace wick::cpu

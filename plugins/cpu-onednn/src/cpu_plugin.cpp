@@ -123,8 +123,9 @@ class CpuPlugin final : public sdk::Plugin {
 
  private:
   // Freed blocks kept for reuse: at most an eighth of the memory, and 1 GiB.
-  HostAllocator allocator_{std::min<size_t>(size_t(1) << 30, static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) *
-                                                                 static_cast<size_t>(sysconf(_SC_PAGESIZE)) / 8)};
+  HostAllocator allocator_{
+      std::min<size_t>(size_t(1) << 30, static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) *
+                                            static_cast<size_t>(sysconf(_SC_PAGESIZE)) / 8)};
   CpuDevice device_;
   Context ctx_;
   KernelTable kernels_;

@@ -24,28 +24,10 @@ template <class F>
 void visit_float(wick_dtype t, F&& f) {
   sdk::visit_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, sdk::f16> ||
-                  std::is_same_v<T, sdk::bf16>)
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                  std::is_same_v<T, sdk::f16> || std::is_same_v<T, sdk::bf16>)
       f(tag);
   });
-}
-
-bool is_reference(const dnnl::primitive_desc& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) == 0; }
-
-bool plain_strides(const wick_tensor_desc& d) {
-  for (int i = 0; i < d.rank; ++i)
-    if (d.shape[i] > 1 && d.strides[i] <= 0) return false;
-  return true;
-}
-
-bool is_dense(const wick_tensor_desc& d) {
-  int64_t expected = 1;
-  for (int i = d.rank; i-- > 0;) {
-    if (d.shape[i] == 1) continue;
-    if (d.strides[i] != expected) return false;
-    expected *= d.shape[i];
-  }
-  return true;
 }
 
 // f(i) for i in [0, count), on several threads when `work` (elements touched in all) is large.
@@ -59,8 +41,8 @@ void parallel_for(const Context& ctx, int64_t count, int64_t work, F&& f) {
 // Runs f(offsets) for every element of `shape` (rank entries) over N operands, in C order; on
 // several threads when `work` is large. f must be thread-safe.
 template <size_t N, class F>
-void for_each_line(const Context& ctx, const int64_t* shape, int rank, const std::array<const int64_t*, N>& strides,
-                   int64_t work, F&& f) {
+void for_each_line(const Context& ctx, const int64_t* shape, int rank,
+                   const std::array<const int64_t*, N>& strides, int64_t work, F&& f) {
   std::vector<std::array<int64_t, N>> starts;
   sdk::for_each_row<N>(shape, rank, strides, [&](const sdk::Row<N>& r) {
     for (int64_t i = 0; i < r.length; ++i) {
@@ -69,7 +51,8 @@ void for_each_line(const Context& ctx, const int64_t* shape, int rank, const std
       starts.push_back(o);
     }
   });
-  parallel_for(ctx, static_cast<int64_t>(starts.size()), work, [&](int64_t i) { f(starts[static_cast<size_t>(i)]); });
+  parallel_for(ctx, static_cast<int64_t>(starts.size()), work,
+               [&](int64_t i) { f(starts[static_cast<size_t>(i)]); });
 }
 
 // The elements of a strided operand of dtype T in C order, converted to C.
@@ -79,14 +62,16 @@ std::vector<C> read_values(const wick_tensor_desc& d) {
   v.reserve(static_cast<size_t>(numel_of(d)));
   const T* p = data_of<const T>(d);
   sdk::for_each_row<1>(d.shape, d.rank, {d.strides}, [&](const sdk::Row<1>& r) {
-    for (int64_t i = 0; i < r.length; ++i) v.push_back(static_cast<C>(p[r.offset[0] + i * r.stride[0]]));
+    for (int64_t i = 0; i < r.length; ++i)
+      v.push_back(static_cast<C>(p[r.offset[0] + i * r.stride[0]]));
   });
   return v;
 }
 
 // ---- softmax and log_softmax --------------------------------------------------------------------
 
-// Softmax of one line of n values: max first (NaN wins, so a NaN line stays NaN), then exp(x - max).
+// Softmax of one line of n values: max first (NaN wins, so a NaN line stays NaN), then exp(x -
+// max).
 template <class C, bool Log, class Load, class Store>
 void softmax_line(int64_t n, std::vector<C>& tmp, Load load, Store store) {
   C m = -std::numeric_limits<C>::infinity();
@@ -111,7 +96,8 @@ void softmax_line(int64_t n, std::vector<C>& tmp, Load load, Store store) {
 }
 
 template <class T, bool Log>
-void softmax_loop(const Context& ctx, const wick_tensor_desc& x, const wick_tensor_desc& y, int axis) {
+void softmax_loop(const Context& ctx, const wick_tensor_desc& x, const wick_tensor_desc& y,
+                  int axis) {
   using C = Compute<T>;
   std::vector<int64_t> lines(x.shape, x.shape + x.rank);
   const int64_t n = lines[static_cast<size_t>(axis)];
@@ -119,13 +105,14 @@ void softmax_loop(const Context& ctx, const wick_tensor_desc& x, const wick_tens
   const int64_t sx = x.strides[axis], sy = y.strides[axis];
   const T* px = data_of<const T>(x);
   T* py = data_of<T>(y);
-  for_each_line<2>(ctx, lines.data(), x.rank, {x.strides, y.strides}, numel_of(x), [&](const std::array<int64_t, 2>& o) {
-    thread_local std::vector<C> tmp;
-    tmp.resize(static_cast<size_t>(n));
-    softmax_line<C, Log>(
-        n, tmp, [&](int64_t i) { return static_cast<C>(px[o[0] + i * sx]); },
-        [&](int64_t i, C v) { py[o[1] + i * sy] = cast_value<T>(v); });
-  });
+  for_each_line<2>(ctx, lines.data(), x.rank, {x.strides, y.strides}, numel_of(x),
+                   [&](const std::array<int64_t, 2>& o) {
+                     thread_local std::vector<C> tmp;
+                     tmp.resize(static_cast<size_t>(n));
+                     softmax_line<C, Log>(
+                         n, tmp, [&](int64_t i) { return static_cast<C>(px[o[0] + i * sx]); },
+                         [&](int64_t i, C v) { py[o[1] + i * sy] = cast_value<T>(v); });
+                   });
 }
 
 // Whether any element is NaN or infinite (all exponent bits set): oneDNN's softmax drops NaN and
@@ -140,13 +127,16 @@ bool has_non_finite(const wick_tensor_desc& d) {
       if (r.stride[0] == 1) {
         for (int64_t i = 0; i < r.length; ++i) any |= (p[r.offset[0] + i] & exponent) == exponent;
       } else {
-        for (int64_t i = 0; i < r.length; ++i) any |= (p[r.offset[0] + i * r.stride[0]] & exponent) == exponent;
+        for (int64_t i = 0; i < r.length; ++i)
+          any |= (p[r.offset[0] + i * r.stride[0]] & exponent) == exponent;
       }
       found = found || any;
     });
   };
-  if (d.dtype == WICK_DTYPE_F32) scan(sdk::type_tag<uint32_t>{}, uint32_t{0x7f800000u});
-  else scan(sdk::type_tag<uint16_t>{}, uint16_t{0x7f80u});  // bf16
+  if (d.dtype == WICK_DTYPE_F32)
+    scan(sdk::type_tag<uint32_t>{}, uint32_t{0x7f800000u});
+  else
+    scan(sdk::type_tag<uint16_t>{}, uint16_t{0x7f80u});  // bf16
   return found;
 }
 
@@ -157,8 +147,8 @@ struct SoftmaxPlan {
 
 template <bool Log>
 bool softmax_onednn(Context& ctx, const wick_tensor_desc& x, const wick_tensor_desc& y, int axis) {
-  if ((x.dtype != WICK_DTYPE_F32 && x.dtype != WICK_DTYPE_BF16) || !plain_strides(x) || !plain_strides(y) ||
-      has_non_finite(x))
+  if ((x.dtype != WICK_DTYPE_F32 && x.dtype != WICK_DTYPE_BF16) || !plain_strides(x) ||
+      !plain_strides(y) || has_non_finite(x))
     return false;
   Context::Onednn& dnn = *ctx.onednn;
   std::lock_guard lock(dnn.mutex);
@@ -172,9 +162,10 @@ bool softmax_onednn(Context& ctx, const wick_tensor_desc& x, const wick_tensor_d
     p.src = dnnl_desc(x);
     p.dst = dnnl_desc(y);
     dnnl::softmax_v2_forward::primitive_desc pd(
-        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_inference,
-                                       Log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, p.src,
-                                       p.dst, axis),
+        dnnl::softmax_v2_forward::desc(
+            dnnl::prop_kind::forward_inference,
+            Log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, p.src, p.dst,
+            axis),
         dnn.engine);
     if (!is_reference(pd)) p.primitive = dnnl::softmax_v2_forward(pd);
     return p;
@@ -187,10 +178,12 @@ bool softmax_onednn(Context& ctx, const wick_tensor_desc& x, const wick_tensor_d
 }
 
 wick_support softmax_supports(const wick_op_desc& op) {
-  if (op.num_inputs != 1 || op.num_outputs != 1 || op.params == nullptr) return WICK_SUPPORT_NO_PARAMS;
+  if (op.num_inputs != 1 || op.num_outputs != 1 || op.params == nullptr)
+    return WICK_SUPPORT_NO_PARAMS;
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
   const int axis = static_cast<const wick_axis_params*>(op.params)->axis;
-  if (x.dtype != y.dtype || !same_shape(x, y) || axis < 0 || axis >= x.rank) return WICK_SUPPORT_NO_PARAMS;
+  if (x.dtype != y.dtype || !same_shape(x, y) || axis < 0 || axis >= x.rank)
+    return WICK_SUPPORT_NO_PARAMS;
   return is_float_dtype(x.dtype) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
 }
 
@@ -200,7 +193,8 @@ void softmax_execute(Context& ctx, const wick_op_desc& op) {
   const int axis = static_cast<const wick_axis_params*>(op.params)->axis;
   if (numel_of(x) == 0) return;
   if (softmax_onednn<Log>(ctx, x, y, axis)) return;
-  visit_float(x.dtype, [&](auto tag) { softmax_loop<typename decltype(tag)::type, Log>(ctx, x, y, axis); });
+  visit_float(x.dtype,
+              [&](auto tag) { softmax_loop<typename decltype(tag)::type, Log>(ctx, x, y, axis); });
 }
 
 // ---- layer_norm and rms_norm --------------------------------------------------------------------
@@ -251,7 +245,8 @@ void norm_loop(const Context& ctx, const wick_op_desc& op) {
     // Statistics in f64: two passes, so the variance is not the difference of two large numbers.
     double mean = 0.0, var = 0.0;
     if constexpr (Rms) {
-      for (int64_t i = 0; i < w; ++i) var += static_cast<double>(static_cast<C>(x[i])) * static_cast<C>(x[i]);
+      for (int64_t i = 0; i < w; ++i)
+        var += static_cast<double>(static_cast<C>(x[i])) * static_cast<C>(x[i]);
     } else {
       for (int64_t i = 0; i < w; ++i) mean += static_cast<C>(x[i]);
       mean /= static_cast<double>(w);
@@ -282,7 +277,8 @@ struct LayerNormPlan {
 // oneDNN layer normalisation over dense [rows, width] f32/bf16 data; false when it does not fit.
 bool layer_norm_onednn(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
-  if ((x.dtype != WICK_DTYPE_F32 && x.dtype != WICK_DTYPE_BF16) || !is_dense(x) || !is_dense(y)) return false;
+  if ((x.dtype != WICK_DTYPE_F32 && x.dtype != WICK_DTYPE_BF16) || !is_dense(x) || !is_dense(y))
+    return false;
   const auto& p = *static_cast<const wick_norm_params*>(op.params);
   int64_t width = 1;
   for (int i = x.rank - p.num_axes; i < x.rank; ++i) width *= x.shape[i];
@@ -292,8 +288,10 @@ bool layer_norm_onednn(Context& ctx, const wick_op_desc& op) {
   std::vector<float> w, b;
   for (auto [k, v] : {std::pair{size_t(1), &w}, std::pair{size_t(2), &b}}) {
     if (op.num_inputs <= k) continue;
-    if (x.dtype == WICK_DTYPE_F32) *v = read_values<float, float>(op.inputs[k]);
-    else *v = read_values<sdk::bf16, float>(op.inputs[k]);
+    if (x.dtype == WICK_DTYPE_F32)
+      *v = read_values<float, float>(op.inputs[k]);
+    else
+      *v = read_values<sdk::bf16, float>(op.inputs[k]);
   }
   Context::Onednn& dnn = *ctx.onednn;
   std::lock_guard lock(dnn.mutex);
@@ -304,7 +302,8 @@ bool layer_norm_onednn(Context& ctx, const wick_op_desc& op) {
   LayerNormPlan& plan = dnn.plan<LayerNormPlan>(key, [&] {
     LayerNormPlan lp;
     lp.data = dnnl::memory::desc({rows, width}, dnnl_type(x.dtype), dnnl::memory::format_tag::ab);
-    lp.param = dnnl::memory::desc({width}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
+    lp.param =
+        dnnl::memory::desc({width}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
     auto flags = dnnl::normalization_flags::none;
     if (scale) flags |= dnnl::normalization_flags::use_scale;
     if (shift) flags |= dnnl::normalization_flags::use_shift;
@@ -330,11 +329,13 @@ bool layer_norm_onednn(Context& ctx, const wick_op_desc& op) {
 template <bool Rms>
 wick_support norm_supports(const wick_op_desc& op) {
   const size_t max_inputs = Rms ? 2 : 3;
-  if (op.num_inputs < 1 || op.num_inputs > max_inputs || op.num_outputs != 1 || op.params == nullptr)
+  if (op.num_inputs < 1 || op.num_inputs > max_inputs || op.num_outputs != 1 ||
+      op.params == nullptr)
     return WICK_SUPPORT_NO_PARAMS;
   const auto& p = *static_cast<const wick_norm_params*>(op.params);
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
-  if (x.dtype != y.dtype || !same_shape(x, y) || p.num_axes < 1 || p.num_axes > x.rank || !(p.epsilon >= 0))
+  if (x.dtype != y.dtype || !same_shape(x, y) || p.num_axes < 1 || p.num_axes > x.rank ||
+      !(p.epsilon >= 0))
     return WICK_SUPPORT_NO_PARAMS;
   for (size_t k = 1; k < op.num_inputs; ++k) {
     const wick_tensor_desc& v = op.inputs[k];
@@ -349,7 +350,8 @@ template <bool Rms>
 void norm_execute(Context& ctx, const wick_op_desc& op) {
   if (numel_of(op.inputs[0]) == 0) return;
   if (!Rms && layer_norm_onednn(ctx, op)) return;
-  visit_float(op.inputs[0].dtype, [&](auto tag) { norm_loop<typename decltype(tag)::type, Rms>(ctx, op); });
+  visit_float(op.inputs[0].dtype,
+              [&](auto tag) { norm_loop<typename decltype(tag)::type, Rms>(ctx, op); });
 }
 
 // ---- batch_norm (inference) ---------------------------------------------------------------------
@@ -359,10 +361,12 @@ wick_support batch_norm_supports(const wick_op_desc& op) {
     return WICK_SUPPORT_NO_PARAMS;
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
   if (x.dtype != y.dtype || !same_shape(x, y) || x.rank < 2) return WICK_SUPPORT_NO_PARAMS;
-  if (!(static_cast<const wick_norm_params*>(op.params)->epsilon >= 0)) return WICK_SUPPORT_NO_PARAMS;
+  if (!(static_cast<const wick_norm_params*>(op.params)->epsilon >= 0))
+    return WICK_SUPPORT_NO_PARAMS;
   for (size_t k = 1; k < op.num_inputs; ++k) {
     const wick_tensor_desc& v = op.inputs[k];
-    if (v.dtype != x.dtype || v.rank != 1 || v.shape[0] != x.shape[1]) return WICK_SUPPORT_NO_PARAMS;
+    if (v.dtype != x.dtype || v.rank != 1 || v.shape[0] != x.shape[1])
+      return WICK_SUPPORT_NO_PARAMS;
   }
   return is_float_dtype(x.dtype) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
 }
@@ -389,20 +393,24 @@ void batch_norm_loop(const Context& ctx, const wick_op_desc& op) {
   T* py = data_of<T>(y);
   auto run = [&](int64_t nc) {
     const int64_t in = nc / c, ic = nc % c;
-    const C m = mean[static_cast<size_t>(ic)], s = a[static_cast<size_t>(ic)], t = b[static_cast<size_t>(ic)];
+    const C m = mean[static_cast<size_t>(ic)], s = a[static_cast<size_t>(ic)],
+            t = b[static_cast<size_t>(ic)];
     const T* xs = px + in * x.strides[0] + ic * x.strides[1];
     T* ys = py + in * y.strides[0] + ic * y.strides[1];
-    sdk::for_each_row<2>(x.shape + 2, x.rank - 2, {x.strides + 2, y.strides + 2}, [&](const sdk::Row<2>& r) {
-      for (int64_t i = 0; i < r.length; ++i)
-        ys[r.offset[1] + i * r.stride[1]] = cast_value<T>((static_cast<C>(xs[r.offset[0] + i * r.stride[0]]) - m) * s + t);
-    });
+    sdk::for_each_row<2>(
+        x.shape + 2, x.rank - 2, {x.strides + 2, y.strides + 2}, [&](const sdk::Row<2>& r) {
+          for (int64_t i = 0; i < r.length; ++i)
+            ys[r.offset[1] + i * r.stride[1]] =
+                cast_value<T>((static_cast<C>(xs[r.offset[0] + i * r.stride[0]]) - m) * s + t);
+        });
   };
   parallel_for(ctx, n * c, numel_of(x), run);
 }
 
 void batch_norm_execute(Context& ctx, const wick_op_desc& op) {
   if (numel_of(op.inputs[0]) == 0) return;
-  visit_float(op.inputs[0].dtype, [&](auto tag) { batch_norm_loop<typename decltype(tag)::type>(ctx, op); });
+  visit_float(op.inputs[0].dtype,
+              [&](auto tag) { batch_norm_loop<typename decltype(tag)::type>(ctx, op); });
 }
 
 // ---- attention ----------------------------------------------------------------------------------
@@ -410,27 +418,30 @@ void batch_norm_execute(Context& ctx, const wick_op_desc& op) {
 wick_support attention_supports(const wick_op_desc& op) {
   if (op.num_inputs < 3 || op.num_inputs > 4 || op.num_outputs != 1 || op.params == nullptr)
     return WICK_SUPPORT_NO_PARAMS;
-  const wick_tensor_desc &q = op.inputs[0], &k = op.inputs[1], &v = op.inputs[2], &o = op.outputs[0];
+  const wick_tensor_desc &q = op.inputs[0], &k = op.inputs[1], &v = op.inputs[2],
+                         &o = op.outputs[0];
   const int r = q.rank;
   if (r < 2 || k.rank != r || v.rank != r || o.rank != r) return WICK_SUPPORT_NO_PARAMS;
   for (const wick_tensor_desc* d : {&k, &v, &o})
     if (d->dtype != q.dtype) return WICK_SUPPORT_NO_PARAMS;
   for (int i = 0; i < r - 2; ++i)
-    if (k.shape[i] != q.shape[i] || v.shape[i] != q.shape[i] || o.shape[i] != q.shape[i]) return WICK_SUPPORT_NO_PARAMS;
+    if (k.shape[i] != q.shape[i] || v.shape[i] != q.shape[i] || o.shape[i] != q.shape[i])
+      return WICK_SUPPORT_NO_PARAMS;
   const int64_t l = q.shape[r - 2], e = q.shape[r - 1], s = k.shape[r - 2], ev = v.shape[r - 1];
   if (k.shape[r - 1] != e || v.shape[r - 2] != s || o.shape[r - 2] != l || o.shape[r - 1] != ev)
     return WICK_SUPPORT_NO_PARAMS;
   if (op.num_inputs == 4) {
     const wick_tensor_desc& m = op.inputs[3];
-    if (m.dtype != q.dtype || m.rank != r || m.shape[r - 2] != l || m.shape[r - 1] != s) return WICK_SUPPORT_NO_PARAMS;
+    if (m.dtype != q.dtype || m.rank != r || m.shape[r - 2] != l || m.shape[r - 1] != s)
+      return WICK_SUPPORT_NO_PARAMS;
     for (int i = 0; i < r - 2; ++i)
       if (m.shape[i] != q.shape[i]) return WICK_SUPPORT_NO_PARAMS;
   }
   return is_float_dtype(q.dtype) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
 }
 
-// q k^T in C (f32, or f64 for f64) through run_matmul, then scale, mask, causal and a row softmax in
-// place, then P v. The 16-bit floats are converted to f32 first.
+// q k^T in C (f32, or f64 for f64) through run_matmul, then scale, mask, causal and a row softmax
+// in place, then P v. The 16-bit floats are converted to f32 first.
 template <class T>
 void attention_run(Context& ctx, const wick_op_desc& op) {
   using C = Compute<T>;
@@ -475,35 +486,37 @@ void attention_run(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc* m = op.num_inputs == 4 ? &op.inputs[3] : nullptr;
   if (m != nullptr) {
     sdk::for_each_row<1>(m->shape, r - 2, {m->strides}, [&](const sdk::Row<1>& row) {
-      for (int64_t i = 0; i < row.length; ++i) mask_batch.push_back(row.offset[0] + i * row.stride[0]);
+      for (int64_t i = 0; i < row.length; ++i)
+        mask_batch.push_back(row.offset[0] + i * row.stride[0]);
     });
   }
   const C scale = static_cast<C>(p.scale);
   const T* mp = m != nullptr ? data_of<const T>(*m) : nullptr;
   parallel_for(ctx, batch * l, batch * l * s, [&](int64_t line) {
-                     const int64_t b = line / l, i = line % l;
-                     C* row = sp + line * s;
-                     thread_local std::vector<C> tmp;
-                     tmp.resize(static_cast<size_t>(s));
-                     const T* mrow = mp != nullptr ? mp + mask_batch[static_cast<size_t>(b)] + i * m->strides[r - 2]
-                                                   : nullptr;
-                     softmax_line<C, false>(
-                         s, tmp,
-                         [&](int64_t j) {
-                           if (p.causal != 0 && j > i) return -std::numeric_limits<C>::infinity();
-                           C val = row[j] * scale;
-                           if (mrow != nullptr) val += static_cast<C>(mrow[j * m->strides[r - 1]]);
-                           return val;
-                         },
-                         [&](int64_t j, C val) { row[j] = val; });
-                   });
+    const int64_t b = line / l, i = line % l;
+    C* row = sp + line * s;
+    thread_local std::vector<C> tmp;
+    tmp.resize(static_cast<size_t>(s));
+    const T* mrow =
+        mp != nullptr ? mp + mask_batch[static_cast<size_t>(b)] + i * m->strides[r - 2] : nullptr;
+    softmax_line<C, false>(
+        s, tmp,
+        [&](int64_t j) {
+          if (p.causal != 0 && j > i) return -std::numeric_limits<C>::infinity();
+          C val = row[j] * scale;
+          if (mrow != nullptr) val += static_cast<C>(mrow[j * m->strides[r - 1]]);
+          return val;
+        },
+        [&](int64_t j, C val) { row[j] = val; });
+  });
   run_matmul(ctx, scores.desc, *v, *o);
   if (o != &op.outputs[0]) co.store(op.outputs[0]);
 }
 
 void attention_execute(Context& ctx, const wick_op_desc& op) {
   if (numel_of(op.outputs[0]) == 0) return;
-  visit_float(op.inputs[0].dtype, [&](auto tag) { attention_run<typename decltype(tag)::type>(ctx, op); });
+  visit_float(op.inputs[0].dtype,
+              [&](auto tag) { attention_run<typename decltype(tag)::type>(ctx, op); });
 }
 
 }  // namespace

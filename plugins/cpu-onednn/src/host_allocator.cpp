@@ -11,16 +11,22 @@ namespace {
 constexpr size_t kAlignment = 64;
 
 unsigned char* system_allocate(size_t size) {
-  return static_cast<unsigned char*>(::operator new(size, std::align_val_t(kAlignment), std::nothrow));
+  return static_cast<unsigned char*>(
+      ::operator new(size, std::align_val_t(kAlignment), std::nothrow));
 }
 
-void system_free(unsigned char* block) { ::operator delete(block, std::align_val_t(kAlignment)); }
+void system_free(unsigned char* block) {
+  ::operator delete(block, std::align_val_t(kAlignment));
+}
 
 }  // namespace
 
-HostAllocator::HostAllocator(size_t cache_limit) : small_(kLarge / kAlignment), cache_limit_(cache_limit) {}
+HostAllocator::HostAllocator(size_t cache_limit)
+    : small_(kLarge / kAlignment), cache_limit_(cache_limit) {}
 
-HostAllocator::~HostAllocator() { release_all(); }
+HostAllocator::~HostAllocator() {
+  release_all();
+}
 
 void HostAllocator::release_all() {
   for (auto& blocks : small_) {

@@ -62,21 +62,12 @@ Operand3 dense_3d(const wick_tensor_desc& d) {
   return {batch, rows, cols, rows * cols, cols, 1};
 }
 
-bool is_c_contiguous(const wick_tensor_desc& d) {
-  int64_t expected = 1;
-  for (int i = d.rank; i-- > 0;) {
-    if (d.shape[i] == 1) continue;
-    if (d.strides[i] != expected) return false;
-    expected *= d.shape[i];
-  }
-  return true;
-}
-
 // [batch, rows, cols], or [rows, cols] when no operand has a batch: the plain 2-D problem, for
 // which oneDNN's kernel selection is the one a direct oneDNN user gets.
 dnnl::memory::desc md3(const Operand3& o, wick_dtype t, bool batched = true) {
   if (!batched) return dnnl::memory::desc({o.rows, o.cols}, dnnl_type(t), {o.s_rows, o.s_cols});
-  return dnnl::memory::desc({o.batch, o.rows, o.cols}, dnnl_type(t), {o.s_batch, o.s_rows, o.s_cols});
+  return dnnl::memory::desc({o.batch, o.rows, o.cols}, dnnl_type(t),
+                            {o.s_batch, o.s_rows, o.s_cols});
 }
 
 struct MatmulPlan {
@@ -84,10 +75,6 @@ struct MatmulPlan {
   // The strided layout had only oneDNN's reference implementation: pack every operand dense.
   bool dense = false;
 };
-
-bool is_reference(const dnnl::matmul::primitive_desc& pd) {
-  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
-}
 
 // One oneDNN matmul; a, b share a dtype (f32 or bf16), c is that dtype or f32.
 void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor_desc& b_in,
@@ -118,34 +105,36 @@ void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor
   dnn.use_configured_threads();
   std::string key = "matmul";
   for (const Operand3* o : {&*a3, &*b3, &*c3})
-    for (int64_t v : {o->batch, o->rows, o->cols, o->s_batch, o->s_rows, o->s_cols}) key_add(key, v);
+    for (int64_t v : {o->batch, o->rows, o->cols, o->s_batch, o->s_rows, o->s_cols})
+      key_add(key, v);
   for (wick_dtype t : {a->dtype, c->dtype}) key_add(key, t);
   const bool batched = a3->batch > 1 || b3->batch > 1 || c3->batch > 1;
   MatmulPlan& plan = dnn.plan<MatmulPlan>(key, [&] {
     MatmulPlan p;
     dnnl::matmul::primitive_desc pd(
-        dnnl::matmul::desc(md3(*a3, a->dtype, batched), md3(*b3, b->dtype, batched), md3(*c3, c->dtype, batched)),
+        dnnl::matmul::desc(md3(*a3, a->dtype, batched), md3(*b3, b->dtype, batched),
+                           md3(*c3, c->dtype, batched)),
         dnn.engine);
     if (is_reference(pd)) {
       p.dense = true;
-      pd = dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(md3(dense_3d(*a), a->dtype, batched), md3(dense_3d(*b), b->dtype, batched),
-                             md3(dense_3d(*c), c->dtype, batched)),
-          dnn.engine);
+      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(md3(dense_3d(*a), a->dtype, batched),
+                                                           md3(dense_3d(*b), b->dtype, batched),
+                                                           md3(dense_3d(*c), c->dtype, batched)),
+                                        dnn.engine);
     }
     p.primitive = dnnl::matmul(pd);
     return p;
   });
   if (plan.dense) {
-    if (!is_c_contiguous(*a)) {
+    if (!is_dense(*a)) {
       pa.load(*a, a->dtype);
       a = &pa.desc;
     }
-    if (!is_c_contiguous(*b)) {
+    if (!is_dense(*b)) {
       pb.load(*b, b->dtype);
       b = &pb.desc;
     }
-    if (!is_c_contiguous(*c)) {
+    if (!is_dense(*c)) {
       pc.allocate(*c, c->dtype);
       c = &pc.desc;
     }
@@ -156,7 +145,8 @@ void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor
   dnnl::memory ma(md3(*a3, a->dtype, batched), dnn.engine, data_of(*a));
   dnnl::memory mb(md3(*b3, b->dtype, batched), dnn.engine, data_of(*b));
   dnnl::memory mc(md3(*c3, c->dtype, batched), dnn.engine, data_of(*c));
-  plan.primitive.execute(dnn.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+  plan.primitive.execute(dnn.stream,
+                         {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
   dnn.stream.wait();
   if (c != &c_in) pc.store(c_in);
 }
@@ -182,10 +172,12 @@ void matmul_loop(const Context& ctx, const wick_tensor_desc& a, const wick_tenso
   T* po = data_of<T>(out);
   // The element offsets of every batch element's three matrices.
   std::vector<std::array<int64_t, 3>> batches;
-  sdk::for_each_row<3>(out.shape, nb, {out.strides, a.strides, b.strides}, [&](const sdk::Row<3>& r) {
-    for (int64_t e = 0; e < r.length; ++e)
-      batches.push_back({r.offset[0] + e * r.stride[0], r.offset[1] + e * r.stride[1], r.offset[2] + e * r.stride[2]});
-  });
+  sdk::for_each_row<3>(
+      out.shape, nb, {out.strides, a.strides, b.strides}, [&](const sdk::Row<3>& r) {
+        for (int64_t e = 0; e < r.length; ++e)
+          batches.push_back({r.offset[0] + e * r.stride[0], r.offset[1] + e * r.stride[1],
+                             r.offset[2] + e * r.stride[2]});
+      });
   const int64_t rows = static_cast<int64_t>(batches.size()) * m;
   auto row = [&](int64_t r, std::vector<A>& acc) {
     const auto& off = batches[static_cast<size_t>(r / m)];
@@ -228,7 +220,8 @@ wick_support matmul_supports(const wick_op_desc& op) {
   const int nb = c.rank - 2;
   for (int i = 0; i < nb; ++i)
     if (a.shape[i] != c.shape[i] || b.shape[i] != c.shape[i]) return WICK_SUPPORT_NO_PARAMS;
-  if (a.shape[nb] != c.shape[nb] || b.shape[nb + 1] != c.shape[nb + 1] || a.shape[nb + 1] != b.shape[nb])
+  if (a.shape[nb] != c.shape[nb] || b.shape[nb + 1] != c.shape[nb + 1] ||
+      a.shape[nb + 1] != b.shape[nb])
     return WICK_SUPPORT_NO_PARAMS;
   return sdk::dtype_size(c.dtype) != 0 ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
 }
@@ -239,7 +232,8 @@ void matmul_execute(Context& ctx, const wick_op_desc& op) {
 
 }  // namespace
 
-void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b, const wick_tensor_desc& c) {
+void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
+                const wick_tensor_desc& c) {
   const int64_t total = numel_of(c);
   if (total == 0) return;
   const int64_t k = a.shape[a.rank - 1];
@@ -248,13 +242,15 @@ void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc&
       using T = typename decltype(tag)::type;
       T* dst = data_of<T>(c);
       sdk::for_each_row<1>(c.shape, c.rank, {c.strides}, [&](const sdk::Row<1>& r) {
-        for (int64_t i = 0; i < r.length; ++i) dst[r.offset[0] + i * r.stride[0]] = cast_value<T>(0);
+        for (int64_t i = 0; i < r.length; ++i)
+          dst[r.offset[0] + i * r.stride[0]] = cast_value<T>(0);
       });
     });
     return;
   }
   const bool small = total * k <= kSmallMatmul;
-  const bool onednn_type = c.dtype == WICK_DTYPE_F32 || c.dtype == WICK_DTYPE_BF16 || c.dtype == WICK_DTYPE_F16;
+  const bool onednn_type =
+      c.dtype == WICK_DTYPE_F32 || c.dtype == WICK_DTYPE_BF16 || c.dtype == WICK_DTYPE_F16;
   if (!small && onednn_type) {
     if (c.dtype != WICK_DTYPE_F16) return matmul_onednn(ctx, a, b, c);
     Dense fa, fb, fc;
@@ -265,9 +261,12 @@ void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc&
     fc.store(c);
     return;
   }
-  sdk::visit_dtype(c.dtype, [&](auto tag) { matmul_loop<typename decltype(tag)::type>(ctx, a, b, c); });
+  sdk::visit_dtype(c.dtype,
+                   [&](auto tag) { matmul_loop<typename decltype(tag)::type>(ctx, a, b, c); });
 }
 
-void register_matmul(KernelTable& table) { table[WICK_OP_MATMUL] = {&matmul_supports, &matmul_execute}; }
+void register_matmul(KernelTable& table) {
+  table[WICK_OP_MATMUL] = {&matmul_supports, &matmul_execute};
+}
 
 }  // namespace wick::cpu

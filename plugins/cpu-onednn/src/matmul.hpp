@@ -7,6 +7,7 @@ namespace wick::cpu {
 
 // c = a x b over [..., M, K] x [..., K, N] -> [..., M, N]: same dtype, same batch dims (broadcast
 // ones have stride 0), any strides.
-void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b, const wick_tensor_desc& c);
+void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
+                const wick_tensor_desc& c);
 
 }  // namespace wick::cpu

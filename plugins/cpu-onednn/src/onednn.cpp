@@ -10,20 +10,26 @@ namespace wick::cpu {
 
 Context::Onednn::Onednn(int thread_count) : threads(thread_count) {}
 
-void Context::Onednn::use_configured_threads() const { set_threads(threads); }
+void Context::Onednn::use_configured_threads() const {
+  set_threads(threads);
+}
 
 void Context::Onednn::set_threads(int n) {
   if (omp_get_max_threads() != n) omp_set_num_threads(n);
 }
 
-Context::Onednn* create_onednn(int threads) { return new Context::Onednn(threads); }
-void destroy_onednn(Context::Onednn* onednn) { delete onednn; }
+Context::Onednn* create_onednn(int threads) {
+  return new Context::Onednn(threads);
+}
+void destroy_onednn(Context::Onednn* onednn) {
+  delete onednn;
+}
 
 namespace {
 
 template <class T>
-inline constexpr bool is_float_type = std::is_floating_point_v<T> || std::is_same_v<T, sdk::f16> ||
-                                      std::is_same_v<T, sdk::bf16>;
+inline constexpr bool is_float_type =
+    std::is_floating_point_v<T> || std::is_same_v<T, sdk::f16> || std::is_same_v<T, sdk::bf16>;
 
 }  // namespace
 
@@ -35,14 +41,17 @@ void convert_strided(const wick_tensor_desc& src, const wick_tensor_desc& dst) {
       if constexpr (std::is_same_v<From, To> || (is_float_type<From> && is_float_type<To>)) {
         const From* s = data_of<const From>(src);
         To* d = data_of<To>(dst);
-        sdk::for_each_row<2>(dst.shape, dst.rank, {dst.strides, src.strides}, [&](const sdk::Row<2>& r) {
-          if (r.stride[0] == 1 && r.stride[1] == 1) {
-            for (int64_t i = 0; i < r.length; ++i) d[r.offset[0] + i] = cast_value<To>(s[r.offset[1] + i]);
-          } else {
-            for (int64_t i = 0; i < r.length; ++i)
-              d[r.offset[0] + i * r.stride[0]] = cast_value<To>(s[r.offset[1] + i * r.stride[1]]);
-          }
-        });
+        sdk::for_each_row<2>(dst.shape, dst.rank, {dst.strides, src.strides},
+                             [&](const sdk::Row<2>& r) {
+                               if (r.stride[0] == 1 && r.stride[1] == 1) {
+                                 for (int64_t i = 0; i < r.length; ++i)
+                                   d[r.offset[0] + i] = cast_value<To>(s[r.offset[1] + i]);
+                               } else {
+                                 for (int64_t i = 0; i < r.length; ++i)
+                                   d[r.offset[0] + i * r.stride[0]] =
+                                       cast_value<To>(s[r.offset[1] + i * r.stride[1]]);
+                               }
+                             });
       } else {
         throw std::logic_error("convert_strided: unsupported dtype pair");
       }
@@ -59,7 +68,8 @@ void Dense::allocate(const wick_tensor_desc& like, wick_dtype t) {
     s *= shape[i];
   }
   const size_t size = static_cast<size_t>(s) * sdk::dtype_size(t);
-  bytes.reset(static_cast<unsigned char*>(::operator new(std::max<size_t>(size, 64), std::align_val_t(64))));
+  bytes.reset(static_cast<unsigned char*>(
+      ::operator new(std::max<size_t>(size, 64), std::align_val_t(64))));
   buffer.data = bytes.get();
   buffer.size = size;
   desc = wick_tensor_desc{};
@@ -77,6 +87,8 @@ void Dense::load(const wick_tensor_desc& src, wick_dtype t) {
   convert_strided(src, desc);
 }
 
-void Dense::store(const wick_tensor_desc& dst) const { convert_strided(desc, dst); }
+void Dense::store(const wick_tensor_desc& dst) const {
+  convert_strided(desc, dst);
+}
 
 }  // namespace wick::cpu

@@ -58,7 +58,9 @@ struct Context::Onednn {
 };
 
 // Cache keys: raw bytes of the values, cheaper than text.
-inline void key_add(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); }
+inline void key_add(std::string& key, int64_t v) {
+  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
 inline void key_add(std::string& key, const wick_tensor_desc& d) {
   key_add(key, d.dtype);
   key_add(key, d.rank);
@@ -83,10 +85,27 @@ inline dnnl::memory::desc dnnl_desc(const wick_tensor_desc& d) {
   return dnnl::memory::desc(dims, dnnl_type(d.dtype), strides);
 }
 
-inline bool has_negative_stride(const wick_tensor_desc& d) {
+// Whether oneDNN offers only its reference implementation (slow loops) for a primitive.
+inline bool is_reference(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
+// Whether oneDNN can read the operand in place: no negative strides, no broadcast (stride 0).
+inline bool plain_strides(const wick_tensor_desc& d) {
   for (int i = 0; i < d.rank; ++i)
-    if (d.strides[i] < 0 && d.shape[i] > 1) return true;
-  return false;
+    if (d.shape[i] > 1 && d.strides[i] <= 0) return false;
+  return true;
+}
+
+// Whether the operand is dense in C order (extent-1 axes may have any stride).
+inline bool is_dense(const wick_tensor_desc& d) {
+  int64_t expected = 1;
+  for (int i = d.rank; i-- > 0;) {
+    if (d.shape[i] == 1) continue;
+    if (d.strides[i] != expected) return false;
+    expected *= d.shape[i];
+  }
+  return true;
 }
 
 // A dense, C-ordered operand in plugin-owned memory with a descriptor that kernels accept like any
@@ -107,7 +126,8 @@ struct Dense {
 
   // Shapes the buffer like `like` in dtype `t`; contents undefined.
   void allocate(const wick_tensor_desc& like, wick_dtype t);
-  // allocate(), then every element of `src` converted to `t` (src's dtype and t are floats, or equal).
+  // allocate(), then every element of `src` converted to `t` (src's dtype and t are floats, or
+  // equal).
   void load(const wick_tensor_desc& src, wick_dtype t);
   // Writes every element, converted to dst's dtype, into the strided `dst` of the same shape.
   void store(const wick_tensor_desc& dst) const;

@@ -31,7 +31,8 @@ int64_t window_out_extent(int64_t in, int64_t w, int64_t s, int64_t lo, int64_t 
 
 // The geometry of the op; `result` is the tensor shaped like the window output (out[0] of a
 // reduction, in[1] of a scatter). A 0-d operand is seen as one element of rank 1.
-std::optional<WindowGeometry> window_geometry(const wick_op_desc& op, const wick_tensor_desc& operand,
+std::optional<WindowGeometry> window_geometry(const wick_op_desc& op,
+                                              const wick_tensor_desc& operand,
                                               const wick_tensor_desc& result) {
   if (op.params == nullptr) return std::nullopt;
   const auto& p = *static_cast<const wick_window_params*>(op.params);
@@ -66,14 +67,6 @@ std::vector<int64_t> strides_of(const wick_tensor_desc& d) {
   return std::vector<int64_t>(d.strides, d.strides + d.rank);
 }
 
-bool next_index(std::vector<int64_t>& idx, const std::vector<int64_t>& extent, size_t dims) {
-  for (size_t i = dims; i-- > 0;) {
-    if (++idx[i] < extent[i]) return true;
-    idx[i] = 0;
-  }
-  return false;
-}
-
 // ---- reductions ---------------------------------------------------------------------------------
 
 enum class Reduce { Sum, Prod, Max, Min };
@@ -82,18 +75,23 @@ template <class T, Reduce R>
 struct Combine {
   // Sums and products of integers wrap: computed in uint64_t, narrowed on store. bool is a byte
   // (std::vector<bool> has no data()).
-  using A = std::conditional_t<(R == Reduce::Sum || R == Reduce::Prod) && std::is_integral_v<T>, uint64_t,
-                               std::conditional_t<std::is_same_v<T, bool>, unsigned char, Compute<T>>>;
+  using A =
+      std::conditional_t<(R == Reduce::Sum || R == Reduce::Prod) && std::is_integral_v<T>, uint64_t,
+                         std::conditional_t<std::is_same_v<T, bool>, unsigned char, Compute<T>>>;
   static A identity() {
     if constexpr (R == Reduce::Sum) return A(0);
     if constexpr (R == Reduce::Prod) return A(1);
     if constexpr (R == Reduce::Max) {
-      if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
-      else return std::numeric_limits<A>::lowest();
+      if constexpr (std::numeric_limits<A>::has_infinity)
+        return -std::numeric_limits<A>::infinity();
+      else
+        return std::numeric_limits<A>::lowest();
     }
     if constexpr (R == Reduce::Min) {
-      if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
-      else return std::numeric_limits<A>::max();
+      if constexpr (std::numeric_limits<A>::has_infinity)
+        return std::numeric_limits<A>::infinity();
+      else
+        return std::numeric_limits<A>::max();
     }
   }
   static A apply(A acc, A v) {
@@ -106,7 +104,8 @@ struct Combine {
 };
 
 template <class T, Reduce R>
-void window_reduce(const Context& ctx, const WindowGeometry& g, const wick_tensor_desc& x, const wick_tensor_desc& y) {
+void window_reduce(const Context& ctx, const WindowGeometry& g, const wick_tensor_desc& x,
+                   const wick_tensor_desc& y) {
   using C = Combine<T, R>;
   using A = typename C::A;
   const T* px = data_of<const T>(x);
@@ -117,7 +116,8 @@ void window_reduce(const Context& ctx, const WindowGeometry& g, const wick_tenso
   int64_t rows = 1;
   for (size_t i = 0; i < last; ++i) rows *= g.out[i];
   const int64_t width = g.out[last];
-  auto row = [&](int64_t r, std::vector<A>& acc, std::vector<int64_t>& pos, std::vector<int64_t>& tap) {
+  auto row = [&](int64_t r, std::vector<A>& acc, std::vector<int64_t>& pos,
+                 std::vector<int64_t>& tap) {
     int64_t rest = r, yoff = 0;
     for (size_t i = last; i-- > 0;) {
       pos[i] = rest % g.out[i];
@@ -146,14 +146,16 @@ void window_reduce(const Context& ctx, const WindowGeometry& g, const wick_tenso
         const int64_t step = s * xs[last];
         A* a = acc.data();
         if (step == 1) {
-          for (int64_t j = j0; j <= j1; ++j) a[j] = C::apply(a[j], static_cast<A>(static_cast<Compute<T>>(src[j])));
+          for (int64_t j = j0; j <= j1; ++j)
+            a[j] = C::apply(a[j], static_cast<A>(static_cast<Compute<T>>(src[j])));
         } else {
           for (int64_t j = j0; j <= j1; ++j)
             a[j] = C::apply(a[j], static_cast<A>(static_cast<Compute<T>>(src[j * step])));
         }
       }
     } while (next_index(tap, g.window, last));
-    for (int64_t j = 0; j < width; ++j) py[yoff + j * ys[last]] = cast_value<T>(acc[static_cast<size_t>(j)]);
+    for (int64_t j = 0; j < width; ++j)
+      py[yoff + j * ys[last]] = cast_value<T>(acc[static_cast<size_t>(j)]);
   };
   int64_t taps = 1;
   for (int64_t w : g.window) taps *= w;
@@ -220,8 +222,10 @@ void window_scatter(const WindowGeometry& g, const wick_op_desc& op) {
     n *= g.in[i];
   }
   A init;
-  if constexpr (std::is_integral_v<T>) init = static_cast<A>(cast_value<int64_t>(p.init_value));
-  else init = static_cast<A>(p.init_value);
+  if constexpr (std::is_integral_v<T>)
+    init = static_cast<A>(cast_value<int64_t>(p.init_value));
+  else
+    init = static_cast<A>(p.init_value);
   std::vector<A> acc(static_cast<size_t>(n), init);
   if (numel_of(src) > 0 && n > 0) {
     std::vector<int64_t> pos(r, 0), tap(r, 0);
@@ -265,7 +269,8 @@ void window_scatter(const WindowGeometry& g, const wick_op_desc& op) {
 wick_support scatter_supports(const wick_op_desc& op) {
   if (op.num_inputs != 2 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
   const wick_tensor_desc &x = op.inputs[0], &src = op.inputs[1], &y = op.outputs[0];
-  if (x.dtype != y.dtype || src.dtype != y.dtype || !same_shape(x, y)) return WICK_SUPPORT_NO_PARAMS;
+  if (x.dtype != y.dtype || src.dtype != y.dtype || !same_shape(x, y))
+    return WICK_SUPPORT_NO_PARAMS;
   if (!window_geometry(op, x, src)) return WICK_SUPPORT_NO_PARAMS;
   if (x.dtype == WICK_DTYPE_BOOL || sdk::dtype_size(x.dtype) == 0) return WICK_SUPPORT_NO_DTYPE;
   return WICK_SUPPORT_YES;
@@ -285,10 +290,14 @@ void scatter_execute(Context& /*ctx*/, const wick_op_desc& op) {
 }  // namespace
 
 void register_window(KernelTable& table) {
-  table[WICK_OP_WINDOW_SUM] = {&window_supports<WICK_OP_WINDOW_SUM>, &window_execute<WICK_OP_WINDOW_SUM>};
-  table[WICK_OP_WINDOW_PROD] = {&window_supports<WICK_OP_WINDOW_PROD>, &window_execute<WICK_OP_WINDOW_PROD>};
-  table[WICK_OP_WINDOW_MAX] = {&window_supports<WICK_OP_WINDOW_MAX>, &window_execute<WICK_OP_WINDOW_MAX>};
-  table[WICK_OP_WINDOW_MIN] = {&window_supports<WICK_OP_WINDOW_MIN>, &window_execute<WICK_OP_WINDOW_MIN>};
+  table[WICK_OP_WINDOW_SUM] = {&window_supports<WICK_OP_WINDOW_SUM>,
+                               &window_execute<WICK_OP_WINDOW_SUM>};
+  table[WICK_OP_WINDOW_PROD] = {&window_supports<WICK_OP_WINDOW_PROD>,
+                                &window_execute<WICK_OP_WINDOW_PROD>};
+  table[WICK_OP_WINDOW_MAX] = {&window_supports<WICK_OP_WINDOW_MAX>,
+                               &window_execute<WICK_OP_WINDOW_MAX>};
+  table[WICK_OP_WINDOW_MIN] = {&window_supports<WICK_OP_WINDOW_MIN>,
+                               &window_execute<WICK_OP_WINDOW_MIN>};
   table[WICK_OP_WINDOW_SCATTER_MAX] = {&scatter_supports, &scatter_execute<true>};
   table[WICK_OP_WINDOW_SCATTER_MIN] = {&scatter_supports, &scatter_execute<false>};
 }
