@@ -441,6 +441,16 @@ TEST_CASE("long reductions split across threads give exact results", "[reduce][t
   CHECK(ramp.to(DType::F32).sum().item<float>() ==
         static_cast<float>(static_cast<double>(n) * static_cast<double>(n - 1) / 2));
   CHECK(ramp.max({0}).item<double>() == static_cast<double>(n - 1));
+  // Inexact values: within a few f32 ulps of the sum computed here in f64, along both loop shapes.
+  std::vector<float> odd(static_cast<size_t>(n));
+  double exact = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    odd[static_cast<size_t>(i)] = static_cast<float>(i % 1000) * 0.001f + 0.1f;
+    exact += static_cast<double>(odd[static_cast<size_t>(i)]);
+  }
+  Tensor o = Tensor::from_vector(odd, cpu());
+  CHECK(o.sum().item<float>() == Approx(exact).epsilon(1e-6));
+  CHECK(o.reshape({1024, 1024}).sum({0}).sum().item<float>() == Approx(exact).epsilon(1e-6));
   // Outer-axis (column) reductions, with the rows cut between threads.
   Tensor cols = Tensor::ones({100000, 16}, DType::F32, cpu());
   CHECK(values_of<float>(cols.sum({0})) == std::vector<float>(16, 100000.0f));
