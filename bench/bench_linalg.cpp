@@ -131,6 +131,42 @@ void onednn_conv(benchmark::State& state, DType t, bool plain_io) {
   state.SetLabel(pd.impl_info_str());
 }
 
+// ---- pooling (informational: no target) -----------------------------------------------------
+
+constexpr int64_t kPoolN = 16, kPoolC = 64, kPoolHW = 112;
+
+void wick_max_pool(benchmark::State& state) {
+  const Tensor x = random({kPoolN, kPoolC, kPoolHW, kPoolHW}, DType::F32, 1);
+  for (auto _ : state) {
+    Tensor y = x.max_pool2d({3}, {2}, {1});
+    benchmark::DoNotOptimize(y);
+  }
+  report_bytes(state, 4.0 * static_cast<double>(kPoolN * kPoolC * kPoolHW * kPoolHW));
+}
+
+// oneDNN max pooling on plain NCHW memory, as a NCHW user runs it. Wick does not use it: it drops
+// NaN (docs/ops/nn.md).
+void onednn_max_pool(benchmark::State& state) {
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream s(eng);
+  const int64_t out = (kPoolHW + 2 - 3) / 2 + 1;
+  const memory::desc src_md({kPoolN, kPoolC, kPoolHW, kPoolHW}, memory::data_type::f32, tag::nchw);
+  const memory::desc dst_md({kPoolN, kPoolC, out, out}, memory::data_type::f32, tag::nchw);
+  dnnl::pooling_v2_forward::primitive_desc pd(
+      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
+                                     dnnl::algorithm::pooling_max, src_md, dst_md, {2, 2}, {3, 3},
+                                     {0, 0}, {1, 1}, {1, 1}),
+      eng);
+  dnnl::pooling_v2_forward pool(pd);
+  memory src = filled(src_md, eng, s, 1), dst(dst_md, eng);
+  for (auto _ : state) {
+    pool.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    s.wait();
+  }
+  report_bytes(state, 4.0 * static_cast<double>(kPoolN * kPoolC * kPoolHW * kPoolHW));
+  state.SetLabel(pd.impl_info_str());
+}
+
 }  // namespace
 
 void register_linalg() {
@@ -178,6 +214,14 @@ void register_linalg() {
           ->MinTime(0.3);
     }
   }
+  benchmark::RegisterBenchmark("maxpool2d_f32_n16c64h112k3s2p1/wick", wick_max_pool)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime()
+      ->MinTime(0.2);
+  benchmark::RegisterBenchmark("maxpool2d_f32_n16c64h112k3s2p1/onednn", onednn_max_pool)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime()
+      ->MinTime(0.2);
 }
 
 }  // namespace wick::bench

@@ -48,7 +48,7 @@ def medians(report):
 
 def case_order(case):
     """matmul f32, matmul bf16, conv, add, sum; sizes ascending within each."""
-    families = ["matmul_f32", "matmul_bf16", "conv2d_f32", "conv2d_bf16", "add_f32", "sum_f32"]
+    families = ["matmul_f32", "matmul_bf16", "conv2d_f32", "conv2d_bf16", "maxpool2d_f32", "add_f32", "sum_f32"]
     family = next((i for i, f in enumerate(families) if case.startswith(f + "_")), len(families))
     numbers = [int(n) for n in re.findall(r"\d+", case[len(families[family]) if family < len(families) else 0:])]
     return (family, numbers[:1] == [64], numbers, case)

@@ -223,6 +223,23 @@ TEST_CASE("window max and min propagate NaN", "[nn][window][edge]") {
   }
 }
 
+TEST_CASE("max_pool2d propagates NaN and keeps infinities", "[nn][window][pool][edge]") {
+  for (DType t : kFloats) {
+    INFO(dtype_name(t));
+    // A 4x4 image 1..16 with NaN at (0, 1) and -inf at (3, 3): 2x2 windows, stride 2.
+    std::vector<double> v(16);
+    for (size_t i = 0; i < 16; ++i) v[i] = static_cast<double>(i + 1);
+    v[1] = kNaN;
+    v[15] = -kInf;
+    const Tensor x = make(v, {1, 1, 4, 4}, t);
+    CHECK(mismatches(x.max_pool2d({2}), literal({1, 1, 2, 2}, {kNaN, 8, 14, 15})) == "");
+    // Without the NaN: the same windows' maxima.
+    v[1] = 2;
+    CHECK(mismatches(make(v, {1, 1, 4, 4}, t).max_pool2d({2}),
+                     literal({1, 1, 2, 2}, {6, 8, 14, 15})) == "");
+  }
+}
+
 TEST_CASE("window reductions of flipped and 0-d and zero-size tensors", "[nn][window][edge]") {
   // [1, 2, 3, 4, 5] flipped is [5, 4, 3, 2, 1]: pairwise sums 9, 7, 5, 3.
   const Tensor flipped = Tensor::from_vector<float>({1, 2, 3, 4, 5}, cpu()).flip(0);

@@ -29,3 +29,26 @@ TEST_CASE("fused ops compose from smaller ops on a device without them", "[nn][f
     CHECK(ops.count(fused) == 0);
   CHECK(ops.count("exp") == 1);
 }
+
+TEST_CASE("fused ops run on the OpenCL device without a CPU fallback of the fused op",
+          "[nn][fused][composite][opencl]") {
+  // Whatever the OpenCL plugin implements itself, a fused op it lacks is composed on the OpenCL
+  // device: the fallback record may name small ops, never the fused one.
+  auto rt = test::fixture_runtime(false, {"opencl", "cpu"});
+  const Device dev = rt->registry().find_device("opencl");
+  if (!dev.valid()) {
+    WARN("no OpenCL device in this build or on this machine: nothing to check");
+    return;
+  }
+  for (const json& c : fixture("fused.json")["cases"]) {
+    INFO(label(c, DType::F32));
+    const Tensor y = run_fused(c, DType::F32, dev);
+    CHECK(y.device() == dev);
+    CHECK(mismatches(y, c["out"], fused_tolerance(DType::F32)) == "");
+  }
+  for (const FallbackRecord& r : rt->fallbacks()) {
+    for (const char* fused :
+         {"softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm", "attention"})
+      CHECK(r.op != fused);
+  }
+}

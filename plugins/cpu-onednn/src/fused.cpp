@@ -115,31 +115,6 @@ void softmax_loop(const Context& ctx, const wick_tensor_desc& x, const wick_tens
                    });
 }
 
-// Whether any element is NaN or infinite (all exponent bits set): oneDNN's softmax drops NaN and
-// gives 0 beside +inf, where docs/ops.md wants the whole line NaN, as the composite gives it.
-bool has_non_finite(const wick_tensor_desc& d) {
-  bool found = false;
-  auto scan = [&](auto tag, auto exponent) {
-    using Bits = typename decltype(tag)::type;
-    const Bits* p = data_of<const Bits>(d);
-    sdk::for_each_row<1>(d.shape, d.rank, {d.strides}, [&](const sdk::Row<1>& r) {
-      bool any = false;
-      if (r.stride[0] == 1) {
-        for (int64_t i = 0; i < r.length; ++i) any |= (p[r.offset[0] + i] & exponent) == exponent;
-      } else {
-        for (int64_t i = 0; i < r.length; ++i)
-          any |= (p[r.offset[0] + i * r.stride[0]] & exponent) == exponent;
-      }
-      found = found || any;
-    });
-  };
-  if (d.dtype == WICK_DTYPE_F32)
-    scan(sdk::type_tag<uint32_t>{}, uint32_t{0x7f800000u});
-  else
-    scan(sdk::type_tag<uint16_t>{}, uint16_t{0x7f80u});  // bf16
-  return found;
-}
-
 struct SoftmaxPlan {
   std::optional<dnnl::softmax_v2_forward> primitive;  // empty: oneDNN has only a reference loop
   dnnl::memory::desc src, dst;
@@ -147,6 +122,8 @@ struct SoftmaxPlan {
 
 template <bool Log>
 bool softmax_onednn(Context& ctx, const wick_tensor_desc& x, const wick_tensor_desc& y, int axis) {
+  // oneDNN's softmax drops NaN and gives 0 beside +inf, where docs/ops.md wants the whole line NaN
+  // (as the composite gives it): lines with non-finite values take the loop.
   if ((x.dtype != WICK_DTYPE_F32 && x.dtype != WICK_DTYPE_BF16) || !plain_strides(x) ||
       !plain_strides(y) || has_non_finite(x))
     return false;

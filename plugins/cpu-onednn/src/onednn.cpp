@@ -59,6 +59,34 @@ void convert_strided(const wick_tensor_desc& src, const wick_tensor_desc& dst) {
   });
 }
 
+bool has_non_finite(const wick_tensor_desc& d) {
+  bool found = false;
+  auto scan = [&](auto tag, auto exponent) {
+    using Bits = typename decltype(tag)::type;
+    const Bits* p = data_of<const Bits>(d);
+    sdk::for_each_row<1>(d.shape, d.rank, {d.strides}, [&](const sdk::Row<1>& r) {
+      // Branch-free blocks of 4096 that the compiler vectorises, leaving at the first hit.
+      for (int64_t b = 0; b < r.length && !found; b += 4096) {
+        const int64_t e = std::min<int64_t>(r.length, b + 4096);
+        unsigned any = 0;
+        if (r.stride[0] == 1) {
+          const Bits* q = p + r.offset[0];
+          for (int64_t i = b; i < e; ++i) any |= (q[i] & exponent) == exponent ? 1u : 0u;
+        } else {
+          for (int64_t i = b; i < e; ++i)
+            any |= (p[r.offset[0] + i * r.stride[0]] & exponent) == exponent ? 1u : 0u;
+        }
+        found = any != 0;
+      }
+    });
+  };
+  if (d.dtype == WICK_DTYPE_F32)
+    scan(sdk::type_tag<uint32_t>{}, uint32_t{0x7f800000u});
+  else
+    scan(sdk::type_tag<uint16_t>{}, uint16_t{0x7f80u});  // bf16
+  return found;
+}
+
 void Dense::allocate(const wick_tensor_desc& like, wick_dtype t) {
   shape.assign(like.shape, like.shape + like.rank);
   strides.resize(shape.size());

@@ -1,10 +1,13 @@
 // Window reductions (WICK_OP_WINDOW_SUM/PROD/MAX/MIN) and the select-and-scatter of max-pool
 // backward (WICK_OP_WINDOW_SCATTER_MAX/MIN), any rank, every numeric dtype.
 //
-// Not oneDNN pooling: its max pooling drops NaN (oneDNN 2.6.3 returns the largest number of a
-// window holding a NaN), and docs/ops.md says max propagates NaN. These loops run the last axis
-// as the vector dimension: for each window tap, one pass over the output row.
+// window_max of f32/bf16 pooling shapes (windows over 1-3 trailing axes, windows never wholly in
+// padding) runs oneDNN's max pooling when the input is finite: oneDNN 2.6.3 returns the largest
+// number of a window that holds a NaN, and docs/ops.md says max propagates NaN. Everything else
+// runs loops with the last axis as the vector dimension: for each window tap, one pass over the
+// output row.
 #include "nn.hpp"
+#include "onednn.hpp"
 
 #include <cmath>
 #include <limits>
@@ -182,11 +185,73 @@ wick_support window_supports(const wick_op_desc& op) {
   return WICK_SUPPORT_YES;
 }
 
+// ---- oneDNN max pooling ---------------------------------------------------------------------
+
+struct PoolPlan {
+  std::optional<dnnl::pooling_v2_forward> primitive;  // empty: only a reference implementation
+  dnnl::memory::desc src, dst;
+};
+
+// [N, C, spatial...] with windows over 1-3 spatial axes only, none of them wholly in padding (where
+// oneDNN's answer is not -inf).
+bool pooling_fits(const WindowGeometry& g) {
+  const int r = g.rank;
+  if (r < 3 || r > 5) return false;
+  for (int i = 0; i < 2; ++i)
+    if (g.window[i] != 1 || g.stride[i] != 1 || g.lo[i] != 0 || g.hi[i] != 0) return false;
+  for (int i = 2; i < r; ++i) {
+    const int64_t span = (g.window[i] - 1) * g.dil[i] + 1;
+    if (g.lo[i] < 0 || g.hi[i] < 0 || g.lo[i] >= span || g.hi[i] >= span) return false;
+  }
+  return true;
+}
+
+bool max_pool_onednn(Context& ctx, const WindowGeometry& g, const wick_tensor_desc& x,
+                     const wick_tensor_desc& y) {
+  if ((x.dtype != WICK_DTYPE_F32 && x.dtype != WICK_DTYPE_BF16) || !pooling_fits(g) ||
+      !plain_strides(x) || !plain_strides(y) || has_non_finite(x))
+    return false;
+  Context::Onednn& dnn = *ctx.onednn;
+  std::lock_guard lock(dnn.mutex);
+  dnn.use_configured_threads();
+  std::string key = "max_pool";
+  key_add(key, x);
+  key_add(key, y);
+  for (const auto* v : {&g.window, &g.stride, &g.lo, &g.hi, &g.dil})
+    for (int64_t e : *v) key_add(key, e);
+  PoolPlan& plan = dnn.plan<PoolPlan>(key, [&] {
+    PoolPlan p;
+    p.src = dnnl_desc(x);
+    p.dst = dnnl_desc(y);
+    dnnl::memory::dims kernel, strides, dil, lo, hi;
+    for (int i = 2; i < g.rank; ++i) {
+      kernel.push_back(g.window[static_cast<size_t>(i)]);
+      strides.push_back(g.stride[static_cast<size_t>(i)]);
+      dil.push_back(g.dil[static_cast<size_t>(i)] - 1);  // oneDNN counts the gaps
+      lo.push_back(g.lo[static_cast<size_t>(i)]);
+      hi.push_back(g.hi[static_cast<size_t>(i)]);
+    }
+    dnnl::pooling_v2_forward::primitive_desc pd(
+        dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
+                                       dnnl::algorithm::pooling_max, p.src, p.dst, strides, kernel,
+                                       dil, lo, hi),
+        dnn.engine);
+    if (!is_reference(pd)) p.primitive = dnnl::pooling_v2_forward(pd);
+    return p;
+  });
+  if (!plan.primitive) return false;
+  dnnl::memory src(plan.src, dnn.engine, data_of(x)), dst(plan.dst, dnn.engine, data_of(y));
+  plan.primitive->execute(dnn.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  dnn.stream.wait();
+  return true;
+}
+
 template <int Code>
 void window_execute(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
   if (numel_of(y) == 0) return;
   const WindowGeometry g = *window_geometry(op, x, y);
+  if (Code == WICK_OP_WINDOW_MAX && max_pool_onednn(ctx, g, x, y)) return;
   sdk::visit_dtype(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (Code == WICK_OP_WINDOW_MAX) window_reduce<T, Reduce::Max>(ctx, g, x, y);
