@@ -53,23 +53,25 @@ void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& in
                   "; move it first with .to(device)");
     }
   };
-  std::vector<wick_tensor_desc> in_descs, out_descs;
+  // Inputs then outputs in one allocation.
+  std::vector<wick_tensor_desc> descs;
+  descs.reserve(inputs.size() + outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     check_device(inputs[i], "input", i);
-    in_descs.push_back(describe(inputs[i]));
+    descs.push_back(describe(inputs[i]));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     check_device(outputs[i], "output", i);
-    out_descs.push_back(describe(outputs[i]));
+    descs.push_back(describe(outputs[i]));
   }
   wick_op_desc desc{};
   desc.struct_size = sizeof(desc);
   desc.op = op;
   desc.params = params;
-  desc.inputs = in_descs.data();
-  desc.num_inputs = in_descs.size();
-  desc.outputs = out_descs.data();
-  desc.num_outputs = out_descs.size();
+  desc.inputs = descs.data();
+  desc.num_inputs = inputs.size();
+  desc.outputs = descs.data() + inputs.size();
+  desc.num_outputs = outputs.size();
 
   LoadedPlugin& plugin = device.plugin();
   const wick_support support =

@@ -56,7 +56,14 @@ Tensor binary_op(wick_op_code op, const Tensor& a, const Tensor& b, std::optiona
   const DType t = promote_types(a.dtype(), b.dtype());
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = Tensor::empty(shape, out_dtype.value_or(t), a.device());
-  if (out.numel() > 0) dispatch(op, nullptr, {a.to(t).broadcast_to(shape), b.to(t).broadcast_to(shape)}, {out});
+  if (out.numel() == 0) return out;
+  // One copy per operand, not three: a Tensor copy copies its shape and strides (heap vectors),
+  // which is most of a small op's cost.
+  std::vector<Tensor> in;
+  in.reserve(2);
+  for (const Tensor* x : {&a, &b})
+    in.push_back(x->dtype() == t && x->shape() == shape ? *x : x->to(t).broadcast_to(shape));
+  dispatch(op, nullptr, in, {out});
   return out;
 }
 
