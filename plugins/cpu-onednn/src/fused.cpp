@@ -125,7 +125,7 @@ bool softmax_onednn(Context& ctx, const wick_tensor_desc& x, const wick_tensor_d
   // oneDNN's softmax drops NaN and gives 0 beside +inf, where docs/ops.md wants the whole line NaN
   // (as the composite gives it): lines with non-finite values take the loop.
   if ((x.dtype != WICK_DTYPE_F32 && x.dtype != WICK_DTYPE_BF16) || !plain_strides(x) ||
-      !plain_strides(y) || has_non_finite(x))
+      !plain_strides(y) || has_non_finite(ctx, x))
     return false;
   Context::Onednn& dnn = *ctx.onednn;
   std::lock_guard lock(dnn.mutex);

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 
 namespace wick::cpu {
@@ -59,14 +60,15 @@ void convert_strided(const wick_tensor_desc& src, const wick_tensor_desc& dst) {
   });
 }
 
-bool has_non_finite(const wick_tensor_desc& d) {
-  bool found = false;
+bool has_non_finite(const Context& ctx, const wick_tensor_desc& d) {
+  std::atomic<bool> found{false};
   auto scan = [&](auto tag, auto exponent) {
     using Bits = typename decltype(tag)::type;
     const Bits* p = data_of<const Bits>(d);
-    sdk::for_each_row<1>(d.shape, d.rank, {d.strides}, [&](const sdk::Row<1>& r) {
+    // Rows (chunks of long ones) on every thread, as the primitive after it runs.
+    parallel_rows<1>(ctx, d, {d.strides}, [&](const sdk::Row<1>& r) {
       // Branch-free blocks of 4096 that the compiler vectorises, leaving at the first hit.
-      for (int64_t b = 0; b < r.length && !found; b += 4096) {
+      for (int64_t b = 0; b < r.length && !found.load(std::memory_order_relaxed); b += 4096) {
         const int64_t e = std::min<int64_t>(r.length, b + 4096);
         unsigned any = 0;
         if (r.stride[0] == 1) {
@@ -76,7 +78,7 @@ bool has_non_finite(const wick_tensor_desc& d) {
           for (int64_t i = b; i < e; ++i)
             any |= (p[r.offset[0] + i * r.stride[0]] & exponent) == exponent ? 1u : 0u;
         }
-        found = any != 0;
+        if (any != 0) found.store(true, std::memory_order_relaxed);
       }
     });
   };
@@ -84,7 +86,7 @@ bool has_non_finite(const wick_tensor_desc& d) {
     scan(sdk::type_tag<uint32_t>{}, uint32_t{0x7f800000u});
   else
     scan(sdk::type_tag<uint16_t>{}, uint16_t{0x7f80u});  // bf16
-  return found;
+  return found.load();
 }
 
 void Dense::allocate(const wick_tensor_desc& like, wick_dtype t) {

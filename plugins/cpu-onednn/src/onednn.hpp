@@ -135,7 +135,7 @@ struct Dense {
 
 // Whether any element of an f32 or bf16 operand is NaN or infinite (all exponent bits set): the
 // oneDNN primitives that do not keep docs/ops.md's NaN rules run only on finite data.
-bool has_non_finite(const wick_tensor_desc& d);
+bool has_non_finite(const Context& ctx, const wick_tensor_desc& d);
 
 // Copies src into dst elementwise with cast_value (same shape; float dtypes, or equal dtypes).
 void convert_strided(const wick_tensor_desc& src, const wick_tensor_desc& dst);
