@@ -90,7 +90,7 @@ DEFINE_COPY_FILL(u64, ulong)
   DEFINE_UNARY(sqrt, NAME, T, sqrt(v))                                         \
   DEFINE_UNARY(tanh, NAME, T, tanh(v))                                         \
   DEFINE_UNARY(sigmoid, NAME, T, (T)1 / ((T)1 + exp(-v)))                      \
-  DEFINE_UNARY(relu, NAME, T, v > (T)0 ? v : (T)0)                             \
+  DEFINE_UNARY(relu, NAME, T, (isnan(v) || v > (T)0) ? v : (T)0)                             \
   DEFINE_UNARY(sin, NAME, T, sin(v))                                           \
   DEFINE_UNARY(cos, NAME, T, cos(v))
 

@@ -563,6 +563,18 @@ class OpenClPlugin final : public sdk::Plugin {
  private:
   void execute_matmul(OpenClDevice& dev, const wick_op_desc& op) {
     const MatmulViews v = matmul_views(op);
+    if (v.k_extent == 0) {  // an empty inner dimension: the product is all zeros
+      wick_op_desc fill = op;
+      fill.num_inputs = 0;
+      const StridedArgs zeros = make_strided_args(fill);
+      if (zeros.numel == 0) return;
+      const size_t element_size = sdk::dtype_size(op.outputs[0].dtype);
+      const uint64_t zero = 0;
+      cl_mem out = as_buffer(op.outputs[0].buffer).mem.get();
+      launch(dev, std::string("fill_") + bits_suffix(element_size), {{sizeof(cl_mem), &out}, {element_size, &zero}},
+             zeros);
+      return;
+    }
     const StridedArgs geometry = make_strided_args(v.op);
     if (geometry.numel == 0) return;
     cl_mem mems[3] = {as_buffer(op.outputs[0].buffer).mem.get(), as_buffer(op.inputs[0].buffer).mem.get(),
@@ -571,8 +583,8 @@ class OpenClPlugin final : public sdk::Plugin {
       if (b->device != &dev)
         throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "an operand's buffer belongs to another device than " + dev.name);
     }
-    // The real operands must lie inside their buffers (K = 0 reads nothing).
-    if (v.k_extent > 0) (void)make_strided_args(op);
+    // The real operands must lie inside their buffers.
+    (void)make_strided_args(op);
     launch(dev, std::string("matmul_") + sdk::dtype_name(op.outputs[0].dtype),
            {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]},
             {sizeof(int64_t), &v.k_extent}, {sizeof(int64_t), &v.lhs_k}, {sizeof(int64_t), &v.rhs_k}},
