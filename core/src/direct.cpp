@@ -14,18 +14,6 @@ struct Descriptors {
   wick_op_desc op{};
 };
 
-wick_tensor_desc describe(const Tensor& t) {
-  wick_tensor_desc d{};
-  d.struct_size = sizeof(d);
-  d.buffer = t.storage()->buffer;
-  d.byte_offset = static_cast<uint64_t>(t.offset()) * dtype_size(t.dtype());
-  d.dtype = to_c(t.dtype());
-  d.rank = t.rank();
-  d.shape = t.shape().data();
-  d.strides = t.strides().data();
-  return d;
-}
-
 void build(Descriptors& d, const Device& device, wick_op_code op, const void* params,
            const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
   if (!device.valid()) throw Error(std::string(sdk::op_name(op)) + ": invalid device");
@@ -35,7 +23,7 @@ void build(Descriptors& d, const Device& device, wick_op_code op, const void* pa
                   (t.defined() ? " is on " + t.device().name() : std::string(" is undefined")) +
                   ", not on " + device.name());
     }
-    to.push_back(describe(t));
+    to.push_back(describe_tensor(t));
   };
   for (size_t i = 0; i < inputs.size(); ++i) add(d.inputs, inputs[i], "input", i);
   for (size_t i = 0; i < outputs.size(); ++i) add(d.outputs, outputs[i], "output", i);

@@ -11,18 +11,6 @@ namespace wick {
 
 namespace {
 
-wick_tensor_desc describe(const Tensor& t) {
-  wick_tensor_desc d{};
-  d.struct_size = sizeof(d);
-  d.buffer = t.storage()->buffer;
-  d.byte_offset = static_cast<uint64_t>(t.offset()) * dtype_size(t.dtype());
-  d.dtype = to_c(t.dtype());
-  d.rank = t.rank();
-  d.shape = t.shape().data();
-  d.strides = t.strides().data();
-  return d;
-}
-
 const char* support_reason(wick_support s) {
   switch (s) {
     case WICK_SUPPORT_NO_OP: return "op not implemented";
@@ -58,11 +46,11 @@ void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& in
   descs.reserve(inputs.size() + outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     check_device(inputs[i], "input", i);
-    descs.push_back(describe(inputs[i]));
+    descs.push_back(describe_tensor(inputs[i]));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     check_device(outputs[i], "output", i);
-    descs.push_back(describe(outputs[i]));
+    descs.push_back(describe_tensor(outputs[i]));
   }
   wick_op_desc desc{};
   desc.struct_size = sizeof(desc);

@@ -34,6 +34,18 @@ Storage::~Storage() {
   }
 }
 
+wick_tensor_desc describe_tensor(const Tensor& t) {
+  wick_tensor_desc d{};
+  d.struct_size = sizeof(d);
+  d.buffer = t.storage()->buffer;
+  d.byte_offset = static_cast<uint64_t>(t.offset()) * dtype_size(t.dtype());
+  d.dtype = to_c(t.dtype());
+  d.rank = t.rank();
+  d.shape = t.shape().data();
+  d.strides = t.strides().data();
+  return d;
+}
+
 void Storage::write(uint64_t offset, const void* src, uint64_t size) {
   LoadedPlugin& p = device.plugin();
   p.check(p.guard("buffer_write", [&] { return p.api().buffer_write(buffer, offset, src, size); }),

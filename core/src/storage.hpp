@@ -2,6 +2,7 @@
 #pragma once
 
 #include <wick/device.hpp>
+#include <wick/tensor.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -19,5 +20,8 @@ struct Storage {
   void write(uint64_t offset, const void* src, uint64_t size);
   void read(uint64_t offset, void* dst, uint64_t size) const;
 };
+
+// The ABI descriptor of a tensor's view; its shape and strides point into t, which must outlive it.
+wick_tensor_desc describe_tensor(const Tensor& t);
 
 }  // namespace wick
