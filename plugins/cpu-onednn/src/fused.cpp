@@ -147,11 +147,7 @@ bool softmax_onednn(Context& ctx, const wick_tensor_desc& x, const wick_tensor_d
     if (!is_reference(pd)) p.primitive = dnnl::softmax_v2_forward(pd);
     return p;
   });
-  if (!plan.primitive) return false;
-  dnnl::memory src(plan.src, dnn.engine, data_of(x)), dst(plan.dst, dnn.engine, data_of(y));
-  plan.primitive->execute(dnn.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-  dnn.stream.wait();
-  return true;
+  return run_src_dst(dnn, plan, data_of(x), data_of(y));
 }
 
 wick_support softmax_supports(const wick_op_desc& op) {

@@ -90,6 +90,17 @@ inline bool is_reference(const dnnl::primitive_desc_base& pd) {
   return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
 }
 
+// Runs a cached plan with one source and one destination (softmax, pooling); false when the plan
+// holds no primitive (oneDNN offered only its reference loop) and the caller must use its own.
+template <class Plan>
+bool run_src_dst(Context::Onednn& dnn, const Plan& plan, void* src_data, void* dst_data) {
+  if (!plan.primitive) return false;
+  dnnl::memory src(plan.src, dnn.engine, src_data), dst(plan.dst, dnn.engine, dst_data);
+  plan.primitive->execute(dnn.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  dnn.stream.wait();
+  return true;
+}
+
 // Whether oneDNN can read the operand in place: no negative strides, no broadcast (stride 0).
 inline bool plain_strides(const wick_tensor_desc& d) {
   for (int i = 0; i < d.rank; ++i)

@@ -239,11 +239,7 @@ bool max_pool_onednn(Context& ctx, const WindowGeometry& g, const wick_tensor_de
     if (!is_reference(pd)) p.primitive = dnnl::pooling_v2_forward(pd);
     return p;
   });
-  if (!plan.primitive) return false;
-  dnnl::memory src(plan.src, dnn.engine, data_of(x)), dst(plan.dst, dnn.engine, data_of(y));
-  plan.primitive->execute(dnn.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-  dnn.stream.wait();
-  return true;
+  return run_src_dst(dnn, plan, data_of(x), data_of(y));
 }
 
 template <int Code>
