@@ -5,6 +5,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,6 +42,21 @@ memory filled(const memory::desc& md, const dnnl::engine& eng, dnnl::stream& s, 
   return out;
 }
 
+// A oneDNN primitive descriptor, or nullopt (the benchmark skipped with the reason) where this
+// CPU's oneDNN has no kernel for it: oneDNN 2.6 has no bf16 kernels below AVX-512.
+template <class Make>
+auto primitive_desc_or_skip(benchmark::State& state, DType t, Make&& make)
+    -> std::optional<decltype(make())> {
+  try {
+    return make();
+  } catch (const dnnl::error& e) {
+    state.SkipWithError((std::string("oneDNN has no ") + type_name(t) +
+                         " kernel on this CPU (ONEDNN_MAX_CPU_ISA or an older ISA): " + e.what())
+                            .c_str());
+    return std::nullopt;
+  }
+}
+
 // ---- matmul -------------------------------------------------------------------------------------
 
 void wick_matmul(benchmark::State& state, int64_t m, int64_t k, int64_t n, DType t) {
@@ -62,7 +78,11 @@ void onednn_matmul(benchmark::State& state, int64_t m, int64_t k, int64_t n, DTy
   const memory::desc a_md({m, k}, dnnl_type(t), tag::ab), b_md({k, n}, dnnl_type(t), tag::ab),
       c_md({m, n}, dnnl_type(t), tag::ab);
   const memory::desc b_want = prepacked ? memory::desc({k, n}, dnnl_type(t), tag::any) : b_md;
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_want, c_md), eng);
+  const auto made = primitive_desc_or_skip(state, t, [&] {
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_want, c_md), eng);
+  });
+  if (!made) return;
+  const dnnl::matmul::primitive_desc& pd = *made;
   dnnl::matmul prim(pd);
   memory a = filled(a_md, eng, s, 1), b = filled(pd.weights_desc(), eng, s, 2), c(c_md, eng);
   for (auto _ : state) {
@@ -100,14 +120,18 @@ void onednn_conv(benchmark::State& state, DType t, bool plain_io) {
   const memory::data_type dt = dnnl_type(t);
   const memory::dims src_dims{kN, kC, kHW, kHW}, wei_dims{kO, kC, kK, kK},
       dst_dims{kN, kO, kHW, kHW};
-  dnnl::convolution_forward::primitive_desc pd(
-      dnnl::convolution_forward::desc(
-          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-          memory::desc(src_dims, dt, tag::any), memory::desc(wei_dims, dt, tag::any),
-          memory::desc(dst_dims, dt, tag::any),
-          // strides 1, no dilation (oneDNN counts gaps), padding 1 each side
-          {1, 1}, {0, 0}, {1, 1}, {1, 1}),
-      eng);
+  const auto made = primitive_desc_or_skip(state, t, [&] {
+    return dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+            memory::desc(src_dims, dt, tag::any), memory::desc(wei_dims, dt, tag::any),
+            memory::desc(dst_dims, dt, tag::any),
+            // strides 1, no dilation (oneDNN counts gaps), padding 1 each side
+            {1, 1}, {0, 0}, {1, 1}, {1, 1}),
+        eng);
+  });
+  if (!made) return;
+  const dnnl::convolution_forward::primitive_desc& pd = *made;
   dnnl::convolution_forward conv(pd);
   memory src(pd.src_desc(), eng), wei(pd.weights_desc(), eng), dst(pd.dst_desc(), eng);
   const memory::desc src_plain(src_dims, dt, tag::nchw), wei_plain(wei_dims, dt, tag::oihw),

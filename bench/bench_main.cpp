@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   Runtime::configure(config);
   benchmark::AddCustomContext("threads", std::to_string(n));
   benchmark::AddCustomContext("wick_device", bench::cpu().description());
+  // The plugin's own summary: oneDNN's version, the ISA it dispatches to, whether bf16 is native.
+  if (auto info = Runtime::global().registry().find("cpu-onednn"))
+    benchmark::AddCustomContext("cpu_plugin", info->reason);
   bench::register_linalg();
   bench::register_elementwise();
   benchmark::Initialize(&argc, argv);

@@ -36,6 +36,8 @@ def medians(report):
     """{(case, variant): (seconds, label)} from the median aggregates (or single runs)."""
     out = {}
     for b in report["benchmarks"]:
+        if b.get("error_occurred"):
+            continue  # skipped: a reference this CPU's oneDNN cannot build (bf16 below AVX-512)
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
         parts = b["run_name"].split("/")
@@ -67,6 +69,11 @@ def main():
     m = medians(report)
     ctx = report.get("context", {})
     print("threads: %s, host: %s, %s" % (ctx.get("threads", "?"), ctx.get("host_name", "?"), ctx.get("date", "?")))
+    print("cpu-onednn: %s" % ctx.get("cpu_plugin", "?"))
+    skipped = sorted({b["run_name"] for b in report["benchmarks"] if b.get("error_occurred")})
+    for name in skipped:
+        print("skipped: %s (%s)" % (name, next(b.get("error_message", "") for b in report["benchmarks"]
+                                                if b.get("run_name") == name and b.get("error_occurred"))))
     print()
     print("| case | Wick | Wick median | reference | reference median | ratio ref/Wick |")
     print("|---|---|---|---|---|---|")
@@ -90,11 +97,26 @@ def main():
             r = m[(case, ref)][0] / m[(case, wick)][0]
             verdict = "yes" if r >= minimum else "no (%.0f%% short)" % (100 * (minimum - r) / minimum)
             print("| %s: %s >= %.1fx %s | %.2fx | %s |" % (case, wick, minimum, ref, r, verdict))
+        elif (case, wick) in m:
+            print("| %s: %s >= %.1fx %s | no reference (skipped above) | n/a |" % (case, wick, minimum, ref))
     for case, limit in TIME_TARGETS:
         if (case, "wick") in m:
             t = m[(case, "wick")][0]
             print("| %s: Wick <= %s | %s | %s |" % (case, fmt_time(limit), fmt_time(t), "yes" if t <= limit else
                                                    "no (%.1fx the limit)" % (t / limit)))
+
+    # bf16 against f32: Wick's bf16 time relative to its f32 time for the same shape (above 1.0
+    # bf16 is faster). Below AVX-512 oneDNN has no bf16 kernels and Wick computes bf16 in f32.
+    pairs = [(c, c.replace("_bf16_", "_f32_")) for c in cases if "_bf16_" in c]
+    rows = [(b, f, v) for b, f in pairs for v in ("wick", "wick_channels_last")
+            if (b, v) in m and (f, v) in m]
+    if rows:
+        print()
+        print("| case | variant | bf16 median | f32 median | speed bf16/f32 |")
+        print("|---|---|---|---|---|")
+        for b, f, v in rows:
+            tb, tf = m[(b, v)][0], m[(f, v)][0]
+            print("| %s | %s | %s | %s | %.2f |" % (b.replace("_bf16_", "_"), v, fmt_time(tb), fmt_time(tf), tf / tb))
 
 
 if __name__ == "__main__":

@@ -7,10 +7,13 @@ shape and view: contiguous, transposed, flipped = negative stride, strided, broa
 a tolerance class (conformance/tolerances.toml). Inputs come from a generator seeded with
 seed = fnv1a64(case id, basis ^ BASE_SEED), so one case's data never depends on another's.
 Expected outputs are computed in float64 (integers exactly, with Python ints) following
-docs/ops.md, never by a Wick backend.
+docs/ops.md, never by a Wick backend. Transcendental functions and the fused ops come from
+crmath.py (mpmath, rounded once): NumPy's and libm's float64 results differ in the last bit from
+one CPU to another, and the golden bytes must not.
 
 Usage: generate.py [OUTPUT_DIR]   (default: the data/ directory beside this script)
-The output is byte-identical on every run (ctest conformance_golden_regenerates proves it).
+The output is byte-identical on every run and every x86-64 CPU (ctest
+conformance_golden_regenerates proves it, also with NumPy's SIMD dispatch turned down).
 Also writes, for each op, "large" recipes (shapes and input domains, no data) that the
 differential mode fills with seeded random values and compares against cpu-onednn.
 """
@@ -22,6 +25,8 @@ import struct
 import sys
 
 import numpy as np
+
+import crmath
 
 FORMAT = 1
 BASE_SEED = 20240601
@@ -315,32 +320,12 @@ def erfinv(y):
         return math.inf
     if y == -1:
         return -math.inf
-    # Giles' single-precision approximation, then Newton steps on math.erf to full precision.
-    w = -math.log((1.0 - y) * (1.0 + y))
-    if w < 5:
-        w -= 2.5
-        p = 2.81022636e-08
-        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-                  -0.00417768164, 0.246640727, 1.50140941):
-            p = c + p * w
-    else:
-        w = math.sqrt(w) - 3
-        p = -0.000200214257
-        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-                  0.00943887047, 1.00167406, 2.83297682):
-            p = c + p * w
-    x = p * y
-    for _ in range(4):
-        err = math.erf(x) - y
-        x -= err / (2 / math.sqrt(math.pi) * math.exp(-x * x))
-    return x
+    if y == 0:
+        return y
+    return crmath.to_f64(crmath.mpmath.erfinv(crmath.mpf(y)))
 
 
-def sigmoid(x):
-    if x >= 0:
-        return 1 / (1 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1 + e)
+sigmoid = crmath.sigmoid
 
 
 def round_half_away(x):
@@ -362,45 +347,38 @@ def fsign(x):
     return 0.0 if x == 0 else math.copysign(1.0, x)
 
 
-def npf(fn):
-    """A NumPy ufunc on one float64: C99 results at poles, signed zeros and infinities."""
-    return lambda x: float(fn(np.float64(x)))
-
-
 UNARY_FLOAT = {
     # name: (function, domain (lo, hi), tolerance class, adversarial values allowed)
-    "exp": (npf(np.exp), (-5, 5), "math", True),
-    "log": (npf(np.log), (0.05, 8), "math", True),
-    "sqrt": (npf(np.sqrt), (0, 9), "arith", True),
-    "rsqrt": (npf(lambda v: 1 / np.sqrt(v)), (0.05, 9), "math", True),
-    "recip": (npf(lambda v: 1 / v), (0.2, 4), "arith", True),
+    "exp": (crmath.exp, (-5, 5), "math", True),
+    "log": (crmath.log, (0.05, 8), "math", True),
+    "sqrt": (crmath.sqrt, (0, 9), "arith", True),
+    "rsqrt": (crmath.rsqrt, (0.05, 9), "math", True),
+    "recip": (lambda v: 1 / v if v != 0 else math.copysign(math.inf, v), (0.2, 4), "arith", True),
     "sqr": (lambda x: x * x, (-4, 4), "arith", True),
-    "tanh": (npf(np.tanh), (-4, 4), "math", True),
-    "erf": (math.erf, (-3, 3), "math", True),
+    "tanh": (crmath.tanh, (-4, 4), "math", True),
+    "erf": (crmath.erf, (-3, 3), "math", True),
     "sigmoid": (sigmoid, (-6, 6), "math", True),
-    "sin": (npf(np.sin), (-6, 6), "math", False),
-    "cos": (npf(np.cos), (-6, 6), "math", False),
-    "tan": (npf(np.tan), (-1.4, 1.4), "math", False),
-    "asin": (npf(np.arcsin), (-0.99, 0.99), "math", False),
-    "acos": (npf(np.arccos), (-0.99, 0.99), "math", False),
-    "atan": (npf(np.arctan), (-5, 5), "math", True),
-    "sinh": (npf(np.sinh), (-4, 4), "math", True),
-    "cosh": (npf(np.cosh), (-4, 4), "math", True),
-    "asinh": (npf(np.arcsinh), (-5, 5), "math", True),
-    "acosh": (npf(np.arccosh), (1, 6), "math", False),
-    "atanh": (npf(np.arctanh), (-0.95, 0.95), "math", False),
-    "expm1": (npf(np.expm1), (-3, 3), "math", True),
-    "log1p": (npf(np.log1p), (-0.9, 5), "math", False),
-    "cbrt": (npf(np.cbrt), (-8, 8), "math", True),
-    "erfc": (math.erfc, (-3, 3), "math", True),
+    "sin": (crmath.sin, (-6, 6), "math", False),
+    "cos": (crmath.cos, (-6, 6), "math", False),
+    "tan": (crmath.tan, (-1.4, 1.4), "math", False),
+    "asin": (crmath.asin, (-0.99, 0.99), "math", False),
+    "acos": (crmath.acos, (-0.99, 0.99), "math", False),
+    "atan": (crmath.atan, (-5, 5), "math", True),
+    "sinh": (crmath.sinh, (-4, 4), "math", True),
+    "cosh": (crmath.cosh, (-4, 4), "math", True),
+    "asinh": (crmath.asinh, (-5, 5), "math", True),
+    "acosh": (crmath.acosh, (1, 6), "math", False),
+    "atanh": (crmath.atanh, (-0.95, 0.95), "math", False),
+    "expm1": (crmath.expm1, (-3, 3), "math", True),
+    "log1p": (crmath.log1p, (-0.9, 5), "math", False),
+    "cbrt": (crmath.cbrt, (-8, 8), "math", True),
+    "erfc": (crmath.erfc, (-3, 3), "math", True),
     "erfinv": (erfinv, (-0.98, 0.98), "math", False),
     "floor": (math.floor, (-5, 5), "exact", True),
     "ceil": (math.ceil, (-5, 5), "exact", True),
-    # 0.5 x (1 + tanh(u)) = x sigmoid(2u) and 0.5 x (1 + erf(t)) = 0.5 x erfc(-t): no cancellation.
-    "gelu_tanh": (lambda x: x * sigmoid(2 * math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)),
-                  (-4, 4), "math", False),
-    "gelu_erf": (lambda x: 0.5 * x * math.erfc(-x / math.sqrt(2)), (-4, 4), "math", False),
-    "silu": (lambda x: x * sigmoid(x), (-6, 6), "math", False),
+    "gelu_tanh": (crmath.gelu_tanh, (-4, 4), "math", False),
+    "gelu_erf": (crmath.gelu_erf, (-4, 4), "math", False),
+    "silu": (crmath.silu, (-6, 6), "math", False),
 }
 
 
@@ -594,7 +572,7 @@ def family_rng():
                     else:
                         u1 = (w[0] + 1) * 2.0 ** -32
                         u2 = w[1] * 2.0 ** -32
-                        vals.append(a + b * math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2))
+                        vals.append(crmath.box_muller(a, b, u1, u2))
                 exp = np.array(vals, dtype=np.float64).reshape(shape)
                 cid = "%s/seed%d/%s" % (dt, seed % 1000, "x".join(map(str, shape)))
                 add_case(op, cid, dt, [], [expected_json(dt, exp)],
@@ -681,13 +659,13 @@ def family_unary():
                       params={"alpha": 0.0, "beta": 0.0, "mode": mode})
 
     for alpha in (1.0, 0.3):
-        unary_float_family("elu", lambda x, a=alpha: vmap(lambda v: v if v > 0 else a * math.expm1(v), x),
+        unary_float_family("elu", lambda x, a=alpha: vmap(lambda v: crmath.elu(v, a), x),
                            FLOATS, (-4, 4), "math", False, params={"alpha": alpha, "beta": 0.0, "mode": 0})
     for alpha, beta in ((2.0, 0.5), (-0.25, 3.0)):
         unary_float_family("affine", lambda x, a=alpha, b=beta: vmap(lambda v: v * a + b, x), FLOATS, (-5, 5),
                            "arith", True, params={"alpha": alpha, "beta": beta, "mode": 0})
     for alpha, dom in ((2.5, (0.1, 4)), (-1.5, (0.2, 4)), (3.0, (-3, 3))):
-        unary_float_family("powf", lambda x, a=alpha: vmap(safe(lambda v: math.pow(v, a)), x), FLOATS, dom,
+        unary_float_family("powf", lambda x, a=alpha: vmap(lambda v: crmath.pow(v, a), x), FLOATS, dom,
                            "math", False, params={"alpha": alpha, "beta": 0.0, "mode": 0})
 
     unary_float_family("is_nan", lambda x: vmap(lambda v: 1 if math.isnan(v) else 0, x), FLOATS, (-5, 5),
@@ -760,8 +738,7 @@ def fdiv(a, b):
     return a / b
 
 
-def fpow(a, b):
-    return float(np.power(np.float64(a), np.float64(b)))
+fpow = crmath.pow
 
 
 def fmod(a, b):
@@ -784,7 +761,7 @@ BINARY = {
     "minimum": (fmin, lambda a, b, dt: min(a, b), "exact", (-9, 9), (-9, 9)),
     "pow": (fpow, ipow, "math", (0.1, 3), (-2, 2)),
     "rem": (fmod, int_rem, "arith", (-9, 9), (0.5, 4)),
-    "atan2": (lambda a, b: math.atan2(a, b), None, "math", (-9, 9), (-9, 9)),
+    "atan2": (crmath.atan2, None, "math", (-9, 9), (-9, 9)),
 }
 COMPARE = {
     "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
@@ -1453,12 +1430,30 @@ def sort_ref(x, axis, desc, dt):
 
 # ---- fused -------------------------------------------------------------------------------------
 
-def softmax_ref(x, axis, log):
+def along_lines(fn, x, axes):
+    """fn(list of float64) -> list, applied to every line over `axes` of x (float64 result)."""
     arr = np.asarray(x, dtype=np.float64)
-    m = np.max(arr, axis=axis, keepdims=True)
-    e = np.exp(arr - m)
-    s = np.sum(e, axis=axis, keepdims=True)
-    return (arr - m - np.log(s)) if log else e / s
+    axes = tuple(a % arr.ndim for a in axes)
+    tail = tuple(range(arr.ndim - len(axes), arr.ndim))
+    moved = np.moveaxis(arr, axes, tail)
+    out = np.empty(moved.shape, dtype=np.float64)
+    for idx in np.ndindex(*moved.shape[:moved.ndim - len(axes)]):
+        out[idx] = np.array(fn(moved[idx].ravel().tolist()), dtype=np.float64).reshape(moved[idx].shape)
+    return np.moveaxis(out, tail, axes)
+
+
+def softmax_ref(x, axis, log):
+    return along_lines(lambda line: crmath.softmax_line(line, log), x, (axis,))
+
+
+def batched_matmul(a, b):
+    """a @ b over the last two axes (leading axes equal), each element an exact dot product
+    rounded once (np.matmul goes to a BLAS whose kernels, and so last bits, vary by CPU)."""
+    out = np.empty(a.shape[:-1] + (b.shape[-1],), dtype=np.float64)
+    for idx in np.ndindex(*out.shape):
+        lead, i, j = idx[:-2], idx[-2], idx[-1]
+        out[idx] = crmath.dot(a[lead + (i,)].tolist(), b[lead + (slice(None), j)].tolist())
+    return out
 
 
 def family_fused():
@@ -1491,10 +1486,8 @@ def family_fused():
             ins = [x]
             xv = np.asarray(x.values, dtype=np.float64)
             axes = tuple(range(len(shape) - naxes, len(shape)))
-            mean = xv.mean(axis=axes, keepdims=True)
-            var = ((xv - mean) ** 2).mean(axis=axes, keepdims=True)
             eps = 1e-5
-            y = (xv - mean) / np.sqrt(var + eps)
+            y = along_lines(lambda line: crmath.norm_line(line, eps, rms=False), xv, axes)
             if affine >= 1:
                 w = Operand(dt, gen_values(rng, dt, nshape, (0.5, 1.5)))
                 ins.append(w)
@@ -1514,7 +1507,7 @@ def family_fused():
             x = Operand(dt, gen_values(rng, dt, shape, (-3, 3)))
             xv = np.asarray(x.values, dtype=np.float64)
             eps = 1e-6
-            y = xv / np.sqrt((xv ** 2).mean(axis=-1, keepdims=True) + eps)
+            y = along_lines(lambda line: crmath.norm_line(line, eps, rms=True), xv, (-1,))
             ins = [x]
             if weight:
                 w = Operand(dt, gen_values(rng, dt, [shape[-1]], (0.5, 1.5)))
@@ -1537,7 +1530,7 @@ def family_fused():
             sh = [1, C] + [1] * (len(shape) - 2)
             f = lambda o: np.asarray(o.values, dtype=np.float64).reshape(sh)
             eps = 1e-5
-            y = (np.asarray(x.values, dtype=np.float64) - f(mean)) / np.sqrt(f(var) + eps) * f(w) + f(b)
+            y = vmap(lambda *a: crmath.batch_norm(*a, eps), x.values, f(mean), f(var), f(w), f(b)).astype(np.float64)
             add_case("batch_norm", cid, dt, [x, mean, var, w, b], [expected_json(dt, y)],
                      params={"num_axes": 0, "epsilon": eps}, tol="norm", k=1)
         add_large("batch_norm", dt + "/large", dt, [(dt, [16, 64, 32, 32], [-3, 3]), (dt, [64], [-1, 1]), (dt, [64], [0.5, 2]),
@@ -1554,7 +1547,7 @@ def family_fused():
             v = Operand(dt, gen_values(rng, dt, vs, (-1, 1)))
             scale = 1 / math.sqrt(qs[-1])
             qv, kv, vv = (np.asarray(o.values, dtype=np.float64) for o in (q, k, v))
-            s = np.matmul(qv, np.swapaxes(kv, -1, -2)) * scale
+            s = batched_matmul(qv, np.swapaxes(kv, -1, -2)) * scale
             ins = [q, k, v]
             if mask:
                 m = Operand(dt, gen_values(rng, dt, [qs[-2], ks[-2]], (-2, 0)), "broadcast", s.shape)
@@ -1564,7 +1557,7 @@ def family_fused():
                 L, S = s.shape[-2], s.shape[-1]
                 s = np.where(np.arange(S)[None, :] > np.arange(L)[:, None], -np.inf, s)
             p = softmax_ref(s, -1, False)
-            y = np.matmul(p, vv)
+            y = batched_matmul(p, vv)
             add_case("attention", cid, dt, ins, [expected_json(dt, y)], params={"scale": scale, "causal": causal},
                      tol="norm", k=ks[-2])
         add_large("attention", dt + "/large", dt, [(dt, [4, 8, 128, 64], [-1, 1]), (dt, [4, 8, 128, 64], [-1, 1]),

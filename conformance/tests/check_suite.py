@@ -88,14 +88,40 @@ def reports(wick):
         check({r["source"] for r in rs} >= {"golden", "onnx"}, "golden and ONNX cases are reported")
 
 
+def numpy_simd_levels(python):
+    """NumPy's dispatched SIMD features that this CPU has, grouped into the settings of
+    NPY_DISABLE_CPU_FEATURES that make it act as a machine one level lower: without AVX-512 (an
+    AVX2 machine), and without anything above its baseline (an SSE machine)."""
+    probe = ("from numpy.core._multiarray_umath import __cpu_features__ as f, __cpu_dispatch__ as d\n"
+             "print(' '.join(x for x in d if f.get(x)))")
+    p = subprocess.run([python, "-c", probe], stdout=subprocess.PIPE, text=True)
+    have = p.stdout.split() if p.returncode == 0 else []
+    levels = []
+    avx512 = [x for x in have if x.startswith("AVX512")]
+    if avx512:
+        levels.append(("without AVX-512", avx512))
+    if have:
+        levels.append(("baseline only", have))
+    return levels
+
+
 def regenerate(python, generator, data):
-    with tempfile.TemporaryDirectory() as out:
-        p = run([python, generator, out])
-        check(p.returncode == 0, "generate.py runs")
-        names = sorted(os.listdir(data))
-        check(names == sorted(os.listdir(out)), "the same files")
-        match, mismatch, errors = filecmp.cmpfiles(data, out, names, shallow=False)
-        check(not mismatch and not errors, "every golden file regenerates byte-identically (differ: %s)" % mismatch)
+    """The golden data regenerate byte-identically, also with NumPy held to lower SIMD levels (the
+    code paths NumPy takes on CPUs without AVX-512 or AVX2), so the bytes do not depend on the CPU."""
+    names = sorted(os.listdir(data))
+    settings = [("this CPU", None)] + numpy_simd_levels(python)
+    for label, disabled in settings:
+        env = dict(os.environ)
+        env.pop("NPY_DISABLE_CPU_FEATURES", None)
+        if disabled:
+            env["NPY_DISABLE_CPU_FEATURES"] = " ".join(disabled)
+        with tempfile.TemporaryDirectory() as out:
+            p = run([python, generator, out], env=env)
+            check(p.returncode == 0, "generate.py runs (%s)" % label)
+            check(names == sorted(os.listdir(out)), "the same files (%s)" % label)
+            match, mismatch, errors = filecmp.cmpfiles(data, out, names, shallow=False)
+            check(not mismatch and not errors,
+                  "every golden file regenerates byte-identically, NumPy SIMD: %s (differ: %s)" % (label, mismatch))
 
 
 def ci(wick, backends):

@@ -1,7 +1,7 @@
 // N-d convolution (WICK_OP_CONV). f32 and bf16 with 1-3 spatial dims and no input dilation run
 // through oneDNN: formats chosen by oneDNN (`any`), user layouts reordered only when they differ,
 // plans and their scratch buffers cached per geometry. f16 is converted to f32 for oneDNN (2.6
-// has no f16 convolution on CPU). Everything else — f64, integers, input dilation (transposed
+// has no f16 convolution on CPU), and so is bf16 where this CPU's oneDNN has no bf16 kernel. Everything else — f64, integers, input dilation (transposed
 // convolution), negative padding, more spatial dims — runs a reference loop that accumulates in
 // f64 or wrapping 64-bit integers.
 #include "nn.hpp"
@@ -243,8 +243,9 @@ void conv_execute(Context& ctx, const wick_op_desc& op) {
   if (numel_of(y) == 0) return;
   const wick_dtype t = y.dtype;
   if (g.c > 0 && numel_of(x) > 0 && onednn_fits(g)) {
-    if (t == WICK_DTYPE_F32 || t == WICK_DTYPE_BF16) return conv_onednn(ctx, g, x, w, y);
-    if (t == WICK_DTYPE_F16) {
+    if (ctx.onednn->runs(Context::Onednn::kConv, t)) return conv_onednn(ctx, g, x, w, y);
+    // f16, and bf16 where this CPU's oneDNN has no bf16 kernel: in f32, rounded once on store.
+    if (t == WICK_DTYPE_F16 || t == WICK_DTYPE_BF16) {
       Dense fx, fw, fy;
       fx.load(x, WICK_DTYPE_F32);
       fw.load(w, WICK_DTYPE_F32);

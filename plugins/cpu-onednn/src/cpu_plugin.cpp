@@ -1,6 +1,7 @@
 // The cpu-onednn plugin: one CPU device, host-memory buffers, a table of kernels.
 #include "host_allocator.hpp"
 #include "kernels.hpp"
+#include "onednn.hpp"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
@@ -56,7 +57,8 @@ class CpuPlugin final : public sdk::Plugin {
     name_ = cpu_model_name();
     const dnnl_version_t* v = dnnl_version();
     note_ = std::to_string(ctx_.threads) + " threads, oneDNN " + std::to_string(v->major) + "." +
-            std::to_string(v->minor) + "." + std::to_string(v->patch);
+            std::to_string(v->minor) + "." + std::to_string(v->patch) + ", " +
+            ctx_.onednn->isa_note();
     return {{&device_}, note_};
   }
 

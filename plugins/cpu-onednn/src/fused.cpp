@@ -1,6 +1,6 @@
 // Fused ops for f32, f64, f16 and bf16: softmax and log_softmax (oneDNN softmax_v2 for f32/bf16
-// when it has an optimised implementation for the layout), layer_norm (oneDNN for dense f32/bf16
-// rows), rms_norm, batch_norm (inference) and scaled-dot-product attention (two matmuls around a
+// when it has an optimised implementation for the layout and, for bf16, this CPU has a bf16
+// kernel), layer_norm (oneDNN for dense f32/bf16 rows, likewise), rms_norm, batch_norm (inference) and scaled-dot-product attention (two matmuls around a
 // row softmax). The loops compute in f32 (f64 for f64) and round once on store.
 #include "matmul.hpp"
 #include "onednn.hpp"
@@ -124,7 +124,7 @@ template <bool Log>
 bool softmax_onednn(Context& ctx, const wick_tensor_desc& x, const wick_tensor_desc& y, int axis) {
   // oneDNN's softmax drops NaN and gives 0 beside +inf, where docs/ops.md wants the whole line NaN
   // (as the composite gives it): lines with non-finite values take the loop.
-  if ((x.dtype != WICK_DTYPE_F32 && x.dtype != WICK_DTYPE_BF16) || !plain_strides(x) ||
+  if (!ctx.onednn->runs(Context::Onednn::kSoftmax, x.dtype) || !plain_strides(x) ||
       !plain_strides(y) || has_non_finite(ctx, x))
     return false;
   Context::Onednn& dnn = *ctx.onednn;
@@ -250,7 +250,7 @@ struct LayerNormPlan {
 // oneDNN layer normalisation over dense [rows, width] f32/bf16 data; false when it does not fit.
 bool layer_norm_onednn(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
-  if ((x.dtype != WICK_DTYPE_F32 && x.dtype != WICK_DTYPE_BF16) || !is_dense(x) || !is_dense(y))
+  if (!ctx.onednn->runs(Context::Onednn::kLayerNorm, x.dtype) || !is_dense(x) || !is_dense(y))
     return false;
   const auto& p = *static_cast<const wick_norm_params*>(op.params);
   int64_t width = 1;

@@ -1,5 +1,6 @@
 // Matmul: f32 and bf16 through oneDNN (cached primitives, strided operands, batch broadcasting);
-// f16 converted to f32 for oneDNN (oneDNN 2.6 has no f16 matmul on CPU); tiny products and every
+// f16, and bf16 on CPUs where oneDNN has no bf16 kernel (below AVX-512), converted to f32 for
+// oneDNN (oneDNN 2.6 has no f16 matmul on CPU); tiny products and every
 // other dtype through a plain loop that accumulates in f32 (16/32-bit floats), f64 or wrapping
 // 64-bit integers.
 #include "matmul.hpp"
@@ -252,7 +253,8 @@ void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc&
   const bool onednn_type =
       c.dtype == WICK_DTYPE_F32 || c.dtype == WICK_DTYPE_BF16 || c.dtype == WICK_DTYPE_F16;
   if (!small && onednn_type) {
-    if (c.dtype != WICK_DTYPE_F16) return matmul_onednn(ctx, a, b, c);
+    if (ctx.onednn->runs(Context::Onednn::kMatmul, c.dtype)) return matmul_onednn(ctx, a, b, c);
+    // f16, and bf16 where this CPU's oneDNN has no bf16 kernel: in f32, rounded once on store.
     Dense fa, fb, fc;
     fa.load(a, WICK_DTYPE_F32);
     fb.load(b, WICK_DTYPE_F32);

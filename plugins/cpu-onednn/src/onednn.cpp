@@ -9,7 +9,81 @@
 
 namespace wick::cpu {
 
-Context::Onednn::Onednn(int thread_count) : threads(thread_count) {}
+namespace {
+
+// Whether oneDNN offers an optimised (not reference) implementation for `make`'s descriptor; a
+// descriptor it cannot implement at all throws dnnl::error (status unimplemented).
+template <class Make>
+bool has_kernel(Make&& make) {
+  try {
+    return !is_reference(make());
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+Context::Onednn::Onednn(int thread_count) : threads(thread_count) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  using prop = dnnl::prop_kind;
+  const auto md = [](dnnl::memory::dims dims, tag t) { return dnnl::memory::desc(dims, dt::bf16, t); };
+  bf16[kMatmul] = has_kernel([&] {
+    return dnnl::matmul::primitive_desc(
+        dnnl::matmul::desc(md({8, 8}, tag::ab), md({8, 8}, tag::ab), md({8, 8}, tag::ab)), engine);
+  });
+  bf16[kConv] = has_kernel([&] {
+    return dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(prop::forward_inference,
+                                        dnnl::algorithm::convolution_direct, md({1, 8, 8, 8}, tag::any),
+                                        md({8, 8, 3, 3}, tag::any), md({1, 8, 6, 6}, tag::any),
+                                        {1, 1}, {0, 0}, {0, 0}),
+        engine);
+  });
+  bf16[kPooling] = has_kernel([&] {
+    return dnnl::pooling_v2_forward::primitive_desc(
+        dnnl::pooling_v2_forward::desc(prop::forward_inference, dnnl::algorithm::pooling_max,
+                                       md({1, 8, 8, 8}, tag::nchw), md({1, 8, 4, 4}, tag::nchw),
+                                       {2, 2}, {2, 2}, {0, 0}, {0, 0}, {0, 0}),
+        engine);
+  });
+  bf16[kSoftmax] = has_kernel([&] {
+    return dnnl::softmax_v2_forward::primitive_desc(
+        dnnl::softmax_v2_forward::desc(prop::forward_inference, dnnl::algorithm::softmax_accurate,
+                                       md({8, 64}, tag::ab), md({8, 64}, tag::ab), 1),
+        engine);
+  });
+  bf16[kLayerNorm] = has_kernel([&] {
+    return dnnl::layer_normalization_forward::primitive_desc(
+        dnnl::layer_normalization_forward::desc(prop::forward_inference, md({8, 64}, tag::ab), 1e-5f,
+                                                dnnl::normalization_flags::none),
+        engine);
+  });
+}
+
+std::string Context::Onednn::isa_note() const {
+  std::string isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: isa = "sse41"; break;
+    case dnnl::cpu_isa::avx: isa = "avx"; break;
+    case dnnl::cpu_isa::avx2: isa = "avx2"; break;
+    case dnnl::cpu_isa::avx2_vnni: isa = "avx2_vnni"; break;
+    case dnnl::cpu_isa::avx512_mic: isa = "avx512_mic"; break;
+    case dnnl::cpu_isa::avx512_mic_4ops: isa = "avx512_mic_4ops"; break;
+    case dnnl::cpu_isa::avx512_core: isa = "avx512_core"; break;
+    case dnnl::cpu_isa::avx512_core_vnni: isa = "avx512_core_vnni"; break;
+    case dnnl::cpu_isa::avx512_core_bf16: isa = "avx512_core_bf16"; break;
+    case dnnl::cpu_isa::avx512_core_amx: isa = "avx512_core_amx"; break;
+    default: isa = "no JIT ISA (reference kernels only)"; break;
+  }
+  size_t native = 0;
+  for (bool b : bf16) native += b ? 1 : 0;
+  if (native == bf16.size()) return isa + ", bf16 native";
+  if (native == 0) return isa + ", bf16 through f32";
+  return isa + ", bf16 native for " + std::to_string(native) + " of " +
+         std::to_string(bf16.size()) + " primitive families";
+}
 
 void Context::Onednn::use_configured_threads() const {
   set_threads(threads);

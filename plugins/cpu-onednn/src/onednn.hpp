@@ -6,6 +6,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <array>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,21 @@ struct Context::Onednn {
   const int threads;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
+
+  // The primitive families the plugin hands to oneDNN.
+  enum Family { kMatmul, kConv, kPooling, kSoftmax, kLayerNorm, kFamilies };
+  // Whether this CPU's oneDNN has an optimised bf16 kernel for each family, probed once at start-up
+  // with a tiny primitive (oneDNN 2.6 has bf16 kernels only from AVX-512 on; below it even their
+  // creation fails). Where it has none, bf16 data take the f32 kernel (converted, computed, rounded
+  // once on store) or the plugin's own loop: `supports` never promises what `execute` cannot run.
+  std::array<bool, kFamilies> bf16{};
+  // Whether oneDNN runs the family natively in dtype t (f32 always, bf16 where probed).
+  bool runs(Family f, wick_dtype t) const {
+    return t == WICK_DTYPE_F32 || (t == WICK_DTYPE_BF16 && bf16[static_cast<size_t>(f)]);
+  }
+  // The instruction set oneDNN dispatches to (after ONEDNN_MAX_CPU_ISA), e.g. "avx2", and whether
+  // bf16 is native: for `wick devices` and the benchmark tables.
+  std::string isa_note() const;
   // Held for a whole oneDNN call: guards the cache and keeps one primitive running at a time.
   std::mutex mutex;
 

@@ -208,7 +208,7 @@ bool pooling_fits(const WindowGeometry& g) {
 
 bool max_pool_onednn(Context& ctx, const WindowGeometry& g, const wick_tensor_desc& x,
                      const wick_tensor_desc& y) {
-  if ((x.dtype != WICK_DTYPE_F32 && x.dtype != WICK_DTYPE_BF16) || !pooling_fits(g) ||
+  if (!ctx.onednn->runs(Context::Onednn::kPooling, x.dtype) || !pooling_fits(g) ||
       !plain_strides(x) || !plain_strides(y) || has_non_finite(ctx, x))
     return false;
   Context::Onednn& dnn = *ctx.onednn;
