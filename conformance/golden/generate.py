@@ -21,6 +21,7 @@ import base64
 import json
 import math
 import os
+import re
 import struct
 import sys
 
@@ -31,27 +32,25 @@ import crmath
 FORMAT = 1
 BASE_SEED = 20240601
 
-# Op codes: stable numbers from wick_plugin.h (the C++ side checks each against its own table).
-OPS = {
-    "copy": 1, "fill": 2, "iota": 3, "cast": 4, "rng_uniform": 5, "rng_normal": 6,
-    "neg": 100, "abs": 101, "sign": 102, "exp": 103, "log": 104, "sqrt": 105, "rsqrt": 106,
-    "recip": 107, "sqr": 108, "tanh": 109, "erf": 110, "sigmoid": 111, "sin": 112, "cos": 113,
-    "tan": 114, "asin": 115, "acos": 116, "atan": 117, "sinh": 118, "cosh": 119, "asinh": 120,
-    "acosh": 121, "atanh": 122, "expm1": 123, "log1p": 124, "cbrt": 125, "erfc": 126,
-    "erfinv": 127, "floor": 128, "ceil": 129, "round": 130, "relu": 131, "gelu_tanh": 132,
-    "gelu_erf": 133, "silu": 134, "elu": 135, "affine": 136, "powf": 137, "is_nan": 138,
-    "is_inf": 139, "logical_not": 140, "bitwise_not": 141, "popcount": 142, "clz": 143,
-    "add": 200, "sub": 201, "mul": 202, "div": 203, "maximum": 204, "minimum": 205, "pow": 206,
-    "rem": 207, "atan2": 208, "eq": 220, "ne": 221, "lt": 222, "le": 223, "gt": 224, "ge": 225,
-    "bitwise_and": 230, "bitwise_or": 231, "bitwise_xor": 232, "shl": 233, "shr": 234,
-    "where": 300, "reduce_sum": 400, "reduce_prod": 401, "reduce_max": 402, "reduce_min": 403,
-    "argmax": 404, "argmin": 405, "cumsum": 410, "cumprod": 411, "cummax": 412, "cummin": 413,
-    "matmul": 500, "conv": 501, "window_sum": 510, "window_prod": 511, "window_max": 512,
-    "window_min": 513, "window_scatter_max": 514, "window_scatter_min": 515,
-    "index_select": 600, "index_reduce": 601, "gather_elements": 602, "scatter_elements": 603,
-    "sort": 604, "softmax": 700, "log_softmax": 701, "layer_norm": 702, "rms_norm": 703,
-    "batch_norm": 704, "attention": 705,
-}
+OP_TABLE_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sdk", "include", "wick",
+                               "wick_ops.h")
+
+
+def read_op_table(path=OP_TABLE_HEADER):
+    """The op table, read from the SDK's list itself (wick_ops.h): {name: row} in code order, each row
+    a dict of code, kind, inputs (min, max), outputs, params and dtypes (the class)."""
+    row = re.compile(r"X\((\w+),\s*(\d+),\s*(\w+),\s*(\w+),\s*(\d+),\s*(\d+),\s*(\d+),\s*(\w+),\s*(\w+),\s*(\w+)\)")
+    with open(path, encoding="utf-8") as f:
+        rows = row.findall(f.read())
+    if not rows:
+        sys.exit("generate.py: no op rows in " + path)
+    return {name: {"code": int(code), "kind": kind, "inputs": (int(lo), int(hi)), "outputs": int(outs),
+                   "params": params, "dtypes": dtypes, "out": out}
+            for _enum, code, name, kind, lo, hi, outs, params, dtypes, out in rows}
+
+
+OP_TABLE = read_op_table()
+OPS = {name: row["code"] for name, row in OP_TABLE.items()}
 
 FLOATS = ["f32", "f64", "f16", "bf16"]
 SINTS = ["i8", "i16", "i32", "i64"]
@@ -1585,6 +1584,19 @@ def write(outdir):
             f.write("\n".join(lines) + "\n")
 
 
+def check_dtype_classes():
+    """Every case's dtype is one the op table defines the op for (its DTYPES column)."""
+    classes = {"ANY": set(ALL), "NUM": set(FLOATS + INTS), "FLOAT": set(FLOATS), "INT": set(INTS),
+               "INT_BOOL": set(INTS + ["bool"])}
+    for op, cases in CASES.items():
+        allowed = classes[OP_TABLE[op]["dtypes"]]
+        for c in cases:
+            dt = c["dtype"].split("->")[0]
+            if dt not in allowed:
+                sys.exit("generate.py: case %s has dtype %s, outside the op table's %s for %s"
+                         % (c["id"], dt, OP_TABLE[op]["dtypes"], op))
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
     np.seterr(all="ignore")
@@ -1604,6 +1616,7 @@ def main():
     family_window()
     family_index()
     family_fused()
+    check_dtype_classes()
     missing = [op for op in OPS if not CASES[op]]
     if missing:
         sys.exit("generate.py: no cases for " + ", ".join(missing))

@@ -59,19 +59,11 @@ uint64_t case_seed(uint64_t base_seed, const std::string& case_id) {
 
 std::vector<wick_op_code> sdk_op_codes() {
   std::vector<wick_op_code> codes;
-  for (int c = 1; c < 1000; ++c) {
-    const auto code = static_cast<wick_op_code>(c);
-    if (std::strcmp(sdk::op_name(code), "unknown-op") != 0) codes.push_back(code);
-  }
+  for (const sdk::OpInfo& o : sdk::kOps) codes.push_back(o.code);
   return codes;
 }
 
-wick_op_code op_code_of(const std::string& name) {
-  for (wick_op_code c : sdk_op_codes()) {
-    if (name == sdk::op_name(c)) return c;
-  }
-  return WICK_OP_INVALID;
-}
+wick_op_code op_code_of(const std::string& name) { return sdk::op_code_of(name); }
 
 // ---- params ---------------------------------------------------------------------------------------
 
@@ -94,119 +86,79 @@ struct Params::Holder {
 
 const void* Params::get() const { return holder_ ? holder_->ptr : nullptr; }
 
-Params Params::build(wick_op_code op, const ParamValues& values) {
-  Params p;
-  auto h = std::make_shared<Holder>();
-  auto num = [&](const char* key) -> Num {
+namespace {
+
+// The case's params by key: a number (0 when absent), or an int64 array kept alive by the holder.
+struct ParamReader {
+  const ParamValues& values;
+  Params::Holder& holder;
+
+  Num num(const char* key) const {
     auto it = values.find(key);
     return it == values.end() || it->second.empty() ? Num{} : it->second.front();
-  };
-  auto array = [&](const char* key) -> const int64_t* {
+  }
+  int32_t i32(const char* key) const { return static_cast<int32_t>(num(key).i); }
+  const int64_t* array(const char* key) const {
     auto it = values.find(key);
     if (it == values.end()) return nullptr;
     std::vector<int64_t> a;
     for (const Num& n : it->second) a.push_back(n.i);
-    h->arrays.push_back(std::move(a));
-    return h->arrays.back().data();
-  };
-  switch (op) {
-    case WICK_OP_FILL:
-      h->fill = {sizeof(wick_fill_params), num("float_value").d, num("int_value").i};
-      h->ptr = &h->fill;
-      break;
-    case WICK_OP_IOTA:
-      h->iota = {sizeof(wick_iota_params), static_cast<int32_t>(num("axis").i), num("float_start").d,
-                 num("float_step").d, num("int_start").i, num("int_step").i};
-      h->ptr = &h->iota;
-      break;
-    case WICK_OP_RNG_UNIFORM:
-    case WICK_OP_RNG_NORMAL:
-      h->rng = {sizeof(wick_rng_params), static_cast<uint64_t>(num("seed").i),
-                static_cast<uint64_t>(num("offset").i), num("a").d, num("b").d};
-      h->ptr = &h->rng;
-      break;
-    case WICK_OP_ROUND:
-    case WICK_OP_ELU:
-    case WICK_OP_AFFINE:
-    case WICK_OP_POWF:
-      if (values.empty()) break;
-      h->unary = {sizeof(wick_unary_params), num("alpha").d, num("beta").d,
-                  static_cast<int32_t>(num("mode").i)};
-      h->ptr = &h->unary;
-      break;
-    case WICK_OP_REDUCE_SUM:
-    case WICK_OP_REDUCE_PROD:
-    case WICK_OP_REDUCE_MAX:
-    case WICK_OP_REDUCE_MIN: {
-      auto it = values.find("axes");
-      if (it != values.end()) {
-        for (const Num& n : it->second) h->axes.push_back(static_cast<int32_t>(n.i));
-      }
-      h->reduce = {sizeof(wick_reduce_params), h->axes.data(), static_cast<int32_t>(h->axes.size())};
-      h->ptr = &h->reduce;
-      break;
-    }
-    case WICK_OP_ARGMAX:
-    case WICK_OP_ARGMIN:
-    case WICK_OP_CUMSUM:
-    case WICK_OP_CUMPROD:
-    case WICK_OP_CUMMAX:
-    case WICK_OP_CUMMIN:
-    case WICK_OP_INDEX_SELECT:
-    case WICK_OP_INDEX_REDUCE:
-    case WICK_OP_GATHER_ELEMENTS:
-    case WICK_OP_SCATTER_ELEMENTS:
-    case WICK_OP_SOFTMAX:
-    case WICK_OP_LOG_SOFTMAX:
-      h->axis = {sizeof(wick_axis_params), static_cast<int32_t>(num("axis").i),
-                 static_cast<int32_t>(num("flag").i)};
-      h->ptr = &h->axis;
-      break;
-    case WICK_OP_CONV:
-      h->conv.struct_size = sizeof(wick_conv_params);
-      h->conv.spatial_rank = static_cast<int32_t>(num("spatial_rank").i);
-      h->conv.strides = array("strides");
-      h->conv.padding_lo = array("padding_lo");
-      h->conv.padding_hi = array("padding_hi");
-      h->conv.dilations = array("dilations");
-      h->conv.input_dilations = array("input_dilations");
-      h->conv.groups = num("groups").i;
-      h->ptr = &h->conv;
-      break;
-    case WICK_OP_WINDOW_SUM:
-    case WICK_OP_WINDOW_PROD:
-    case WICK_OP_WINDOW_MAX:
-    case WICK_OP_WINDOW_MIN:
-    case WICK_OP_WINDOW_SCATTER_MAX:
-    case WICK_OP_WINDOW_SCATTER_MIN:
-      h->window.struct_size = sizeof(wick_window_params);
-      h->window.rank = static_cast<int32_t>(num("rank").i);
-      h->window.window = array("window");
-      h->window.strides = array("strides");
-      h->window.padding_lo = array("padding_lo");
-      h->window.padding_hi = array("padding_hi");
-      h->window.dilations = array("dilations");
-      h->window.init_value = num("init_value").d;
-      h->ptr = &h->window;
-      break;
-    case WICK_OP_SORT:
-      h->sort = {sizeof(wick_sort_params), static_cast<int32_t>(num("axis").i),
-                 static_cast<int32_t>(num("descending").i), static_cast<int32_t>(num("stable").i)};
-      h->ptr = &h->sort;
-      break;
-    case WICK_OP_LAYER_NORM:
-    case WICK_OP_RMS_NORM:
-    case WICK_OP_BATCH_NORM:
-      h->norm = {sizeof(wick_norm_params), static_cast<int32_t>(num("num_axes").i), num("epsilon").d};
-      h->ptr = &h->norm;
-      break;
-    case WICK_OP_ATTENTION:
-      h->attention = {sizeof(wick_attention_params), num("scale").d, static_cast<int32_t>(num("causal").i)};
-      h->ptr = &h->attention;
-      break;
-    default:
-      break;
+    holder.arrays.push_back(std::move(a));
+    return holder.arrays.back().data();
   }
+};
+
+// Fills the params struct of kind K from the case's values; returns it.
+template <class P>
+const void* fill(P& out, P value) {
+  out = value;
+  out.struct_size = sizeof(P);
+  return &out;
+}
+
+const void* build_params(sdk::ParamsKind kind, const ParamReader& r, Params::Holder& h) {
+  using K = sdk::ParamsKind;
+  switch (kind) {
+    case K::none: return nullptr;
+    case K::fill: return fill(h.fill, {0, r.num("float_value").d, r.num("int_value").i});
+    case K::iota:
+      return fill(h.iota, {0, r.i32("axis"), r.num("float_start").d, r.num("float_step").d,
+                           r.num("int_start").i, r.num("int_step").i});
+    case K::rng:
+      return fill(h.rng, {0, static_cast<uint64_t>(r.num("seed").i), static_cast<uint64_t>(r.num("offset").i),
+                          r.num("a").d, r.num("b").d});
+    case K::unary:  // optional: absent params mean the op's defaults
+      if (r.values.empty()) return nullptr;
+      return fill(h.unary, {0, r.num("alpha").d, r.num("beta").d, r.i32("mode")});
+    case K::reduce: {
+      if (auto it = r.values.find("axes"); it != r.values.end())
+        for (const Num& n : it->second) h.axes.push_back(static_cast<int32_t>(n.i));
+      return fill(h.reduce, {0, h.axes.data(), static_cast<int32_t>(h.axes.size())});
+    }
+    case K::axis: return fill(h.axis, {0, r.i32("axis"), r.i32("flag")});
+    case K::conv:
+      return fill(h.conv, {0, r.i32("spatial_rank"), r.array("strides"), r.array("padding_lo"),
+                           r.array("padding_hi"), r.array("dilations"), r.array("input_dilations"),
+                           r.num("groups").i});
+    case K::window:
+      return fill(h.window, {0, r.i32("rank"), r.array("window"), r.array("strides"), r.array("padding_lo"),
+                             r.array("padding_hi"), r.array("dilations"), r.num("init_value").d});
+    case K::sort: return fill(h.sort, {0, r.i32("axis"), r.i32("descending"), r.i32("stable")});
+    case K::norm: return fill(h.norm, {0, r.i32("num_axes"), r.num("epsilon").d});
+    case K::attention: return fill(h.attention, {0, r.num("scale").d, r.i32("causal")});
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// The params struct is the op table's (wick_ops.h's PARAMS column); each field is read by name.
+Params Params::build(wick_op_code op, const ParamValues& values) {
+  Params p;
+  const sdk::OpInfo* info = sdk::op_info(op);
+  if (info == nullptr) return p;
+  auto h = std::make_shared<Holder>();
+  h->ptr = build_params(info->params, ParamReader{values, *h}, *h);
   if (h->ptr != nullptr) p.holder_ = std::move(h);
   return p;
 }

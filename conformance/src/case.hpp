@@ -36,13 +36,14 @@ using ParamValues = std::map<std::string, std::vector<Num>>;
 class Params {
  public:
   Params() = default;
-  // Builds the struct that `op` takes (wick_plugin.h) from key/values; missing keys are 0.
+  // Builds the struct that `op` takes (the op table's params column) from key/values; missing keys are 0.
   // Ops without params, and an empty map for ops whose params are optional, give NULL.
   static Params build(wick_op_code op, const ParamValues& values);
   const void* get() const;
+  // What get() points into: the struct and the arrays it points to (case.cpp).
+  struct Holder;
 
  private:
-  struct Holder;
   std::shared_ptr<Holder> holder_;
 };
 

@@ -60,6 +60,13 @@ void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& in
   desc.num_inputs = inputs.size();
   desc.outputs = descs.data() + inputs.size();
   desc.num_outputs = outputs.size();
+  // The op table's shape (arity, params struct, dtype rules): a core bug, never a plugin's answer.
+  if (const wick_support s = sdk::check_signature(desc); s != WICK_SUPPORT_YES) {
+    throw Error(std::string("internal error: the core built a call of '") + name + "' (" +
+                dtype_label(inputs, outputs) + ", " + std::to_string(inputs.size()) + " inputs, " +
+                std::to_string(outputs.size()) + " outputs) that the op table rejects (" +
+                support_reason(s) + ")");
+  }
 
   LoadedPlugin& plugin = device.plugin();
   const wick_support support =
@@ -76,35 +83,9 @@ void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& in
   }
   const std::string dtype = dtype_label(inputs, outputs);
 
-  // Per-op fallback: the CPU runs it, with the copies done here.
-  const std::shared_ptr<DispatchPolicy>& policy = plugin.policy;
-  const char* reason = support_reason(support);
-  const std::string what = std::string("op '") + name + "' (" + dtype + ") is not supported by plugin '" +
-                           plugin.name() + "' on device " + device.name() + " (" + reason + ")";
-  if (policy == nullptr) throw Error(what + ", and there is no CPU fallback");
-  if (policy->strict) {
-    throw Error("strict mode: " + what +
-                "; the CPU fallback is disabled by strict = true (set strict = false, or choose "
-                "another device)");
-  }
-  const Device cpu = policy->cpu_device();
-  if (cpu == device) throw Error(what + ": no device can run it");
-  if (policy->record(FallbackRecord{name, dtype, device.name(), plugin.name(), reason, 0})) {
-    log(LogLevel::Warn, "fallback: " + what + "; running it on " + cpu.name() +
-                            " with copies (logged once per op, dtype and device)");
-  }
-  std::vector<Tensor> cpu_inputs, cpu_outputs;
-  for (const Tensor& t : inputs) cpu_inputs.push_back(t.to(cpu));
-  for (const Tensor& t : outputs) cpu_outputs.push_back(Tensor::empty(t.shape(), t.dtype(), cpu));
-  dispatch(op, params, cpu_inputs, cpu_outputs);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const Tensor& out = outputs[i];
-    if (!out.is_contiguous()) throw Error(std::string(name) + ": fallback needs contiguous outputs");
-    std::vector<unsigned char> host(static_cast<size_t>(out.numel()) * dtype_size(out.dtype()));
-    cpu_outputs[i].copy_to_host(host.data(), host.size());
-    out.storage()->write(static_cast<uint64_t>(out.offset()) * dtype_size(out.dtype()), host.data(),
-                         host.size());
-  }
+  // Per-op fallback: the CPU runs it, with the copies done there.
+  run_declined_op(op, params, inputs, outputs,
+                  FallbackRecord{name, dtype, device.name(), plugin.name(), support_reason(support), 0});
 }
 
 }  // namespace wick

@@ -84,10 +84,40 @@ wick_unary_params unary_params(double alpha, double beta = 0.0, int32_t mode = W
   return p;
 }
 
-// Float math: integer and bool inputs are converted to f32 first (exp of an integer is a float).
-Tensor float_unary(wick_op_code op, const Tensor& x, const wick_unary_params* params = nullptr) {
-  require_defined(x, sdk::op_name(op));
-  return unary_op(op, is_float(x.dtype()) ? x : x.to(DType::F32), params);
+// The dtype a and b meet in; both must be defined.
+DType common_dtype(const char* op, const Tensor& a, const Tensor& b) {
+  require_defined(a, op);
+  require_defined(b, op);
+  return promote_types(a.dtype(), b.dtype());
+}
+
+// The op table's dtype rules (wick_ops.h) for an elementwise op of dtype t: t itself when the op is
+// defined for it; f32 for float math on integers and bool (exp of an integer is a float); else an
+// error naming the dtypes the op takes.
+DType table_dtype(const sdk::OpInfo& op, DType t) {
+  if (sdk::has_dtype(sdk::dtypes_of(op.dtypes), to_c(t))) return t;
+  if (op.dtypes == sdk::DTypeClass::FLOAT) return DType::F32;
+  reject_dtype(op.name, t, sdk::dtype_class_words(op.dtypes));
+}
+
+// The output dtype the table gives an elementwise op computed in dtype t.
+std::optional<DType> table_out(const sdk::OpInfo& op) {
+  if (op.out == sdk::OutDType::BOOL) return DType::Bool;
+  return std::nullopt;
+}
+
+Tensor table_unary(wick_op_code op, const Tensor& x, const wick_unary_params* params = nullptr) {
+  const sdk::OpInfo& info = *sdk::op_info(op);
+  require_defined(x, info.name);
+  const DType t = table_dtype(info, x.dtype());
+  return unary_op(op, t == x.dtype() ? x : x.to(t), params, table_out(info));
+}
+
+Tensor table_binary(wick_op_code op, const Tensor& a, const Tensor& b) {
+  const sdk::OpInfo& info = *sdk::op_info(op);
+  const DType t = table_dtype(info, common_dtype(info.name, a, b));
+  if (t == promote_types(a.dtype(), b.dtype())) return binary_op(op, a, b, table_out(info));
+  return binary_op(op, a.to(t), b.to(t), table_out(info));
 }
 
 // floor, ceil, round: integers and bool are already whole, so they come back unchanged.
@@ -100,41 +130,9 @@ Tensor rounding_unary(wick_op_code op, const Tensor& x, const wick_unary_params*
 // identity (each maps 0 to 0 and 1 to 1); neg has no bool meaning.
 Tensor arith_unary(wick_op_code op, const Tensor& x) {
   require_defined(x, sdk::op_name(op));
-  if (x.dtype() != DType::Bool) return unary_op(op, x);
+  if (x.dtype() != DType::Bool) return table_unary(op, x);
   if (op == WICK_OP_NEG) reject_dtype("neg", x.dtype(), "numbers; logical_not negates bool");
   return x;
-}
-
-Tensor int_unary(wick_op_code op, const Tensor& x, bool bool_too) {
-  require_defined(x, sdk::op_name(op));
-  if (is_float(x.dtype()) || (!bool_too && x.dtype() == DType::Bool))
-    reject_dtype(sdk::op_name(op), x.dtype(), bool_too ? "integers and bool" : "integers");
-  return unary_op(op, x);
-}
-
-Tensor predicate_unary(wick_op_code op, const Tensor& x) {
-  require_defined(x, sdk::op_name(op));
-  return unary_op(op, x, nullptr, DType::Bool);
-}
-
-// The dtype a and b meet in; both must be defined.
-DType common_dtype(const char* op, const Tensor& a, const Tensor& b) {
-  require_defined(a, op);
-  require_defined(b, op);
-  return promote_types(a.dtype(), b.dtype());
-}
-
-Tensor numeric_binary(wick_op_code op, const Tensor& a, const Tensor& b) {
-  const DType t = common_dtype(sdk::op_name(op), a, b);
-  if (t == DType::Bool) reject_dtype(sdk::op_name(op), t, "numbers");
-  return binary_op(op, a, b);
-}
-
-Tensor bitwise_binary(wick_op_code op, const Tensor& a, const Tensor& b, bool bool_too) {
-  const DType t = common_dtype(sdk::op_name(op), a, b);
-  if (is_float(t) || (!bool_too && t == DType::Bool))
-    reject_dtype(sdk::op_name(op), t, bool_too ? "integers and bool" : "integers");
-  return binary_op(op, a, b);
 }
 
 // ---- random numbers -------------------------------------------------------------------------------
@@ -263,42 +261,42 @@ Tensor Tensor::sign() const { return arith_unary(WICK_OP_SIGN, *this); }
 Tensor Tensor::sqr() const { return arith_unary(WICK_OP_SQR, *this); }
 Tensor Tensor::relu() const { return arith_unary(WICK_OP_RELU, *this); }
 
-Tensor Tensor::exp() const { return float_unary(WICK_OP_EXP, *this); }
-Tensor Tensor::log() const { return float_unary(WICK_OP_LOG, *this); }
-Tensor Tensor::sqrt() const { return float_unary(WICK_OP_SQRT, *this); }
-Tensor Tensor::rsqrt() const { return float_unary(WICK_OP_RSQRT, *this); }
-Tensor Tensor::recip() const { return float_unary(WICK_OP_RECIP, *this); }
-Tensor Tensor::tanh() const { return float_unary(WICK_OP_TANH, *this); }
-Tensor Tensor::erf() const { return float_unary(WICK_OP_ERF, *this); }
-Tensor Tensor::sigmoid() const { return float_unary(WICK_OP_SIGMOID, *this); }
-Tensor Tensor::sin() const { return float_unary(WICK_OP_SIN, *this); }
-Tensor Tensor::cos() const { return float_unary(WICK_OP_COS, *this); }
-Tensor Tensor::tan() const { return float_unary(WICK_OP_TAN, *this); }
-Tensor Tensor::asin() const { return float_unary(WICK_OP_ASIN, *this); }
-Tensor Tensor::acos() const { return float_unary(WICK_OP_ACOS, *this); }
-Tensor Tensor::atan() const { return float_unary(WICK_OP_ATAN, *this); }
-Tensor Tensor::sinh() const { return float_unary(WICK_OP_SINH, *this); }
-Tensor Tensor::cosh() const { return float_unary(WICK_OP_COSH, *this); }
-Tensor Tensor::asinh() const { return float_unary(WICK_OP_ASINH, *this); }
-Tensor Tensor::acosh() const { return float_unary(WICK_OP_ACOSH, *this); }
-Tensor Tensor::atanh() const { return float_unary(WICK_OP_ATANH, *this); }
-Tensor Tensor::expm1() const { return float_unary(WICK_OP_EXPM1, *this); }
-Tensor Tensor::log1p() const { return float_unary(WICK_OP_LOG1P, *this); }
-Tensor Tensor::cbrt() const { return float_unary(WICK_OP_CBRT, *this); }
-Tensor Tensor::erfc() const { return float_unary(WICK_OP_ERFC, *this); }
-Tensor Tensor::erfinv() const { return float_unary(WICK_OP_ERFINV, *this); }
-Tensor Tensor::gelu() const { return float_unary(WICK_OP_GELU_TANH, *this); }
-Tensor Tensor::gelu_erf() const { return float_unary(WICK_OP_GELU_ERF, *this); }
-Tensor Tensor::silu() const { return float_unary(WICK_OP_SILU, *this); }
+Tensor Tensor::exp() const { return table_unary(WICK_OP_EXP, *this); }
+Tensor Tensor::log() const { return table_unary(WICK_OP_LOG, *this); }
+Tensor Tensor::sqrt() const { return table_unary(WICK_OP_SQRT, *this); }
+Tensor Tensor::rsqrt() const { return table_unary(WICK_OP_RSQRT, *this); }
+Tensor Tensor::recip() const { return table_unary(WICK_OP_RECIP, *this); }
+Tensor Tensor::tanh() const { return table_unary(WICK_OP_TANH, *this); }
+Tensor Tensor::erf() const { return table_unary(WICK_OP_ERF, *this); }
+Tensor Tensor::sigmoid() const { return table_unary(WICK_OP_SIGMOID, *this); }
+Tensor Tensor::sin() const { return table_unary(WICK_OP_SIN, *this); }
+Tensor Tensor::cos() const { return table_unary(WICK_OP_COS, *this); }
+Tensor Tensor::tan() const { return table_unary(WICK_OP_TAN, *this); }
+Tensor Tensor::asin() const { return table_unary(WICK_OP_ASIN, *this); }
+Tensor Tensor::acos() const { return table_unary(WICK_OP_ACOS, *this); }
+Tensor Tensor::atan() const { return table_unary(WICK_OP_ATAN, *this); }
+Tensor Tensor::sinh() const { return table_unary(WICK_OP_SINH, *this); }
+Tensor Tensor::cosh() const { return table_unary(WICK_OP_COSH, *this); }
+Tensor Tensor::asinh() const { return table_unary(WICK_OP_ASINH, *this); }
+Tensor Tensor::acosh() const { return table_unary(WICK_OP_ACOSH, *this); }
+Tensor Tensor::atanh() const { return table_unary(WICK_OP_ATANH, *this); }
+Tensor Tensor::expm1() const { return table_unary(WICK_OP_EXPM1, *this); }
+Tensor Tensor::log1p() const { return table_unary(WICK_OP_LOG1P, *this); }
+Tensor Tensor::cbrt() const { return table_unary(WICK_OP_CBRT, *this); }
+Tensor Tensor::erfc() const { return table_unary(WICK_OP_ERFC, *this); }
+Tensor Tensor::erfinv() const { return table_unary(WICK_OP_ERFINV, *this); }
+Tensor Tensor::gelu() const { return table_unary(WICK_OP_GELU_TANH, *this); }
+Tensor Tensor::gelu_erf() const { return table_unary(WICK_OP_GELU_ERF, *this); }
+Tensor Tensor::silu() const { return table_unary(WICK_OP_SILU, *this); }
 
 Tensor Tensor::elu(double alpha) const {
   const wick_unary_params p = unary_params(alpha);
-  return float_unary(WICK_OP_ELU, *this, &p);
+  return table_unary(WICK_OP_ELU, *this, &p);
 }
 
 Tensor Tensor::powf(double exponent) const {
   const wick_unary_params p = unary_params(exponent);
-  return float_unary(WICK_OP_POWF, *this, &p);
+  return table_unary(WICK_OP_POWF, *this, &p);
 }
 
 Tensor Tensor::floor() const { return rounding_unary(WICK_OP_FLOOR, *this); }
@@ -321,12 +319,12 @@ Tensor Tensor::affine(double mul, double add) const {
   return unary_op(WICK_OP_AFFINE, dtype_ == DType::Bool ? to(DType::I64) : *this, &p);
 }
 
-Tensor Tensor::isnan() const { return predicate_unary(WICK_OP_IS_NAN, *this); }
-Tensor Tensor::isinf() const { return predicate_unary(WICK_OP_IS_INF, *this); }
-Tensor Tensor::logical_not() const { return predicate_unary(WICK_OP_LOGICAL_NOT, *this); }
-Tensor Tensor::bitwise_not() const { return int_unary(WICK_OP_BITWISE_NOT, *this, true); }
-Tensor Tensor::popcount() const { return int_unary(WICK_OP_POPCOUNT, *this, false); }
-Tensor Tensor::clz() const { return int_unary(WICK_OP_CLZ, *this, false); }
+Tensor Tensor::isnan() const { return table_unary(WICK_OP_IS_NAN, *this); }
+Tensor Tensor::isinf() const { return table_unary(WICK_OP_IS_INF, *this); }
+Tensor Tensor::logical_not() const { return table_unary(WICK_OP_LOGICAL_NOT, *this); }
+Tensor Tensor::bitwise_not() const { return table_unary(WICK_OP_BITWISE_NOT, *this); }
+Tensor Tensor::popcount() const { return table_unary(WICK_OP_POPCOUNT, *this); }
+Tensor Tensor::clz() const { return table_unary(WICK_OP_CLZ, *this); }
 
 Tensor Tensor::clamp(double lo, double hi) const {
   require_defined(*this, "clamp");
@@ -349,30 +347,46 @@ Tensor operator-(const Tensor& a) { return a.neg(); }
 
 // ---- binary ---------------------------------------------------------------------------------------
 
-Tensor Tensor::maximum(const Tensor& other) const { return binary_op(WICK_OP_MAXIMUM, *this, other); }
-Tensor Tensor::minimum(const Tensor& other) const { return binary_op(WICK_OP_MINIMUM, *this, other); }
-Tensor Tensor::pow(const Tensor& other) const { return numeric_binary(WICK_OP_POW, *this, other); }
-Tensor Tensor::rem(const Tensor& other) const { return numeric_binary(WICK_OP_REM, *this, other); }
+Tensor Tensor::maximum(const Tensor& other) const { return table_binary(WICK_OP_MAXIMUM, *this, other); }
+Tensor Tensor::minimum(const Tensor& other) const { return table_binary(WICK_OP_MINIMUM, *this, other); }
+Tensor Tensor::pow(const Tensor& other) const { return table_binary(WICK_OP_POW, *this, other); }
+Tensor Tensor::rem(const Tensor& other) const { return table_binary(WICK_OP_REM, *this, other); }
 
-Tensor Tensor::atan2(const Tensor& other) const {
-  // Float math: operands that meet in an integer or bool dtype are computed in f32.
-  const DType t = common_dtype("atan2", *this, other);
-  if (is_float(t)) return binary_op(WICK_OP_ATAN2, *this, other);
-  return binary_op(WICK_OP_ATAN2, to(DType::F32), other.to(DType::F32));
+// Float math: operands that meet in an integer or bool dtype are computed in f32.
+Tensor Tensor::atan2(const Tensor& other) const { return table_binary(WICK_OP_ATAN2, *this, other); }
+
+// ---- any elementwise op of the op table, by code ---------------------------------------------------
+
+Tensor Tensor::apply(wick_op_code op, const wick_unary_params* params) const {
+  const sdk::OpInfo* info = sdk::op_info(op);
+  if (info == nullptr || info->kind != sdk::OpKind::UNARY) {
+    throw Error(std::string("apply: ") + sdk::op_name(op) + " (" + std::to_string(op) +
+                ") is not a unary elementwise op of the op table (wick/wick_ops.h)");
+  }
+  return table_unary(op, *this, params);
 }
 
-Tensor Tensor::eq(const Tensor& other) const { return binary_op(WICK_OP_EQ, *this, other, DType::Bool); }
-Tensor Tensor::ne(const Tensor& other) const { return binary_op(WICK_OP_NE, *this, other, DType::Bool); }
-Tensor Tensor::lt(const Tensor& other) const { return binary_op(WICK_OP_LT, *this, other, DType::Bool); }
-Tensor Tensor::le(const Tensor& other) const { return binary_op(WICK_OP_LE, *this, other, DType::Bool); }
-Tensor Tensor::gt(const Tensor& other) const { return binary_op(WICK_OP_GT, *this, other, DType::Bool); }
-Tensor Tensor::ge(const Tensor& other) const { return binary_op(WICK_OP_GE, *this, other, DType::Bool); }
+Tensor Tensor::apply(wick_op_code op, const Tensor& other) const {
+  const sdk::OpInfo* info = sdk::op_info(op);
+  if (info == nullptr || (info->kind != sdk::OpKind::BINARY && info->kind != sdk::OpKind::COMPARE)) {
+    throw Error(std::string("apply: ") + sdk::op_name(op) + " (" + std::to_string(op) +
+                ") is not a binary elementwise op or comparison of the op table (wick/wick_ops.h)");
+  }
+  return table_binary(op, *this, other);
+}
 
-Tensor Tensor::bitwise_and(const Tensor& other) const { return bitwise_binary(WICK_OP_BITWISE_AND, *this, other, true); }
-Tensor Tensor::bitwise_or(const Tensor& other) const { return bitwise_binary(WICK_OP_BITWISE_OR, *this, other, true); }
-Tensor Tensor::bitwise_xor(const Tensor& other) const { return bitwise_binary(WICK_OP_BITWISE_XOR, *this, other, true); }
-Tensor Tensor::shl(const Tensor& other) const { return bitwise_binary(WICK_OP_SHL, *this, other, false); }
-Tensor Tensor::shr(const Tensor& other) const { return bitwise_binary(WICK_OP_SHR, *this, other, false); }
+Tensor Tensor::eq(const Tensor& other) const { return table_binary(WICK_OP_EQ, *this, other); }
+Tensor Tensor::ne(const Tensor& other) const { return table_binary(WICK_OP_NE, *this, other); }
+Tensor Tensor::lt(const Tensor& other) const { return table_binary(WICK_OP_LT, *this, other); }
+Tensor Tensor::le(const Tensor& other) const { return table_binary(WICK_OP_LE, *this, other); }
+Tensor Tensor::gt(const Tensor& other) const { return table_binary(WICK_OP_GT, *this, other); }
+Tensor Tensor::ge(const Tensor& other) const { return table_binary(WICK_OP_GE, *this, other); }
+
+Tensor Tensor::bitwise_and(const Tensor& other) const { return table_binary(WICK_OP_BITWISE_AND, *this, other); }
+Tensor Tensor::bitwise_or(const Tensor& other) const { return table_binary(WICK_OP_BITWISE_OR, *this, other); }
+Tensor Tensor::bitwise_xor(const Tensor& other) const { return table_binary(WICK_OP_BITWISE_XOR, *this, other); }
+Tensor Tensor::shl(const Tensor& other) const { return table_binary(WICK_OP_SHL, *this, other); }
+Tensor Tensor::shr(const Tensor& other) const { return table_binary(WICK_OP_SHR, *this, other); }
 
 // Logical ops see x != 0 (NaN is true), like a cast to bool.
 Tensor Tensor::logical_and(const Tensor& other) const {

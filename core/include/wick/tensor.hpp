@@ -233,6 +233,14 @@ class Tensor {
   // cond ? a : b, all three broadcast together; cond must be bool.
   static Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 
+  // Any unary, binary or comparison op of the op table (wick/wick_ops.h) by its code, with the
+  // table's dtype rules: an op is computed in the operands' (promoted) dtype when the table defines
+  // it for that dtype; float math on integers and bool is computed in f32; any other dtype is an
+  // error naming the dtypes the op takes. Comparisons and predicates give bool. The named methods
+  // are these plus each op's conveniences (abs of bool is the identity, floor of an integer too).
+  Tensor apply(wick_op_code op, const wick_unary_params* params = nullptr) const;
+  Tensor apply(wick_op_code op, const Tensor& other) const;
+
   // ---- linear algebra ----------------------------------------------------------------------------
   // [..., M, K] x [..., K, N] with NumPy batch broadcasting; 1-D operands as in numpy.matmul.
   Tensor matmul(const Tensor& other) const;

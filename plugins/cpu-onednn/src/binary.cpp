@@ -64,18 +64,10 @@ struct IntOps {
 
 constexpr bool is_compare(int code) { return code >= WICK_OP_EQ && code <= WICK_OP_GE; }
 
-// The dtypes op Code runs on; the one place both op_supports and op_execute ask.
+// The dtypes op Code runs on: the op table's (wick_ops.h), asked by supports and execute alike.
 template <int Code, class T>
 constexpr bool allowed() {
-  constexpr bool f = is_float_v<T>, i = is_int_v<T>, b = std::is_same_v<T, bool>;
-  switch (Code) {
-    case WICK_OP_ADD: case WICK_OP_MUL: case WICK_OP_MAXIMUM: case WICK_OP_MINIMUM: return true;
-    case WICK_OP_SUB: case WICK_OP_DIV: case WICK_OP_POW: case WICK_OP_REM: return f || i;
-    case WICK_OP_ATAN2: return f;
-    case WICK_OP_BITWISE_AND: case WICK_OP_BITWISE_OR: case WICK_OP_BITWISE_XOR: return i || b;
-    case WICK_OP_SHL: case WICK_OP_SHR: return i;
-    default: return is_compare(Code);
-  }
+  return sdk::op_defined_for<Code, T>();
 }
 
 // Op Code on the compute type C of T.
@@ -102,7 +94,10 @@ auto binary_fn(C a, C b) {
     else if constexpr (Code == WICK_OP_MINIMUM) return (a < b || a != a) ? a : b;
     else if constexpr (Code == WICK_OP_POW) return std::pow(a, b);
     else if constexpr (Code == WICK_OP_REM) return std::fmod(a, b);
-    else return std::atan2(a, b);
+    else {
+      static_assert(Code == WICK_OP_ATAN2, "binary.cpp: no float function for this op");
+      return std::atan2(a, b);
+    }
   } else {
     using I = IntOps<T>;
     if constexpr (Code == WICK_OP_ADD) return Wrap<T>::add(a, b);
@@ -117,7 +112,10 @@ auto binary_fn(C a, C b) {
     else if constexpr (Code == WICK_OP_BITWISE_OR) return static_cast<T>(a | b);
     else if constexpr (Code == WICK_OP_BITWISE_XOR) return static_cast<T>(a ^ b);
     else if constexpr (Code == WICK_OP_SHL) return I::shl(a, b);
-    else return I::shr(a, b);
+    else {
+      static_assert(Code == WICK_OP_SHR, "binary.cpp: no integer function for this op");
+      return I::shr(a, b);
+    }
   }
 }
 
@@ -146,34 +144,22 @@ void binary_execute(Context& ctx, const wick_op_desc& op) {
   });
 }
 
+// The kernel of every binary and comparison op of the op table.
 template <int Code>
-void add(KernelTable& table) {
-  table[Code] = {&binary_supports<Code>, &binary_execute<Code>};
-}
+struct BinaryFamily {
+  static constexpr Kernel kernel() {
+    constexpr sdk::OpKind kind = sdk::op_row<Code>().kind;
+    if constexpr (kind == sdk::OpKind::BINARY || kind == sdk::OpKind::COMPARE)
+      return {&binary_execute<Code>, &binary_supports<Code>};
+    else
+      return {};
+  }
+};
 
 }  // namespace
 
-void register_binary(KernelTable& table) {
-  add<WICK_OP_ADD>(table);
-  add<WICK_OP_SUB>(table);
-  add<WICK_OP_MUL>(table);
-  add<WICK_OP_DIV>(table);
-  add<WICK_OP_MAXIMUM>(table);
-  add<WICK_OP_MINIMUM>(table);
-  add<WICK_OP_POW>(table);
-  add<WICK_OP_REM>(table);
-  add<WICK_OP_ATAN2>(table);
-  add<WICK_OP_EQ>(table);
-  add<WICK_OP_NE>(table);
-  add<WICK_OP_LT>(table);
-  add<WICK_OP_LE>(table);
-  add<WICK_OP_GT>(table);
-  add<WICK_OP_GE>(table);
-  add<WICK_OP_BITWISE_AND>(table);
-  add<WICK_OP_BITWISE_OR>(table);
-  add<WICK_OP_BITWISE_XOR>(table);
-  add<WICK_OP_SHL>(table);
-  add<WICK_OP_SHR>(table);
+Kernel binary_kernel(int op) {
+  return kernel_of<BinaryFamily>(op);
 }
 
 }  // namespace wick::cpu

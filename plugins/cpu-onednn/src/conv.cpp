@@ -263,8 +263,11 @@ void conv_execute(Context& ctx, const wick_op_desc& op) {
 
 }  // namespace
 
-void register_conv(KernelTable& table) {
-  table[WICK_OP_CONV] = {&conv_supports, &conv_execute};
+Kernel conv_kernel(int op) {
+  switch (op) {
+    case WICK_OP_CONV: return {&conv_execute, &conv_supports};
+    default: return {};
+  }
 }
 
 }  // namespace wick::cpu

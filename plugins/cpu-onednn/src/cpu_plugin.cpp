@@ -47,13 +47,7 @@ class CpuPlugin final : public sdk::Plugin {
     // oneDNN (OpenMP build) and our own loops share this one OpenMP pool.
     omp_set_num_threads(ctx_.threads);
     ctx_.onednn = create_onednn(ctx_.threads);
-    register_elementwise(kernels_);
-    register_unary(kernels_);
-    register_reduce(kernels_);
-    register_index(kernels_);
-    register_matmul(kernels_);
-    register_nn(kernels_);
-    register_fused(kernels_);
+    kernels_ = make_kernel_table();
     name_ = cpu_model_name();
     const dnnl_version_t* v = dnnl_version();
     note_ = std::to_string(ctx_.threads) + " threads, oneDNN " + std::to_string(v->major) + "." +
@@ -112,15 +106,11 @@ class CpuPlugin final : public sdk::Plugin {
   }
 
   wick_support supports(const wick_device* /*device*/, const wick_op_desc& op) override {
-    auto it = kernels_.find(op.op);
-    if (it == kernels_.end()) return WICK_SUPPORT_NO_OP;
-    return it->second.supports(op);
+    return kernels_.supports(op);
   }
 
   void execute(wick_device* /*device*/, const wick_op_desc& op) override {
-    auto it = kernels_.find(op.op);
-    if (it == kernels_.end()) throw sdk::Error(WICK_STATUS_UNSUPPORTED, "op code " + std::to_string(op.op) + " is not implemented");
-    it->second.execute(ctx_, op);
+    kernels_.execute(ctx_, op);
   }
 
  private:

@@ -114,10 +114,13 @@ void rng_execute(Context& ctx, const wick_op_desc& op) {
 
 }  // namespace
 
-void register_creation(KernelTable& table) {
-  table[WICK_OP_IOTA] = {&iota_supports, &iota_execute};
-  table[WICK_OP_RNG_UNIFORM] = {&rng_supports, &rng_execute<false>};
-  table[WICK_OP_RNG_NORMAL] = {&rng_supports, &rng_execute<true>};
+Kernel creation_kernel(int op) {
+  switch (op) {
+    case WICK_OP_IOTA: return {&iota_execute, &iota_supports};
+    case WICK_OP_RNG_UNIFORM: return {&rng_execute<false>, &rng_supports};
+    case WICK_OP_RNG_NORMAL: return {&rng_execute<true>, &rng_supports};
+    default: return {};
+  }
 }
 
 }  // namespace wick::cpu

@@ -147,12 +147,14 @@ void where_execute(Context& ctx, const wick_op_desc& op) {
 
 }  // namespace
 
-void register_elementwise(KernelTable& table) {
-  table[WICK_OP_COPY] = {&copy_supports, &copy_execute};
-  table[WICK_OP_FILL] = {&fill_supports, &fill_execute};
-  table[WICK_OP_CAST] = {&cast_supports, &cast_execute};
-  table[WICK_OP_WHERE] = {&where_supports, &where_execute};
-  register_binary(table);
+Kernel elementwise_kernel(int op) {
+  switch (op) {
+    case WICK_OP_COPY: return {&copy_execute, &copy_supports};
+    case WICK_OP_FILL: return {&fill_execute, &fill_supports};
+    case WICK_OP_CAST: return {&cast_execute, &cast_supports};
+    case WICK_OP_WHERE: return {&where_execute, &where_supports};
+    default: return {};
+  }
 }
 
 }  // namespace wick::cpu

@@ -1,6 +1,5 @@
 // elementwise_loops.hpp — the row loops every elementwise kernel of this plugin runs (one or two
-// strided inputs, one output, each with its own element type), their op_supports checks, and the
-// registration hooks of the elementwise files. Contiguous rows get plain indexed loops that the
+// strided inputs, one output, each with its own element type), and their op_supports checks. Contiguous rows get plain indexed loops that the
 // compiler vectorises; large work is split by parallel_rows.
 #pragma once
 
@@ -9,10 +8,6 @@
 #include <type_traits>
 
 namespace wick::cpu {
-
-// Registered by register_elementwise (elementwise.cpp) and register_unary (unary.cpp).
-void register_binary(KernelTable& table);    // binary.cpp: max/min, pow, rem, atan2, compare, bitwise, shifts
-void register_creation(KernelTable& table);  // creation.cpp: iota, rng_uniform, rng_normal
 
 template <class T>
 inline constexpr bool is_half_v = std::is_same_v<T, sdk::f16> || std::is_same_v<T, sdk::bf16>;

@@ -494,13 +494,16 @@ void attention_execute(Context& ctx, const wick_op_desc& op) {
 
 }  // namespace
 
-void register_fused(KernelTable& table) {
-  table[WICK_OP_SOFTMAX] = {&softmax_supports, &softmax_execute<false>};
-  table[WICK_OP_LOG_SOFTMAX] = {&softmax_supports, &softmax_execute<true>};
-  table[WICK_OP_LAYER_NORM] = {&norm_supports<false>, &norm_execute<false>};
-  table[WICK_OP_RMS_NORM] = {&norm_supports<true>, &norm_execute<true>};
-  table[WICK_OP_BATCH_NORM] = {&batch_norm_supports, &batch_norm_execute};
-  table[WICK_OP_ATTENTION] = {&attention_supports, &attention_execute};
+Kernel fused_kernel(int op) {
+  switch (op) {
+    case WICK_OP_SOFTMAX: return {&softmax_execute<false>, &softmax_supports};
+    case WICK_OP_LOG_SOFTMAX: return {&softmax_execute<true>, &softmax_supports};
+    case WICK_OP_LAYER_NORM: return {&norm_execute<false>, &norm_supports<false>};
+    case WICK_OP_RMS_NORM: return {&norm_execute<true>, &norm_supports<true>};
+    case WICK_OP_BATCH_NORM: return {&batch_norm_execute, &batch_norm_supports};
+    case WICK_OP_ATTENTION: return {&attention_execute, &attention_supports};
+    default: return {};
+  }
 }
 
 }  // namespace wick::cpu

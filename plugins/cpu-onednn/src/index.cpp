@@ -348,12 +348,14 @@ void scatter_execute(Context& ctx, const wick_op_desc& op) {
 
 }  // namespace
 
-void register_index(KernelTable& table) {
-  table[WICK_OP_INDEX_SELECT] = {&index_select_supports, &index_select_execute};
-  table[WICK_OP_INDEX_REDUCE] = {&index_reduce_supports, &index_reduce_execute};
-  table[WICK_OP_GATHER_ELEMENTS] = {&gather_supports, &gather_execute};
-  table[WICK_OP_SCATTER_ELEMENTS] = {&scatter_supports, &scatter_execute};
-  register_sort(table);
+Kernel index_kernel(int op) {
+  switch (op) {
+    case WICK_OP_INDEX_SELECT: return {&index_select_execute, &index_select_supports};
+    case WICK_OP_INDEX_REDUCE: return {&index_reduce_execute, &index_reduce_supports};
+    case WICK_OP_GATHER_ELEMENTS: return {&gather_execute, &gather_supports};
+    case WICK_OP_SCATTER_ELEMENTS: return {&scatter_execute, &scatter_supports};
+    default: return {};
+  }
 }
 
 }  // namespace wick::cpu

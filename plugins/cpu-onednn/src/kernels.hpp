@@ -2,6 +2,7 @@
 #pragma once
 
 #include <wick/sdk/dtype.hpp>
+#include <wick/sdk/kernel_table.hpp>
 #include <wick/sdk/plugin.hpp>
 #include <wick/sdk/strided.hpp>
 
@@ -27,22 +28,47 @@ struct Context {
   Onednn* onednn = nullptr;
 };
 
-using SupportsFn = wick_support (*)(const wick_op_desc& op);
-using ExecuteFn = void (*)(Context& ctx, const wick_op_desc& op);
-struct Kernel {
-  SupportsFn supports;
-  ExecuteFn execute;
-};
-using KernelTable = std::unordered_map<int, Kernel>;
+using KernelTable = sdk::KernelTable<Context>;
+using RunFn = KernelTable::Row::Run;
+using CheckFn = KernelTable::Row::Check;
 
-// Each kernel file adds its ops to the table.
-void register_elementwise(KernelTable& table);  // copy, fill, cast, binary arithmetic, compare, where
-void register_unary(KernelTable& table);        // unary math, activations, predicates, iota, rng
-void register_reduce(KernelTable& table);       // reductions, arg-reductions, scans
-void register_index(KernelTable& table);        // index_select/reduce, gather/scatter, sort
-void register_matmul(KernelTable& table);
-void register_nn(KernelTable& table);           // conv, window reductions, window scatter
-void register_fused(KernelTable& table);        // softmax, norms, attention
+// One op's kernel in a family file: its function, and its check of shapes and params beyond the op
+// table's rules. Empty (run == nullptr) for an op the family does not have.
+struct Kernel {
+  RunFn run = nullptr;
+  CheckFn check = nullptr;
+};
+
+// The kernels of each family file, by op code; kernel_table.cpp lists them as the table's rows.
+Kernel elementwise_kernel(int op);  // elementwise.cpp: copy, fill, cast, where
+Kernel binary_kernel(int op);       // binary.cpp: arithmetic, comparisons, bitwise, shifts
+Kernel unary_kernel(int op);        // unary.cpp: math, activations, predicates, bit counts
+Kernel creation_kernel(int op);     // creation.cpp: iota, rng_uniform, rng_normal
+Kernel reduce_kernel(int op);       // reduce.cpp: reductions, arg-reductions
+Kernel scan_kernel(int op);         // scan.cpp: cumsum, cumprod, cummax, cummin
+Kernel index_kernel(int op);        // index.cpp: index_select/reduce, gather/scatter
+Kernel sort_kernel(int op);         // sort.cpp
+Kernel matmul_kernel(int op);       // matmul.cpp
+Kernel conv_kernel(int op);         // conv.cpp
+Kernel window_kernel(int op);       // window.cpp: window reductions, window scatter
+Kernel fused_kernel(int op);        // fused.cpp: softmax, norms, attention
+
+// Every kernel of the plugin, one row per op (kernel_table.cpp); `supports` answers from it.
+KernelTable make_kernel_table();
+
+// The kernel of op code `op` from Family<Code>::kernel() (a constexpr function of the family that
+// returns an empty Kernel for ops it does not have), for every op of the op table.
+template <template <int> class Family>
+Kernel kernel_of(int op) {
+  switch (op) {
+#define WICK_CPU_KERNEL_CASE(NAME, ...) \
+  case WICK_OP_##NAME:                  \
+    return Family<WICK_OP_##NAME>::kernel();
+    WICK_OP_LIST(WICK_CPU_KERNEL_CASE)
+#undef WICK_CPU_KERNEL_CASE
+    default: return {};
+  }
+}
 
 // The oneDNN engine, stream and primitive cache; created by the plugin, used by matmul.
 Context::Onednn* create_onednn(int threads);

@@ -267,8 +267,11 @@ void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc&
                    [&](auto tag) { matmul_loop<typename decltype(tag)::type>(ctx, a, b, c); });
 }
 
-void register_matmul(KernelTable& table) {
-  table[WICK_OP_MATMUL] = {&matmul_supports, &matmul_execute};
+Kernel matmul_kernel(int op) {
+  switch (op) {
+    case WICK_OP_MATMUL: return {&matmul_execute, &matmul_supports};
+    default: return {};
+  }
 }
 
 }  // namespace wick::cpu

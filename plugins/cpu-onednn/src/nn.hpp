@@ -1,4 +1,4 @@
-// nn.hpp — the files behind register_nn: convolution and the window ops.
+// nn.hpp — what convolution and the window ops share.
 #pragma once
 
 #include "kernels.hpp"
@@ -8,9 +8,6 @@
 #include <vector>
 
 namespace wick::cpu {
-
-void register_conv(KernelTable& table);    // conv.cpp
-void register_window(KernelTable& table);  // window.cpp: window reductions and select-and-scatter
 
 // Advances the multi-index over the first `dims` axes of `extent` (odometer order, last axis
 // fastest); false after the last index, when idx is back at zeros.

@@ -426,14 +426,16 @@ void arg_execute(Context& ctx, const wick_op_desc& op) {
 
 }  // namespace
 
-void register_reduce(KernelTable& table) {
-  table[WICK_OP_REDUCE_SUM] = {&reduce_supports<WICK_OP_REDUCE_SUM>, &reduce_execute<SumOp>};
-  table[WICK_OP_REDUCE_PROD] = {&reduce_supports<WICK_OP_REDUCE_PROD>, &reduce_execute<ProdOp>};
-  table[WICK_OP_REDUCE_MAX] = {&reduce_supports<WICK_OP_REDUCE_MAX>, &reduce_execute<MaxOp>};
-  table[WICK_OP_REDUCE_MIN] = {&reduce_supports<WICK_OP_REDUCE_MIN>, &reduce_execute<MinOp>};
-  table[WICK_OP_ARGMAX] = {&arg_supports, &arg_execute<true>};
-  table[WICK_OP_ARGMIN] = {&arg_supports, &arg_execute<false>};
-  register_scan(table);
+Kernel reduce_kernel(int op) {
+  switch (op) {
+    case WICK_OP_REDUCE_SUM: return {&reduce_execute<SumOp>, &reduce_supports<WICK_OP_REDUCE_SUM>};
+    case WICK_OP_REDUCE_PROD: return {&reduce_execute<ProdOp>, &reduce_supports<WICK_OP_REDUCE_PROD>};
+    case WICK_OP_REDUCE_MAX: return {&reduce_execute<MaxOp>, &reduce_supports<WICK_OP_REDUCE_MAX>};
+    case WICK_OP_REDUCE_MIN: return {&reduce_execute<MinOp>, &reduce_supports<WICK_OP_REDUCE_MIN>};
+    case WICK_OP_ARGMAX: return {&arg_execute<true>, &arg_supports};
+    case WICK_OP_ARGMIN: return {&arg_execute<false>, &arg_supports};
+    default: return {};
+  }
 }
 
 }  // namespace wick::cpu

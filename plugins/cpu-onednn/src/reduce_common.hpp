@@ -15,10 +15,6 @@
 
 namespace wick::cpu {
 
-// Kernels registered by the files of this family (register_reduce and register_index call them).
-void register_scan(KernelTable& table);  // cumsum, cumprod, cummax, cummin
-void register_sort(KernelTable& table);  // sort / argsort
-
 // ---- element types ----------------------------------------------------------------------------
 
 template <class T>

@@ -143,11 +143,14 @@ void scan_execute(Context& ctx, const wick_op_desc& op) {
 
 }  // namespace
 
-void register_scan(KernelTable& table) {
-  table[WICK_OP_CUMSUM] = {&scan_supports<WICK_OP_CUMSUM>, &scan_execute<SumOp>};
-  table[WICK_OP_CUMPROD] = {&scan_supports<WICK_OP_CUMPROD>, &scan_execute<ProdOp>};
-  table[WICK_OP_CUMMAX] = {&scan_supports<WICK_OP_CUMMAX>, &scan_execute<MaxOp>};
-  table[WICK_OP_CUMMIN] = {&scan_supports<WICK_OP_CUMMIN>, &scan_execute<MinOp>};
+Kernel scan_kernel(int op) {
+  switch (op) {
+    case WICK_OP_CUMSUM: return {&scan_execute<SumOp>, &scan_supports<WICK_OP_CUMSUM>};
+    case WICK_OP_CUMPROD: return {&scan_execute<ProdOp>, &scan_supports<WICK_OP_CUMPROD>};
+    case WICK_OP_CUMMAX: return {&scan_execute<MaxOp>, &scan_supports<WICK_OP_CUMMAX>};
+    case WICK_OP_CUMMIN: return {&scan_execute<MinOp>, &scan_supports<WICK_OP_CUMMIN>};
+    default: return {};
+  }
 }
 
 }  // namespace wick::cpu

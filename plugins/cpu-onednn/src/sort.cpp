@@ -82,8 +82,11 @@ void sort_execute(Context& ctx, const wick_op_desc& op) {
 
 }  // namespace
 
-void register_sort(KernelTable& table) {
-  table[WICK_OP_SORT] = {&sort_supports, &sort_execute};
+Kernel sort_kernel(int op) {
+  switch (op) {
+    case WICK_OP_SORT: return {&sort_execute, &sort_supports};
+    default: return {};
+  }
 }
 
 }  // namespace wick::cpu

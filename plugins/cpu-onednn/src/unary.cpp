@@ -13,31 +13,15 @@ namespace wick::cpu {
 
 namespace {
 
-enum class Domain { Float, Arith, Predicate, BitNot, IntBits };
-
-constexpr Domain domain_of(int code) {
-  switch (code) {
-    case WICK_OP_NEG: case WICK_OP_ABS: case WICK_OP_SIGN: case WICK_OP_SQR: case WICK_OP_RELU:
-    case WICK_OP_AFFINE:
-      return Domain::Arith;
-    case WICK_OP_IS_NAN: case WICK_OP_IS_INF: case WICK_OP_LOGICAL_NOT: return Domain::Predicate;
-    case WICK_OP_BITWISE_NOT: return Domain::BitNot;
-    case WICK_OP_POPCOUNT: case WICK_OP_CLZ: return Domain::IntBits;
-    default: return Domain::Float;
-  }
+// Predicates (any dtype -> bool) are the unary ops whose output is bool.
+constexpr bool is_predicate(int code) {
+  return sdk::op_info(code)->out == sdk::OutDType::BOOL;
 }
 
-// The dtypes op Code runs on; the one place both op_supports and op_execute ask.
+// The dtypes op Code runs on: the op table's (wick_ops.h), asked by supports and execute alike.
 template <int Code, class T>
 constexpr bool allowed() {
-  switch (domain_of(Code)) {
-    case Domain::Float: return is_float_v<T>;
-    case Domain::Arith: return is_float_v<T> || is_int_v<T>;
-    case Domain::Predicate: return true;
-    case Domain::BitNot: return !is_float_v<T>;
-    case Domain::IntBits: return is_int_v<T>;
-  }
-  return false;
+  return sdk::op_defined_for<Code, T>();
 }
 
 constexpr bool needs_params(int code) {
@@ -228,7 +212,7 @@ template <int Code>
 wick_support unary_supports(const wick_op_desc& op) {
   if (op.num_inputs != 1 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
   const wick_dtype in = op.inputs[0].dtype;
-  const wick_dtype out = domain_of(Code) == Domain::Predicate ? WICK_DTYPE_BOOL : in;
+  const wick_dtype out = is_predicate(Code) ? WICK_DTYPE_BOOL : in;
   if (op.outputs[0].dtype != out) return WICK_SUPPORT_NO_DTYPE;
   if (const wick_support s = check_elementwise(op, 1, in); s != WICK_SUPPORT_YES) return s;
   const bool ok = sdk::visit_dtype(in, [](auto tag) { return allowed<Code, typename decltype(tag)::type>(); });
@@ -252,7 +236,7 @@ void unary_execute(Context& ctx, const wick_op_desc& op) {
     using C = compute_t<T>;
     if constexpr (!allowed<Code, T>()) {
       return;  // op_supports said no
-    } else if constexpr (domain_of(Code) == Domain::Predicate) {
+    } else if constexpr (is_predicate(Code)) {
       map_unary<bool, T>(ctx, in, out, [](T x) { return predicate<Code>(x); });
     } else if constexpr (std::is_same_v<T, bool>) {
       map_unary<bool, bool>(ctx, in, out, [](bool x) { return !x; });  // bitwise_not
@@ -271,59 +255,21 @@ void unary_execute(Context& ctx, const wick_op_desc& op) {
   });
 }
 
+// The kernel of every unary op of the op table.
 template <int Code>
-void add(KernelTable& table) {
-  table[Code] = {&unary_supports<Code>, &unary_execute<Code>};
-}
+struct UnaryFamily {
+  static constexpr Kernel kernel() {
+    if constexpr (sdk::op_row<Code>().kind == sdk::OpKind::UNARY)
+      return {&unary_execute<Code>, &unary_supports<Code>};
+    else
+      return {};
+  }
+};
 
 }  // namespace
 
-void register_unary(KernelTable& table) {
-  add<WICK_OP_NEG>(table);
-  add<WICK_OP_ABS>(table);
-  add<WICK_OP_SIGN>(table);
-  add<WICK_OP_EXP>(table);
-  add<WICK_OP_LOG>(table);
-  add<WICK_OP_SQRT>(table);
-  add<WICK_OP_RSQRT>(table);
-  add<WICK_OP_RECIP>(table);
-  add<WICK_OP_SQR>(table);
-  add<WICK_OP_TANH>(table);
-  add<WICK_OP_ERF>(table);
-  add<WICK_OP_SIGMOID>(table);
-  add<WICK_OP_SIN>(table);
-  add<WICK_OP_COS>(table);
-  add<WICK_OP_TAN>(table);
-  add<WICK_OP_ASIN>(table);
-  add<WICK_OP_ACOS>(table);
-  add<WICK_OP_ATAN>(table);
-  add<WICK_OP_SINH>(table);
-  add<WICK_OP_COSH>(table);
-  add<WICK_OP_ASINH>(table);
-  add<WICK_OP_ACOSH>(table);
-  add<WICK_OP_ATANH>(table);
-  add<WICK_OP_EXPM1>(table);
-  add<WICK_OP_LOG1P>(table);
-  add<WICK_OP_CBRT>(table);
-  add<WICK_OP_ERFC>(table);
-  add<WICK_OP_ERFINV>(table);
-  add<WICK_OP_FLOOR>(table);
-  add<WICK_OP_CEIL>(table);
-  add<WICK_OP_ROUND>(table);
-  add<WICK_OP_RELU>(table);
-  add<WICK_OP_GELU_TANH>(table);
-  add<WICK_OP_GELU_ERF>(table);
-  add<WICK_OP_SILU>(table);
-  add<WICK_OP_ELU>(table);
-  add<WICK_OP_AFFINE>(table);
-  add<WICK_OP_POWF>(table);
-  add<WICK_OP_IS_NAN>(table);
-  add<WICK_OP_IS_INF>(table);
-  add<WICK_OP_LOGICAL_NOT>(table);
-  add<WICK_OP_BITWISE_NOT>(table);
-  add<WICK_OP_POPCOUNT>(table);
-  add<WICK_OP_CLZ>(table);
-  register_creation(table);
+Kernel unary_kernel(int op) {
+  return kernel_of<UnaryFamily>(op);
 }
 
 }  // namespace wick::cpu

@@ -350,17 +350,16 @@ void scatter_execute(Context& /*ctx*/, const wick_op_desc& op) {
 
 }  // namespace
 
-void register_window(KernelTable& table) {
-  table[WICK_OP_WINDOW_SUM] = {&window_supports<WICK_OP_WINDOW_SUM>,
-                               &window_execute<WICK_OP_WINDOW_SUM>};
-  table[WICK_OP_WINDOW_PROD] = {&window_supports<WICK_OP_WINDOW_PROD>,
-                                &window_execute<WICK_OP_WINDOW_PROD>};
-  table[WICK_OP_WINDOW_MAX] = {&window_supports<WICK_OP_WINDOW_MAX>,
-                               &window_execute<WICK_OP_WINDOW_MAX>};
-  table[WICK_OP_WINDOW_MIN] = {&window_supports<WICK_OP_WINDOW_MIN>,
-                               &window_execute<WICK_OP_WINDOW_MIN>};
-  table[WICK_OP_WINDOW_SCATTER_MAX] = {&scatter_supports, &scatter_execute<true>};
-  table[WICK_OP_WINDOW_SCATTER_MIN] = {&scatter_supports, &scatter_execute<false>};
+Kernel window_kernel(int op) {
+  switch (op) {
+    case WICK_OP_WINDOW_SUM: return {&window_execute<WICK_OP_WINDOW_SUM>, &window_supports<WICK_OP_WINDOW_SUM>};
+    case WICK_OP_WINDOW_PROD: return {&window_execute<WICK_OP_WINDOW_PROD>, &window_supports<WICK_OP_WINDOW_PROD>};
+    case WICK_OP_WINDOW_MAX: return {&window_execute<WICK_OP_WINDOW_MAX>, &window_supports<WICK_OP_WINDOW_MAX>};
+    case WICK_OP_WINDOW_MIN: return {&window_execute<WICK_OP_WINDOW_MIN>, &window_supports<WICK_OP_WINDOW_MIN>};
+    case WICK_OP_WINDOW_SCATTER_MAX: return {&scatter_execute<true>, &scatter_supports};
+    case WICK_OP_WINDOW_SCATTER_MIN: return {&scatter_execute<false>, &scatter_supports};
+    default: return {};
+  }
 }
 
 }  // namespace wick::cpu

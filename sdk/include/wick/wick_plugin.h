@@ -162,119 +162,17 @@ typedef struct wick_device_props {
  *   - f16/bf16 may be computed in f32 and rounded to nearest-even on store.
  * Semantics of each op live in docs/ops.md.
  * ------------------------------------------------------------------------------------------- */
+#include "wick_ops.h"
+
+/* The codes come from the op table (wick_ops.h: one row per op with its number, arity, params
+ * struct and dtypes). Adding a row adds a code; a row's number never changes and is never reused
+ * (tests/test_abi.cpp holds the numbers every released ABI minor shipped). */
 typedef enum wick_op_code {
   WICK_OP_INVALID = 0,
-  /* data movement and creation: 1..99 */
-  WICK_OP_COPY = 1, /* in[0] -> out[0], same dtype and shape, any strides */
-  WICK_OP_FILL = 2, /* params: wick_fill_params; out[0] := value */
-  WICK_OP_IOTA = 3,   /* params: wick_iota_params */
-  WICK_OP_CAST = 4, /* in[0] -> out[0], same shape, dtypes differ (see docs/ops.md for rounding) */
-  WICK_OP_RNG_UNIFORM = 5, /* params: wick_rng_params */
-  WICK_OP_RNG_NORMAL = 6,
-  /* unary elementwise: 100..199 */
-  WICK_OP_NEG = 100,
-  WICK_OP_ABS = 101,
-  WICK_OP_SIGN = 102,
-  WICK_OP_EXP = 103,
-  WICK_OP_LOG = 104,
-  WICK_OP_SQRT = 105,
-  WICK_OP_RSQRT = 106,
-  WICK_OP_RECIP = 107,
-  WICK_OP_SQR = 108,
-  WICK_OP_TANH = 109,
-  WICK_OP_ERF = 110,
-  WICK_OP_SIGMOID = 111,
-  WICK_OP_SIN = 112,
-  WICK_OP_COS = 113,
-  WICK_OP_TAN = 114,
-  WICK_OP_ASIN = 115,
-  WICK_OP_ACOS = 116,
-  WICK_OP_ATAN = 117,
-  WICK_OP_SINH = 118,
-  WICK_OP_COSH = 119,
-  WICK_OP_ASINH = 120,
-  WICK_OP_ACOSH = 121,
-  WICK_OP_ATANH = 122,
-  WICK_OP_EXPM1 = 123,
-  WICK_OP_LOG1P = 124,
-  WICK_OP_CBRT = 125,
-  WICK_OP_ERFC = 126,
-  WICK_OP_ERFINV = 127,
-  WICK_OP_FLOOR = 128,
-  WICK_OP_CEIL = 129,
-  WICK_OP_ROUND = 130,
-  WICK_OP_RELU = 131,
-  WICK_OP_GELU_TANH = 132,
-  WICK_OP_GELU_ERF = 133,
-  WICK_OP_SILU = 134,
-  WICK_OP_ELU = 135,
-  WICK_OP_AFFINE = 136,
-  WICK_OP_POWF = 137,
-  WICK_OP_IS_NAN = 138,
-  WICK_OP_IS_INF = 139,
-  WICK_OP_LOGICAL_NOT = 140,
-  WICK_OP_BITWISE_NOT = 141,
-  WICK_OP_POPCOUNT = 142,
-  WICK_OP_CLZ = 143,
-  /* binary elementwise: 200..299; in[0], in[1] broadcast to out[0] */
-  WICK_OP_ADD = 200,
-  WICK_OP_SUB = 201,
-  WICK_OP_MUL = 202,
-  WICK_OP_DIV = 203, /* integer division truncates toward zero; x/0 on integers is 0 */
-  WICK_OP_MAXIMUM = 204,
-  WICK_OP_MINIMUM = 205,
-  WICK_OP_POW = 206,
-  WICK_OP_REM = 207,
-  WICK_OP_ATAN2 = 208,
-  /* comparisons: inputs share a dtype, out[0] is bool */
-  WICK_OP_EQ = 220,
-  WICK_OP_NE = 221,
-  WICK_OP_LT = 222,
-  WICK_OP_LE = 223,
-  WICK_OP_GT = 224,
-  WICK_OP_GE = 225,
-  /* bitwise on integers and bool; SHR is arithmetic for signed, logical for unsigned */
-  WICK_OP_BITWISE_AND = 230,
-  WICK_OP_BITWISE_OR = 231,
-  WICK_OP_BITWISE_XOR = 232,
-  WICK_OP_SHL = 233,
-  WICK_OP_SHR = 234,
-  /* ternary: 300..399 */
-  WICK_OP_WHERE = 300, /* in[0] bool condition, in[1] if true, in[2] if false -> out[0] */
-  /* reductions and scans: 400..499; params: wick_reduce_params */
-  WICK_OP_REDUCE_SUM = 400, /* out[0] has the input's rank; reduced axes have extent 1 */
-  WICK_OP_REDUCE_PROD = 401,
-  WICK_OP_REDUCE_MAX = 402,
-  WICK_OP_REDUCE_MIN = 403,
-  WICK_OP_ARGMAX = 404, /* params: wick_axis_params */
-  WICK_OP_ARGMIN = 405,
-  WICK_OP_CUMSUM = 410, /* params: wick_axis_params */
-  WICK_OP_CUMPROD = 411,
-  WICK_OP_CUMMAX = 412,
-  WICK_OP_CUMMIN = 413,
-  /* linear algebra and nn: 500..599 */
-  WICK_OP_MATMUL = 500, /* in[0] [..., M, K] x in[1] [..., K, N] -> out[0] [..., M, N], batch broadcast */
-  WICK_OP_CONV = 501, /* params: wick_conv_params */
-  WICK_OP_WINDOW_SUM = 510, /* params: wick_window_params */
-  WICK_OP_WINDOW_PROD = 511,
-  WICK_OP_WINDOW_MAX = 512,
-  WICK_OP_WINDOW_MIN = 513,
-  WICK_OP_WINDOW_SCATTER_MAX = 514,
-  WICK_OP_WINDOW_SCATTER_MIN = 515,
-  /* indexing and sorting: 600..699 */
-  /* params: wick_axis_params; indices are i32 or i64, out of range is an INVALID_ARGUMENT error */
-  WICK_OP_INDEX_SELECT = 600,
-  WICK_OP_INDEX_REDUCE = 601,
-  WICK_OP_GATHER_ELEMENTS = 602,
-  WICK_OP_SCATTER_ELEMENTS = 603,
-  WICK_OP_SORT = 604, /* params: wick_sort_params */
-  /* optional fused ops: 700..799; the host has a composite for each */
-  WICK_OP_SOFTMAX = 700,
-  WICK_OP_LOG_SOFTMAX = 701,
-  WICK_OP_LAYER_NORM = 702,
-  WICK_OP_RMS_NORM = 703,
-  WICK_OP_BATCH_NORM = 704,
-  WICK_OP_ATTENTION = 705
+#define WICK_OP_ENUM_ROW(NAME, CODE, ...) WICK_OP_##NAME = CODE,
+  WICK_OP_LIST(WICK_OP_ENUM_ROW)
+#undef WICK_OP_ENUM_ROW
+  WICK_OP_CODE_MAX_ = 0x7fffffff /* not an op: keeps the enum 32-bit */
 } wick_op_code;
 
 /* A strided view of a buffer. In supports(), `buffer` is NULL: only dtype and geometry are known. */

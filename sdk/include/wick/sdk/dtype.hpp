@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 
@@ -119,6 +120,23 @@ template <class T>
 struct type_tag {
   using type = T;
 };
+
+// The dtype of a C++ element type (the inverse of visit_dtype); WICK_DTYPE_INVALID for others.
+template <class T>
+inline constexpr wick_dtype dtype_of =
+    std::is_same_v<T, float>      ? WICK_DTYPE_F32
+    : std::is_same_v<T, double>   ? WICK_DTYPE_F64
+    : std::is_same_v<T, f16>      ? WICK_DTYPE_F16
+    : std::is_same_v<T, bf16>     ? WICK_DTYPE_BF16
+    : std::is_same_v<T, int8_t>   ? WICK_DTYPE_I8
+    : std::is_same_v<T, uint8_t>  ? WICK_DTYPE_U8
+    : std::is_same_v<T, int16_t>  ? WICK_DTYPE_I16
+    : std::is_same_v<T, int32_t>  ? WICK_DTYPE_I32
+    : std::is_same_v<T, int64_t>  ? WICK_DTYPE_I64
+    : std::is_same_v<T, uint32_t> ? WICK_DTYPE_U32
+    : std::is_same_v<T, uint64_t> ? WICK_DTYPE_U64
+    : std::is_same_v<T, bool>     ? WICK_DTYPE_BOOL
+                                  : WICK_DTYPE_INVALID;
 
 // The one dtype switch: calls f(type_tag<T>{}) with the C++ type of dtype t.
 template <class F>
