@@ -11,19 +11,17 @@
 namespace wick::conformance {
 
 void Tally::add(const std::string& s) {
+  static const std::map<std::string, int Tally::*> counters = {
+      {"PASS", &Tally::pass},   {"FAIL", &Tally::fail},       {"UNSUPPORTED", &Tally::unsupported},
+      {"CRASH", &Tally::crash}, {"TIMEOUT", &Tally::timeout}, {"SKIP", &Tally::skip},
+      {"XFAIL", &Tally::xfail}, {"XPASS", &Tally::xpass},     {"SUPPORTED", &Tally::supported}};
   ++total;
-  if (s == "PASS") ++pass;
-  else if (s == "FAIL") ++fail;
-  else if (s == "UNSUPPORTED") ++unsupported;
-  else if (s == "CRASH") ++crash;
-  else if (s == "TIMEOUT") ++timeout;
-  else if (s == "SKIP") ++skip;
-  else if (s == "XFAIL") ++xfail;
-  else if (s == "XPASS") ++xpass;
-  else if (s == "SUPPORTED") ++supported;
+  auto it = counters.find(s);
+  if (it != counters.end()) ++(this->*(it->second));
 }
 
-std::map<std::string, std::map<std::string, Tally>> tallies_by_backend(const std::vector<Result>& results) {
+std::map<std::string, std::map<std::string, Tally>> tallies_by_backend(
+    const std::vector<Result>& results) {
   std::map<std::string, std::map<std::string, Tally>> t;
   for (const Result& r : results) {
     t[r.backend][r.source].add(r.status);
@@ -37,13 +35,15 @@ namespace {
 std::vector<std::string> backend_names(const ReportInput& in) {
   std::vector<std::string> names;
   for (const BackendRun& r : in.runs) {
-    if (r.error.empty() && std::find(names.begin(), names.end(), r.name) == names.end()) names.push_back(r.name);
+    if (r.error.empty() && std::find(names.begin(), names.end(), r.name) == names.end())
+      names.push_back(r.name);
   }
   return names;
 }
 
 // op -> backend -> tally, for one source, ops in first-seen order.
-std::vector<std::pair<std::string, std::map<std::string, Tally>>> matrix(const ReportInput& in, const std::string& source) {
+std::vector<std::pair<std::string, std::map<std::string, Tally>>> matrix(
+    const ReportInput& in, const std::string& source) {
   std::vector<std::pair<std::string, std::map<std::string, Tally>>> rows;
   std::map<std::string, size_t> where;
   for (const Result& r : in.results) {
@@ -58,17 +58,30 @@ std::vector<std::pair<std::string, std::map<std::string, Tally>>> matrix(const R
   return rows;
 }
 
+// part / total, 0 for no cases.
+double share(int part, int total) {
+  return total ? static_cast<double>(part) / total : 0;
+}
+
 std::string pct(double v) {
   char buf[16];
   std::snprintf(buf, sizeof(buf), "%.1f%%", v * 100);
   return buf;
 }
 
+// The statuses that make a cell red and a run fail: FAIL, CRASH, TIMEOUT, XPASS.
+bool is_failure(const std::string& status) {
+  return status == "FAIL" || status == "CRASH" || status == "TIMEOUT" || status == "XPASS";
+}
+bool has_failure(const Tally& t) {
+  return (t.fail + t.crash + t.timeout + t.xpass) > 0;
+}
+
 std::string cell_text(const Tally& t, const std::string& mode) {
   if (t.total == 0) return "-";
   const int good = mode == "support" ? t.supported : t.pass;
   std::string s = std::to_string(good) + "/" + std::to_string(t.total);
-  if (mode != "support" && (t.fail + t.crash + t.timeout + t.xpass) > 0) s += "!";
+  if (mode != "support" && has_failure(t)) s += "!";
   return s;
 }
 
@@ -82,8 +95,10 @@ std::string xml_escape(const std::string& s) {
       case '"': o += "&quot;"; break;
       case '\'': o += "&apos;"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') o += ' ';
-        else o += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
+          o += ' ';
+        else
+          o += c;
     }
   }
   return o;
@@ -91,8 +106,95 @@ std::string xml_escape(const std::string& s) {
 
 const char* source_title(const std::string& s) {
   if (s == "golden") return "Wick ops against the NumPy float64 golden data";
-  if (s == "diff") return "Differential: large random shapes against the reference backend (reported apart)";
+  if (s == "diff")
+    return "Differential: large random shapes against the reference backend (reported apart)";
   return "ONNX backend node tests (libonnx-testdata)";
+}
+
+}  // namespace
+
+namespace {
+
+// One source's op x backend matrix; ONNX's 164 op types are left to the HTML page.
+void console_matrix(std::ostream& os, const ReportInput& in, const std::string& source,
+                    const std::vector<std::string>& backends) {
+  auto rows = matrix(in, source);
+  if (rows.empty()) return;
+  os << "\n" << source_title(source) << (in.mode == "support" ? " — claimed support" : "") << "\n";
+  if (source == "onnx" && rows.size() > 40) {
+    // 164 ONNX op types are too many for a console: the HTML page has them all.
+    os << "  (per-op rows in report.html)\n";
+    return;
+  }
+  size_t w = 10;
+  for (const auto& row : rows) w = std::max(w, row.first.size());
+  os << "  " << std::string(w, ' ');
+  for (const std::string& b : backends) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " %14s", b.c_str());
+    os << buf;
+  }
+  os << "\n";
+  for (const auto& [op, cells] : rows) {
+    os << "  " << op << std::string(w - op.size(), ' ');
+    for (const std::string& b : backends) {
+      auto it = cells.find(b);
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), " %14s",
+                    it == cells.end() ? "-" : cell_text(it->second, in.mode).c_str());
+      os << buf;
+    }
+    os << "\n";
+  }
+}
+
+std::string score_line(const ReportInput& in, const std::string& b, const std::string& source,
+                       const Tally& x) {
+  char buf[512];
+  if (in.mode == "support") {
+    std::snprintf(buf, sizeof(buf), "  %-12s %-7s claims %d of %d cases (%s)\n", b.c_str(),
+                  source.c_str(), x.supported, x.total, pct(share(x.supported, x.total)).c_str());
+  } else if (source == "onnx") {
+    const int run = x.pass + x.fail + x.crash + x.timeout + x.xfail + x.xpass;
+    std::snprintf(buf, sizeof(buf),
+                  "  %-12s onnx    run %d, passed %d, of %d folders (unsupported by the plugin "
+                  "%d, not importable %d)\n",
+                  b.c_str(), run, x.pass, in.onnx_folders, x.unsupported, x.skip);
+  } else {
+    std::snprintf(buf, sizeof(buf),
+                  "  %-12s %-7s %s  (%d/%d passed; unsupported %s; fail %d, crash %d, timeout "
+                  "%d, skip %d, xfail %d, xpass %d)\n",
+                  b.c_str(), source.c_str(), pct(x.score()).c_str(), x.pass, x.total,
+                  pct(share(x.unsupported, x.total)).c_str(), x.fail, x.crash, x.timeout, x.skip,
+                  x.xfail, x.xpass);
+  }
+  return buf;
+}
+
+void console_scores(std::ostream& os, const ReportInput& in,
+                    const std::vector<std::string>& backends) {
+  os << "\nScores (passed / all cases; unsupported share beside; '!' in a cell = a FAIL, CRASH, "
+        "TIMEOUT or XPASS):\n";
+  const auto t = tallies_by_backend(in.results);
+  for (const std::string& b : backends) {
+    auto bt = t.find(b);
+    if (bt == t.end()) continue;
+    for (const std::string source : {"golden", "diff", "onnx"}) {
+      auto it = bt->second.find(source);
+      if (it != bt->second.end()) os << score_line(in, b, source, it->second);
+    }
+  }
+}
+
+void console_failures(std::ostream& os, const ReportInput& in) {
+  int shown = 0;
+  for (const Result& r : in.results) {
+    if (!is_failure(r.status)) continue;
+    if (shown == 0) os << "\nFailures (first 25; all in results.jsonl and report.html):\n";
+    if (shown++ >= 25) continue;
+    os << "  " << r.status << " " << r.backend << " " << r.id << ": " << r.message
+       << "\n    repro: " << r.repro << "\n";
+  }
 }
 
 }  // namespace
@@ -103,71 +205,10 @@ std::string console_report(const ReportInput& in) {
   for (const BackendRun& r : in.runs) {
     if (!r.error.empty()) os << "backend " << r.spec << ": NOT RUN: " << r.error << "\n";
   }
-  for (const std::string source : {"golden", "diff", "onnx"}) {
-    auto rows = matrix(in, source);
-    if (rows.empty()) continue;
-    os << "\n" << source_title(source) << (in.mode == "support" ? " — claimed support" : "") << "\n";
-    if (source == "onnx" && rows.size() > 40) {
-      // 164 ONNX op types are too many for a console: the HTML page has them all.
-      os << "  (per-op rows in report.html)\n";
-    } else {
-      size_t w = 10;
-      for (const auto& row : rows) w = std::max(w, row.first.size());
-      os << "  " << std::string(w, ' ');
-      for (const std::string& b : backends) {
-        char buf[64];
-        std::snprintf(buf, sizeof(buf), " %14s", b.c_str());
-        os << buf;
-      }
-      os << "\n";
-      for (const auto& [op, cells] : rows) {
-        os << "  " << op << std::string(w - op.size(), ' ');
-        for (const std::string& b : backends) {
-          auto it = cells.find(b);
-          char buf[64];
-          std::snprintf(buf, sizeof(buf), " %14s", it == cells.end() ? "-" : cell_text(it->second, in.mode).c_str());
-          os << buf;
-        }
-        os << "\n";
-      }
-    }
-  }
-  os << "\nScores (passed / all cases; unsupported share beside; '!' in a cell = a FAIL, CRASH, TIMEOUT or XPASS):\n";
-  const auto t = tallies_by_backend(in.results);
-  for (const std::string& b : backends) {
-    auto bt = t.find(b);
-    if (bt == t.end()) continue;
-    for (const std::string source : {"golden", "diff", "onnx"}) {
-      auto it = bt->second.find(source);
-      if (it == bt->second.end()) continue;
-      const Tally& x = it->second;
-      char buf[512];
-      if (in.mode == "support") {
-        std::snprintf(buf, sizeof(buf), "  %-12s %-7s claims %d of %d cases (%s)\n", b.c_str(), source.c_str(),
-                      x.supported, x.total, pct(x.total ? static_cast<double>(x.supported) / x.total : 0).c_str());
-      } else if (source == "onnx") {
-        const int run = x.pass + x.fail + x.crash + x.timeout + x.xfail + x.xpass;
-        std::snprintf(buf, sizeof(buf),
-                      "  %-12s onnx    run %d, passed %d, of %d folders (unsupported by the plugin %d, not importable %d)\n",
-                      b.c_str(), run, x.pass, in.onnx_folders, x.unsupported, x.skip);
-      } else {
-        std::snprintf(buf, sizeof(buf),
-                      "  %-12s %-7s %s  (%d/%d passed; unsupported %s; fail %d, crash %d, timeout %d, skip %d, xfail %d, xpass %d)\n",
-                      b.c_str(), source.c_str(), pct(x.score()).c_str(), x.pass, x.total,
-                      pct(x.total ? static_cast<double>(x.unsupported) / x.total : 0).c_str(), x.fail, x.crash,
-                      x.timeout, x.skip, x.xfail, x.xpass);
-      }
-      os << buf;
-    }
-  }
-  int shown = 0, failures = 0;
-  for (const Result& r : in.results) {
-    if (r.status != "FAIL" && r.status != "CRASH" && r.status != "TIMEOUT" && r.status != "XPASS") continue;
-    ++failures;
-    if (shown == 0) os << "\nFailures (first 25; all in results.jsonl and report.html):\n";
-    if (shown++ >= 25) continue;
-    os << "  " << r.status << " " << r.backend << " " << r.id << ": " << r.message << "\n    repro: " << r.repro << "\n";
-  }
+  for (const std::string source : {"golden", "diff", "onnx"})
+    console_matrix(os, in, source, backends);
+  console_scores(os, in, backends);
+  console_failures(os, in);
   if (!in.uncovered_ops.empty()) {
     os << "\nCoverage: SDK ops without golden cases:";
     for (const std::string& op : in.uncovered_ops) os << " " << op;
@@ -208,9 +249,11 @@ void write_junit(const std::string& path, const ReportInput& in) {
       }
       os << ">\n";
       if (r->status == "FAIL" || r->status == "XPASS") {
-        os << "      <failure type=\"" << r->status << "\" message=\"" << msg << "\">" << xml_escape(r->repro) << "</failure>\n";
+        os << "      <failure type=\"" << r->status << "\" message=\"" << msg << "\">"
+           << xml_escape(r->repro) << "</failure>\n";
       } else if (r->status == "CRASH" || r->status == "TIMEOUT") {
-        os << "      <error type=\"" << r->status << "\" message=\"" << msg << "\">" << xml_escape(r->repro) << "</error>\n";
+        os << "      <error type=\"" << r->status << "\" message=\"" << msg << "\">"
+           << xml_escape(r->repro) << "</error>\n";
       } else {
         os << "      <skipped message=\"" << xml_escape(r->status + ": " + r->message) << "\"/>\n";
       }
@@ -222,47 +265,76 @@ void write_junit(const std::string& path, const ReportInput& in) {
   write_text(path, os.str());
 }
 
-void write_html(const std::string& path, const ReportInput& in) {
-  std::ostringstream os;
-  const std::vector<std::string> backends = backend_names(in);
-  os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Wick conformance</title>\n<style>\n"
-        "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em}"
-        "th,td{border:1px solid #ccc;padding:2px 8px;text-align:right;font-size:13px}th{background:#eee;cursor:pointer}"
-        "td:first-child,th:first-child{text-align:left}.all{background:#b7e4b7}.some{background:#f6e3a1}"
-        ".bad{background:#f3a5a5}.none{background:#ddd;color:#666}code{font-size:12px}details{margin:2px 0}"
-        "summary{cursor:pointer}.st-FAIL,.st-CRASH,.st-TIMEOUT,.st-XPASS{color:#b00;font-weight:bold}\n"
+namespace {
+
+void html_head(std::ostream& os, const ReportInput& in) {
+  os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Wick "
+        "conformance</title>\n<style>\n"
+        "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:"
+        "collapse;margin:.5em 0 1.5em}"
+        "th,td{border:1px solid #ccc;padding:2px "
+        "8px;text-align:right;font-size:13px}th{background:#eee;cursor:pointer}"
+        "td:first-child,th:first-child{text-align:left}.all{background:#b7e4b7}.some{background:#"
+        "f6e3a1}"
+        ".bad{background:#f3a5a5}.none{background:#ddd;color:#666}code{font-size:12px}details{"
+        "margin:2px 0}"
+        "summary{cursor:pointer}.st-FAIL,.st-CRASH,.st-TIMEOUT,.st-XPASS{color:#b00;font-weight:"
+        "bold}\n"
         "</style></head><body>\n<h1>Wick conformance report</h1>\n";
-  os << "<p>Mode: <b>" << xml_escape(in.mode) << "</b>. Command: <code>" << xml_escape(in.command) << "</code></p>\n<ul>\n";
+  os << "<p>Mode: <b>" << xml_escape(in.mode) << "</b>. Command: <code>" << xml_escape(in.command)
+     << "</code></p>\n<ul>\n";
   for (const BackendRun& r : in.runs) {
     os << "<li><b>" << xml_escape(r.name) << "</b>: ";
     if (!r.error.empty()) {
       os << "not run: " << xml_escape(r.error);
     } else {
-      os << xml_escape(r.ready.value("device", "")) << " (" << xml_escape(r.ready.value("description", "")) << "), plugin "
+      os << xml_escape(r.ready.value("device", "")) << " ("
+         << xml_escape(r.ready.value("description", "")) << "), plugin "
          << xml_escape(r.ready.value("version", ""));
     }
     os << "</li>\n";
   }
-  os << "</ul>\n<h2>Scores</h2>\n<table><tr><th>backend</th><th>source</th><th>score (passed / all)</th><th>passed</th>"
-        "<th>cases</th><th>unsupported</th><th>fail</th><th>crash</th><th>timeout</th><th>skip</th><th>xfail</th><th>xpass</th></tr>\n";
+  os << "</ul>\n";
+}
+
+void html_scores(std::ostream& os, const ReportInput& in) {
+  os << "<h2>Scores</h2>\n<table><tr><th>backend</th><th>source</th><th>score (passed / "
+        "all)</th><th>passed</th>"
+        "<th>cases</th><th>unsupported</th><th>fail</th><th>crash</th><th>timeout</th><th>skip</"
+        "th><th>xfail</th><th>xpass</th></tr>\n";
   const auto t = tallies_by_backend(in.results);
   for (const auto& [b, by] : t) {
     for (const auto& [source, x] : by) {
       if (source.empty()) continue;
-      os << "<tr><td>" << xml_escape(b) << "</td><td>" << source << "</td><td>" << pct(x.score()) << "</td><td>" << x.pass
-         << "</td><td>" << x.total << "</td><td>" << x.unsupported << " (" << pct(x.total ? double(x.unsupported) / x.total : 0)
-         << ")</td><td>" << x.fail << "</td><td>" << x.crash << "</td><td>" << x.timeout << "</td><td>" << x.skip
-         << "</td><td>" << x.xfail << "</td><td>" << x.xpass << "</td></tr>\n";
+      os << "<tr><td>" << xml_escape(b) << "</td><td>" << source << "</td><td>" << pct(x.score())
+         << "</td><td>" << x.pass << "</td><td>" << x.total << "</td><td>" << x.unsupported << " ("
+         << pct(share(x.unsupported, x.total)) << ")</td><td>" << x.fail << "</td><td>" << x.crash
+         << "</td><td>" << x.timeout << "</td><td>" << x.skip << "</td><td>" << x.xfail
+         << "</td><td>" << x.xpass << "</td></tr>\n";
     }
   }
   os << "</table>\n";
   if (in.onnx_folders > 0) os << "<p>ONNX node-test folders: " << in.onnx_folders << "</p>\n";
+}
+
+// One matrix cell: passed (claimed) / total, coloured by the worst outcome.
+void html_cell(std::ostream& os, const Tally& x, const std::string& mode) {
+  const int good = mode == "support" ? x.supported : x.pass;
+  const char* cls = has_failure(x) ? "bad" : good == x.total ? "all" : good == 0 ? "none" : "some";
+  os << "<td class=\"" << cls << "\" data-v=\"" << share(good, x.total) << "\">" << good << "/"
+     << x.total << "</td>";
+}
+
+void html_matrices(std::ostream& os, const ReportInput& in) {
+  const std::vector<std::string> backends = backend_names(in);
   int table_id = 0;
   for (const std::string source : {"golden", "diff", "onnx"}) {
     auto rows = matrix(in, source);
     if (rows.empty()) continue;
-    os << "<h2>" << source_title(source) << "</h2>\n<p>Cells: passed/total (claimed/total in support mode). Green: all "
-          "pass; yellow: some unsupported or skipped; red: a failure, crash or timeout; grey: none pass. Click a header to sort.</p>\n";
+    os << "<h2>" << source_title(source)
+       << "</h2>\n<p>Cells: passed/total (claimed/total in support mode). Green: all "
+          "pass; yellow: some unsupported or skipped; red: a failure, crash or timeout; grey: none "
+          "pass. Click a header to sort.</p>\n";
     os << "<table id=\"m" << table_id << "\" class=\"sortable\"><thead><tr><th>op</th>";
     for (const std::string& b : backends) os << "<th>" << xml_escape(b) << "</th>";
     os << "</tr></thead><tbody>\n";
@@ -270,57 +342,83 @@ void write_html(const std::string& path, const ReportInput& in) {
       os << "<tr><td>" << xml_escape(op) << "</td>";
       for (const std::string& b : backends) {
         auto it = cells.find(b);
-        if (it == cells.end()) {
+        if (it == cells.end())
           os << "<td class=\"none\" data-v=\"-1\">-</td>";
-          continue;
-        }
-        const Tally& x = it->second;
-        const int good = in.mode == "support" ? x.supported : x.pass;
-        const char* cls = (x.fail + x.crash + x.timeout + x.xpass) > 0 ? "bad" : good == x.total ? "all" : good == 0 ? "none" : "some";
-        os << "<td class=\"" << cls << "\" data-v=\"" << (x.total ? double(good) / x.total : 0) << "\">" << good << "/"
-           << x.total << "</td>";
+        else
+          html_cell(os, it->second, in.mode);
       }
       os << "</tr>\n";
     }
     os << "</tbody></table>\n";
     ++table_id;
   }
+}
+
+void html_failures(std::ostream& os, const ReportInput& in) {
   os << "<h2>Failures, crashes and timeouts</h2>\n";
   int n = 0;
   for (const Result& r : in.results) {
-    if (r.status != "FAIL" && r.status != "CRASH" && r.status != "TIMEOUT" && r.status != "XPASS") continue;
+    if (!is_failure(r.status)) continue;
     ++n;
-    os << "<details><summary><span class=\"st-" << r.status << "\">" << r.status << "</span> " << xml_escape(r.backend)
-       << " <code>" << xml_escape(r.id) << "</code></summary><p>" << xml_escape(r.message) << "</p>";
+    os << "<details><summary><span class=\"st-" << r.status << "\">" << r.status << "</span> "
+       << xml_escape(r.backend) << " <code>" << xml_escape(r.id) << "</code></summary><p>"
+       << xml_escape(r.message) << "</p>";
     if (!r.worst_index.empty()) {
-      os << "<p>error " << r.error << ", threshold " << r.threshold << ", worst element " << xml_escape(r.worst_index) << "</p>";
+      os << "<p>error " << r.error << ", threshold " << r.threshold << ", worst element "
+         << xml_escape(r.worst_index) << "</p>";
     }
     os << "<p>repro: <code>" << xml_escape(r.repro) << "</code></p></details>\n";
   }
   if (n == 0) os << "<p>None.</p>\n";
+}
+
+void html_unsupported(std::ostream& os, const ReportInput& in) {
   os << "<h2>Unsupported and skipped</h2>\n";
   std::map<std::string, int> reasons;
   for (const Result& r : in.results) {
-    if (r.status == "UNSUPPORTED" || r.status == "SKIP") reasons[r.backend + " " + r.status + ": " + r.message]++;
+    if (r.status == "UNSUPPORTED" || r.status == "SKIP")
+      reasons[r.backend + " " + r.status + ": " + r.message]++;
   }
   os << "<details><summary>" << reasons.size() << " distinct reasons</summary><ul>\n";
-  for (const auto& [why, count] : reasons) os << "<li>" << count << " &times; " << xml_escape(why) << "</li>\n";
+  for (const auto& [why, count] : reasons)
+    os << "<li>" << count << " &times; " << xml_escape(why) << "</li>\n";
   os << "</ul></details>\n";
+}
+
+void html_tail(std::ostream& os, const ReportInput& in) {
   if (!in.uncovered_ops.empty()) {
     os << "<h2>Coverage</h2><p>SDK ops without golden cases:";
     for (const std::string& op : in.uncovered_ops) os << " " << xml_escape(op);
     os << "</p>\n";
   }
   for (const std::string& w : in.warnings) os << "<p>warning: " << xml_escape(w) << "</p>\n";
+  // Click a header to sort by that column (numbers by data-v, text otherwise).
   os << "<script>\n"
-        "document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',function(){\n"
-        " var table=th.closest('table'),body=table.tBodies[0],i=Array.prototype.indexOf.call(th.parentNode.children,th);\n"
+        "document.querySelectorAll('table.sortable "
+        "th').forEach(function(th){th.addEventListener('click',function(){\n"
+        " var "
+        "table=th.closest('table'),body=table.tBodies[0],i=Array.prototype.indexOf.call(th."
+        "parentNode.children,th);\n"
         " var asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';\n"
         " var rows=Array.prototype.slice.call(body.rows);rows.sort(function(a,b){\n"
-        "  var x=a.cells[i],y=b.cells[i];var p=x.dataset.v!==undefined?parseFloat(x.dataset.v):x.textContent;\n"
-        "  var q=y.dataset.v!==undefined?parseFloat(y.dataset.v):y.textContent;var c=p<q?-1:p>q?1:0;return asc?c:-c;});\n"
+        "  var x=a.cells[i],y=b.cells[i];var "
+        "p=x.dataset.v!==undefined?parseFloat(x.dataset.v):x.textContent;\n"
+        "  var q=y.dataset.v!==undefined?parseFloat(y.dataset.v):y.textContent;var "
+        "c=p<q?-1:p>q?1:0;return asc?c:-c;});\n"
         " rows.forEach(function(r){body.appendChild(r);});});});\n"
         "</script>\n</body></html>\n";
+}
+
+}  // namespace
+
+void write_html(const std::string& path, const ReportInput& in) {
+  std::ostringstream os;
+  html_head(os, in);
+  html_scores(os, in);
+  html_matrices(os, in);
+  html_failures(os, in);
+  html_unsupported(os, in);
+  html_tail(os, in);
   write_text(path, os.str());
 }
 

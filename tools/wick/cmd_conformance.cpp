@@ -8,15 +8,18 @@
 #include "supervisor.hpp"
 
 #include <wick/error.hpp>
-#include <wick/sdk/ops.hpp>
+#include <wick/sdk/op_table.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <set>
+#include <iterator>
+#include <map>
 #include <sstream>
 
 namespace wick::cli {
@@ -47,7 +50,8 @@ bool dtype_matches(const std::vector<std::string>& globs, const std::string& dty
   if (globs.empty()) return true;
   if (any_glob(globs, dtype)) return true;
   const size_t arrow = dtype.find("->");
-  return arrow != std::string::npos && (any_glob(globs, dtype.substr(0, arrow)) || any_glob(globs, dtype.substr(arrow + 2)));
+  return arrow != std::string::npos &&
+         (any_glob(globs, dtype.substr(0, arrow)) || any_glob(globs, dtype.substr(arrow + 2)));
 }
 
 fs::path self_dir() {
@@ -72,44 +76,91 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-}  // namespace
-
-int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) {
+// The data files: --golden-dir, --tolerances and --tolerance-overrides, else the defaults.
+struct DataPaths {
+  std::string golden, tolerances, overrides;
+};
+DataPaths data_paths(const ConformanceArgs& a) {
   const std::string dir = conformance_dir();
-  const std::string data = a.data_dir.empty() ? dir + "/golden/data" : a.data_dir;
-  const std::string tolerances = a.tolerances.empty() ? dir + "/tolerances.toml" : a.tolerances;
-  const std::string overrides_file = a.overrides_file.empty() ? dir + "/tolerance-overrides.toml" : a.overrides_file;
+  DataPaths p;
+  p.golden = a.data_dir.empty() ? dir + "/golden/data" : a.data_dir;
+  p.tolerances = a.tolerances.empty() ? dir + "/tolerances.toml" : a.tolerances;
+  p.overrides = a.overrides_file.empty() ? dir + "/tolerance-overrides.toml" : a.overrides_file;
+  return p;
+}
+
+// Golden cases of an op (by name), 0 for an op without a file.
+int golden_count(const std::map<std::string, int>& counts, const char* op) {
+  auto it = counts.find(op);
+  return it == counts.end() ? 0 : it->second;
+}
+
+// Every op of the op table must have golden cases; the reports name any without.
+std::vector<std::string> uncovered_ops(const std::map<std::string, int>& counts) {
+  std::vector<std::string> uncovered;
+  for (const sdk::OpInfo& op : sdk::kOps) {
+    if (golden_count(counts, op.name) == 0) uncovered.push_back(op.name);
+  }
+  return uncovered;
+}
+
+const char* kind_word(sdk::OpKind k) {
+  switch (k) {
+    case sdk::OpKind::MEMORY: return "memory";
+    case sdk::OpKind::UNARY: return "unary";
+    case sdk::OpKind::BINARY: return "binary";
+    case sdk::OpKind::COMPARE: return "compare";
+    case sdk::OpKind::SELECT: return "select";
+    case sdk::OpKind::REDUCE: return "reduce";
+    case sdk::OpKind::SCAN: return "scan";
+    case sdk::OpKind::INDEX: return "index";
+    case sdk::OpKind::NN: return "nn";
+    case sdk::OpKind::FUSED: return "fused";
+  }
+  return "?";
+}
+
+// `--coverage`: one row per op of the op table with its golden cases; ops without are flagged.
+int print_coverage(const std::map<std::string, int>& counts) {
+  const std::vector<std::string> uncovered = uncovered_ops(counts);
+  int total = 0;
+  for (const sdk::OpInfo& op : sdk::kOps) total += golden_count(counts, op.name);
+  std::printf("Op table: %zu ops, %d golden cases, %zu op(s) without golden cases\n\n",
+              std::size(sdk::kOps), total, uncovered.size());
+  std::printf("%5s  %-20s %-8s %7s  %s\n", "CODE", "OP", "KIND", "GOLDEN", "DTYPES");
+  for (const sdk::OpInfo& op : sdk::kOps) {
+    const int n = golden_count(counts, op.name);
+    std::printf("%5d  %-20s %-8s %7d  ", static_cast<int>(op.code), op.name, kind_word(op.kind), n);
+    if (n == 0)
+      std::printf("%-18s  <- no golden cases\n", sdk::dtype_class_words(op.dtypes));
+    else
+      std::printf("%s\n", sdk::dtype_class_words(op.dtypes));
+  }
+  if (uncovered.empty()) {
+    std::printf("\nEvery op of the table has golden cases.\n");
+    return 0;
+  }
+  std::printf("\nWithout golden cases (conformance/golden/generate.py writes them):");
+  for (const std::string& op : uncovered) std::printf(" %s", op.c_str());
+  std::printf("\n");
+  return 0;
+}
+
+// The cases the sources, the mode and the --op, --dtype and --case filters select.
+std::vector<CaseInfo> select_cases(const GoldenStore& golden, const OnnxStore& onnx,
+                                   const ConformanceArgs& a) {
   const std::vector<std::string> sources = split(a.suite);
   auto has_source = [&](const std::string& s) {
     return std::find(sources.begin(), sources.end(), s) != sources.end();
   };
-
-  GoldenStore golden(data);
-  OnnxStore onnx(a.onnx_dir);
-  // Every op of the SDK must have golden cases; the coverage view names any without.
-  std::vector<std::string> uncovered;
-  const auto counts = golden.golden_counts();
-  for (wick_op_code c : sdk_op_codes()) {
-    auto it = counts.find(sdk::op_name(c));
-    if (it == counts.end() || it->second == 0) uncovered.push_back(sdk::op_name(c));
-  }
-  if (a.coverage) {
-    std::cout << "SDK op codes: " << sdk_op_codes().size() << "\n";
-    for (wick_op_code c : sdk_op_codes()) {
-      auto it = counts.find(sdk::op_name(c));
-      std::printf("  %4d %-20s %5d golden cases\n", static_cast<int>(c), sdk::op_name(c),
-                  it == counts.end() ? 0 : it->second);
-    }
-    std::cout << (uncovered.empty() ? "every SDK op has golden cases\n" : "ops without golden cases listed above with 0\n");
-    return uncovered.empty() ? 0 : 1;
-  }
-
-  std::vector<CaseInfo> all = golden.list(has_source("golden") && a.mode != "perf", has_source("diff") || a.mode == "perf");
+  std::vector<CaseInfo> all =
+      golden.list(has_source("golden") && a.mode != "perf", has_source("diff") || a.mode == "perf");
   if (has_source("onnx") && a.mode == "test") {
     const std::vector<CaseInfo> o = onnx.list();
     all.insert(all.end(), o.begin(), o.end());
   }
-  const std::vector<std::string> ops = split(a.op), dtypes = split(a.dtype), ids = split(a.case_pattern);
+  const std::vector<std::string> ops = split(a.op), dtypes = split(a.dtype),
+                                 ids = split(a.case_pattern);
   std::vector<CaseInfo> cases;
   for (const CaseInfo& c : all) {
     if (!ops.empty()) {
@@ -120,81 +171,74 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
     if (!ids.empty() && !any_glob(ids, c.id)) continue;
     cases.push_back(c);
   }
-  if (a.list) {
-    for (const CaseInfo& c : cases) std::cout << c.id << "\t" << c.op << "\t" << c.dtype << "\n";
-    return 0;
-  }
+  return cases;
+}
 
+// What every worker is started with: the data, the mode, the reference, the config and plugins.
+std::vector<std::string> worker_args(const ConfigOverrides& overrides, const ConformanceArgs& a,
+                                     const DataPaths& paths, const OnnxStore& onnx,
+                                     const std::vector<CaseInfo>& cases) {
+  std::vector<std::string> args = {"--data", paths.golden, "--tolerances", paths.tolerances,
+                                   "--mode", a.mode,       "--seed",       std::to_string(a.seed)};
+  auto add = [&](const char* flag, const std::string& value) {
+    args.push_back(flag);
+    args.push_back(value);
+  };
+  if (fs::exists(paths.overrides)) add("--overrides", paths.overrides);
+  if (onnx.available()) add("--onnx-dir", a.onnx_dir);
+  bool any_diff = false;
+  for (const CaseInfo& c : cases) any_diff = any_diff || c.source == "diff";
+  if (any_diff && a.mode != "perf") add("--reference", a.reference);
+  if (overrides.config_file) add("--config", *overrides.config_file);
+  for (const std::string& p : overrides.plugin_paths) add("--plugin-path", p);
+  return args;
+}
+
+// The worker, its arguments and limits; creates the report directory for the workers' log.
+SupervisorOptions supervisor_options(const ConfigOverrides& overrides, const ConformanceArgs& a,
+                                     const DataPaths& paths, const OnnxStore& onnx,
+                                     const std::vector<CaseInfo>& cases) {
   SupervisorOptions so;
   if (const char* w = std::getenv("WICK_CONFORMANCE_WORKER")) {
     so.worker = w;
   } else {
     so.worker = (self_dir() / "wick-conformance-worker").string();
   }
-  so.worker_args = {"--data", data, "--tolerances", tolerances, "--mode", a.mode, "--seed", std::to_string(a.seed)};
-  if (fs::exists(overrides_file)) {
-    so.worker_args.push_back("--overrides");
-    so.worker_args.push_back(overrides_file);
-  }
-  if (onnx.available()) {
-    so.worker_args.push_back("--onnx-dir");
-    so.worker_args.push_back(a.onnx_dir);
-  }
-  bool any_diff = false;
-  for (const CaseInfo& c : cases) any_diff = any_diff || c.source == "diff";
-  if (any_diff && a.mode != "perf") {
-    so.worker_args.push_back("--reference");
-    so.worker_args.push_back(a.reference);
-  }
-  if (overrides.config_file) {
-    so.worker_args.push_back("--config");
-    so.worker_args.push_back(*overrides.config_file);
-  }
-  for (const std::string& p : overrides.plugin_paths) {
-    so.worker_args.push_back("--plugin-path");
-    so.worker_args.push_back(p);
-  }
+  so.worker_args = worker_args(overrides, a, paths, onnx, cases);
   so.case_timeout_s = a.timeout;
   so.jobs = a.jobs;
   fs::create_directories(a.report_dir);
   so.log_file = (fs::path(a.report_dir) / "workers.log").string();
   fs::remove(so.log_file);
-  const Expectations expectations = Expectations::load(a.expectations);
-  so.expectations = &expectations;
   const std::string self = (self_dir() / "wick").string();
-  so.repro = [&](const std::string& spec, const std::string& id) {
+  so.repro = [self, a](const std::string& spec, const std::string& id) {
     std::string cmd = self + " conformance --backend " + quote(spec) + " --case " + quote(id);
     if (a.mode != "test") cmd += " --mode " + a.mode;
     if (a.seed != kDefaultBaseSeed) cmd += " --seed " + std::to_string(a.seed);
     if (!a.expectations.empty()) cmd += " --expectations " + quote(a.expectations);
     return cmd;
   };
-  const std::string jsonl_path = (fs::path(a.report_dir) / "results.jsonl").string();
-  std::ofstream jsonl(jsonl_path, std::ios::trunc);
-  if (!jsonl) throw Error("conformance: cannot write " + jsonl_path);
-  ReportInput report;
-  report.mode = a.mode;
-  report.uncovered_ops = uncovered;
-  report.onnx_folders = static_cast<int>(onnx.list().size());
-  report.command = a.command_line;
-  size_t done = 0;
-  so.on_result = [&](const Result& r) {
-    jsonl << r.to_json().dump() << "\n";
-    jsonl.flush();  // a killed run still leaves its record
-    report.results.push_back(r);
-    if (++done % 1000 == 0) std::cerr << "  ... " << done << " results\n";
-  };
+  return so;
+}
 
+// --backend: names and paths as given; "all" is every usable plugin.
+std::vector<std::string> backends_to_run(const std::string& backend, const SupervisorOptions& so) {
   std::vector<std::string> backends;
-  for (const std::string& b : split(a.backend)) {
+  for (const std::string& b : split(backend)) {
     if (b == "all") {
       for (const std::string& n : list_backends(so)) backends.push_back(n);
     } else {
       backends.push_back(b);
     }
   }
-  std::cerr << "wick conformance: " << cases.size() << " cases x " << backends.size() << " backend(s), mode "
-            << a.mode << ", report in " << a.report_dir << "\n";
+  return backends;
+}
+
+void run_backends(const ConformanceArgs& a, const SupervisorOptions& so,
+                  const std::vector<CaseInfo>& cases, ReportInput& report) {
+  const std::vector<std::string> backends = backends_to_run(a.backend, so);
+  std::cerr << "wick conformance: " << cases.size() << " cases x " << backends.size()
+            << " backend(s), mode " << a.mode << ", report in " << a.report_dir << "\n";
   for (const std::string& b : backends) {
     std::cerr << "  running " << b << " ...\n";
     // The reference is not compared with itself: the differential cases skip it.
@@ -206,25 +250,69 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
     if (!run.error.empty()) std::cerr << "  " << b << ": not run: " << run.error << "\n";
     report.runs.push_back(run);
   }
-  report.warnings = expectations.unmatched_warnings();
+}
+
+void write_reports(const ReportInput& report, const std::string& dir,
+                   const std::string& jsonl_path) {
   const std::string text = console_report(report);
   std::cout << text;
-  write_text((fs::path(a.report_dir) / "matrix.txt").string(), text);
-  write_junit((fs::path(a.report_dir) / "junit.xml").string(), report);
-  write_html((fs::path(a.report_dir) / "report.html").string(), report);
-  std::cout << "\nReports: " << jsonl_path << ", junit.xml, report.html, matrix.txt in " << a.report_dir << "\n";
+  write_text((fs::path(dir) / "matrix.txt").string(), text);
+  write_junit((fs::path(dir) / "junit.xml").string(), report);
+  write_html((fs::path(dir) / "report.html").string(), report);
+  std::cout << "\nReports: " << jsonl_path << ", junit.xml, report.html, matrix.txt in " << dir
+            << "\n";
+}
 
-  // Exit status: 2 when a named backend could not run; 1 on CRASH/TIMEOUT (or FAIL with
-  // --fail-on fail); unsupported ops never fail the run.
+// Exit status: 2 when a named backend could not run; 1 on CRASH/TIMEOUT (or FAIL with
+// --fail-on fail); unsupported ops never fail the run.
+int exit_status(const ReportInput& report, const std::string& fail_on) {
   for (const BackendRun& r : report.runs) {
     if (!r.error.empty()) return 2;
   }
   for (const Result& r : report.results) {
     const bool crash = r.status == "CRASH" || r.status == "TIMEOUT";
-    if ((a.fail_on == "crash" || a.fail_on == "fail") && crash) return 1;
-    if (a.fail_on == "fail" && (r.status == "FAIL" || r.status == "XPASS")) return 1;
+    if ((fail_on == "crash" || fail_on == "fail") && crash) return 1;
+    if (fail_on == "fail" && (r.status == "FAIL" || r.status == "XPASS")) return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) {
+  const DataPaths paths = data_paths(a);
+  GoldenStore golden(paths.golden);
+  const std::map<std::string, int> counts = golden.golden_counts();
+  if (a.coverage) return print_coverage(counts);
+  OnnxStore onnx(a.onnx_dir);
+  const std::vector<CaseInfo> cases = select_cases(golden, onnx, a);
+  if (a.list) {
+    for (const CaseInfo& c : cases) std::cout << c.id << "\t" << c.op << "\t" << c.dtype << "\n";
+    return 0;
+  }
+
+  SupervisorOptions so = supervisor_options(overrides, a, paths, onnx, cases);
+  const Expectations expectations = Expectations::load(a.expectations);
+  so.expectations = &expectations;
+  const std::string jsonl_path = (fs::path(a.report_dir) / "results.jsonl").string();
+  std::ofstream jsonl(jsonl_path, std::ios::trunc);
+  if (!jsonl) throw Error("conformance: cannot write " + jsonl_path);
+  ReportInput report;
+  report.mode = a.mode;
+  report.uncovered_ops = uncovered_ops(counts);
+  report.onnx_folders = static_cast<int>(onnx.list().size());
+  report.command = a.command_line;
+  size_t done = 0;
+  so.on_result = [&](const Result& r) {
+    jsonl << r.to_json().dump() << "\n";
+    jsonl.flush();  // a killed run still leaves its record
+    report.results.push_back(r);
+    if (++done % 1000 == 0) std::cerr << "  ... " << done << " results\n";
+  };
+  run_backends(a, so, cases, report);
+  report.warnings = expectations.unmatched_warnings();
+  write_reports(report, a.report_dir, jsonl_path);
+  return exit_status(report, a.fail_on);
 }
 
 }  // namespace wick::cli

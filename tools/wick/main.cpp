@@ -1,66 +1,125 @@
 // wick — the command-line front end: devices, config, demo, conformance.
 #include "commands.hpp"
 
-#include <wick/error.hpp>
 #include <wick/wick_plugin.h>
+#include <wick/error.hpp>
 
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 
+namespace {
+
+// The options every subcommand shares, as given on the command line.
+struct GlobalOptions {
+  std::string config_file, devices, log_level;
+  bool strict = false;
+  std::vector<std::string> plugin_paths;
+
+  void add_to(CLI::App& app) {
+    app.add_option("--config", config_file,
+                   "Config file (else WICK_CONFIG, else ~/.config/wick/config.toml)");
+    app.add_option("--device", devices,
+                   "Device priority, comma-separated, e.g. opencl,cpu (else WICK_DEVICE)");
+    app.add_flag("--strict", strict, "Make any fallback an error (else WICK_STRICT)");
+    app.add_option("--plugin-path", plugin_paths,
+                   "Extra plugin directory, searched first (repeatable)");
+    app.add_option("--log-level", log_level,
+                   "off, error, warn, info or debug (else WICK_LOG_LEVEL)");
+  }
+  wick::ConfigOverrides overrides() const {
+    wick::ConfigOverrides cli;
+    if (!config_file.empty()) cli.config_file = config_file;
+    // The config layer splits the comma list and rejects empty or repeated entries.
+    if (!devices.empty()) cli.devices = std::vector<std::string>{devices};
+    if (strict) cli.strict = true;
+    cli.plugin_paths = plugin_paths;
+    if (!log_level.empty()) cli.log_level = log_level;
+    return cli;
+  }
+};
+
+CLI::App* add_conformance_command(CLI::App& app, wick::cli::ConformanceArgs& conf) {
+  CLI::App* conf_cmd = app.add_subcommand(
+      "conformance", "Run the conformance suite on backends (docs/conformance.md)");
+  conf_cmd
+      ->add_option("--backend", conf.backend,
+                   "Plugin names, plugin paths or 'all', comma-separated")
+      ->capture_default_str();
+  conf_cmd->add_option("--op", conf.op,
+                       "Op name globs, comma-separated (ONNX: the op type, e.g. Add)");
+  conf_cmd->add_option("--dtype", conf.dtype, "Dtype globs, comma-separated (excludes ONNX cases)");
+  conf_cmd->add_option("--case", conf.case_pattern, "Case id globs, comma-separated");
+  conf_cmd->add_option("--mode", conf.mode, "test, support (claimed capability) or perf")
+      ->check(CLI::IsMember({"test", "support", "perf"}))
+      ->capture_default_str();
+  conf_cmd->add_option("--report", conf.report_dir, "Report directory")->capture_default_str();
+  conf_cmd->add_option("--expectations", conf.expectations,
+                       "Expectations file (XFAIL/SKIP entries)");
+  conf_cmd->add_option("--jobs", conf.jobs, "Worker processes per backend")->capture_default_str();
+  conf_cmd->add_option("--suite", conf.suite, "Case sources: golden, diff, onnx")
+      ->capture_default_str();
+  conf_cmd->add_option("--timeout", conf.timeout, "Per-case timeout in seconds")
+      ->capture_default_str();
+  conf_cmd->add_option("--seed", conf.seed, "Base seed (case seed = hash(base, case id))")
+      ->capture_default_str();
+  conf_cmd->add_option("--reference", conf.reference, "Reference backend of the differential mode")
+      ->capture_default_str();
+  conf_cmd->add_option("--onnx-dir", conf.onnx_dir, "ONNX node-test directory")
+      ->capture_default_str();
+  conf_cmd->add_option("--golden-dir", conf.data_dir, "Golden data directory");
+  conf_cmd->add_option("--tolerances", conf.tolerances, "Tolerance table (TOML)");
+  conf_cmd->add_option("--tolerance-overrides", conf.overrides_file,
+                       "Tolerance overrides (TOML, a reason each)");
+  conf_cmd
+      ->add_option("--fail-on", conf.fail_on,
+                   "Exit non-zero on: crash (CRASH/TIMEOUT), fail (also FAIL), never")
+      ->check(CLI::IsMember({"crash", "fail", "never"}))
+      ->capture_default_str();
+  conf_cmd->add_flag("--list", conf.list, "List the selected cases and exit");
+  conf_cmd->add_flag("--coverage", conf.coverage,
+                     "List every op of the op table with its number of golden cases, and exit");
+  return conf_cmd;
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
+  return line;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app{"wick: a tensor runtime whose device backends are plugins.\n"
-               "Run `wick devices` to see what this machine can use."};
+  CLI::App app{
+      "wick: a tensor runtime whose device backends are plugins.\n"
+      "Run `wick devices` to see what this machine can use."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("wick ") + WICK_CLI_VERSION + " (plugin ABI " +
                                         std::to_string(WICK_ABI_MAJOR) + "." +
                                         std::to_string(WICK_ABI_MINOR) + ")");
-
-  std::string config_file, devices, log_level;
-  bool strict = false;
-  std::vector<std::string> plugin_paths;
-  app.add_option("--config", config_file, "Config file (else WICK_CONFIG, else ~/.config/wick/config.toml)");
-  app.add_option("--device", devices, "Device priority, comma-separated, e.g. opencl,cpu (else WICK_DEVICE)");
-  app.add_flag("--strict", strict, "Make any fallback an error (else WICK_STRICT)");
-  app.add_option("--plugin-path", plugin_paths, "Extra plugin directory, searched first (repeatable)");
-  app.add_option("--log-level", log_level, "off, error, warn, info or debug (else WICK_LOG_LEVEL)");
+  GlobalOptions global;
+  global.add_to(app);
 
   bool json = false;
-  CLI::App* devices_cmd = app.add_subcommand("devices", "List plugins, their state and devices, and the selected device");
+  CLI::App* devices_cmd = app.add_subcommand(
+      "devices", "List plugins, their state and devices, and the selected device");
   devices_cmd->add_flag("--json", json, "Print JSON instead of a table");
 
   CLI::App* config_cmd = app.add_subcommand("config", "Check or print configuration");
   config_cmd->require_subcommand(1);
   std::string check_file;
-  CLI::App* check_cmd = config_cmd->add_subcommand("check", "Validate a config file and print the effective configuration");
+  CLI::App* check_cmd = config_cmd->add_subcommand(
+      "check", "Validate a config file and print the effective configuration");
   check_cmd->add_option("file", check_file, "The TOML file to check")->required();
-  CLI::App* default_cmd = config_cmd->add_subcommand("default", "Print the embedded default configuration");
+  CLI::App* default_cmd =
+      config_cmd->add_subcommand("default", "Print the embedded default configuration");
 
-  CLI::App* demo_cmd = app.add_subcommand("demo", "Run a small computation on the selected device and check it");
+  CLI::App* demo_cmd =
+      app.add_subcommand("demo", "Run a small computation on the selected device and check it");
 
   wick::cli::ConformanceArgs conf;
-  CLI::App* conf_cmd = app.add_subcommand("conformance", "Run the conformance suite on backends (docs/conformance.md)");
-  conf_cmd->add_option("--backend", conf.backend, "Plugin names, plugin paths or 'all', comma-separated")->capture_default_str();
-  conf_cmd->add_option("--op", conf.op, "Op name globs, comma-separated (ONNX: the op type, e.g. Add)");
-  conf_cmd->add_option("--dtype", conf.dtype, "Dtype globs, comma-separated (excludes ONNX cases)");
-  conf_cmd->add_option("--case", conf.case_pattern, "Case id globs, comma-separated");
-  conf_cmd->add_option("--mode", conf.mode, "test, support (claimed capability) or perf")
-      ->check(CLI::IsMember({"test", "support", "perf"}))->capture_default_str();
-  conf_cmd->add_option("--report", conf.report_dir, "Report directory")->capture_default_str();
-  conf_cmd->add_option("--expectations", conf.expectations, "Expectations file (XFAIL/SKIP entries)");
-  conf_cmd->add_option("--jobs", conf.jobs, "Worker processes per backend")->capture_default_str();
-  conf_cmd->add_option("--suite", conf.suite, "Case sources: golden, diff, onnx")->capture_default_str();
-  conf_cmd->add_option("--timeout", conf.timeout, "Per-case timeout in seconds")->capture_default_str();
-  conf_cmd->add_option("--seed", conf.seed, "Base seed (case seed = hash(base, case id))")->capture_default_str();
-  conf_cmd->add_option("--reference", conf.reference, "Reference backend of the differential mode")->capture_default_str();
-  conf_cmd->add_option("--onnx-dir", conf.onnx_dir, "ONNX node-test directory")->capture_default_str();
-  conf_cmd->add_option("--golden-dir", conf.data_dir, "Golden data directory");
-  conf_cmd->add_option("--tolerances", conf.tolerances, "Tolerance table (TOML)");
-  conf_cmd->add_option("--tolerance-overrides", conf.overrides_file, "Tolerance overrides (TOML, a reason each)");
-  conf_cmd->add_option("--fail-on", conf.fail_on, "Exit non-zero on: crash (CRASH/TIMEOUT), fail (also FAIL), never")
-      ->check(CLI::IsMember({"crash", "fail", "never"}))->capture_default_str();
-  conf_cmd->add_flag("--list", conf.list, "List the selected cases and exit");
-  conf_cmd->add_flag("--coverage", conf.coverage, "List every SDK op with its number of golden cases");
+  CLI::App* conf_cmd = add_conformance_command(app, conf);
 
   try {
     app.parse(argc, argv);
@@ -68,21 +127,14 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
 
-  wick::ConfigOverrides cli;
-  if (!config_file.empty()) cli.config_file = config_file;
-  // The config layer splits the comma list and rejects empty or repeated entries.
-  if (!devices.empty()) cli.devices = std::vector<std::string>{devices};
-  if (strict) cli.strict = true;
-  cli.plugin_paths = plugin_paths;
-  if (!log_level.empty()) cli.log_level = log_level;
-
+  const wick::ConfigOverrides cli = global.overrides();
   try {
     if (devices_cmd->parsed()) return wick::cli::run_devices(cli, json);
     if (check_cmd->parsed()) return wick::cli::run_config_check(cli, check_file);
     if (default_cmd->parsed()) return wick::cli::run_config_default();
     if (demo_cmd->parsed()) return wick::cli::run_demo(cli);
     if (conf_cmd->parsed()) {
-      for (int i = 0; i < argc; ++i) conf.command_line += (i ? " " : "") + std::string(argv[i]);
+      conf.command_line = command_line(argc, argv);
       return wick::cli::run_conformance(cli, conf);
     }
   } catch (const wick::ConfigError& e) {

@@ -1,0 +1,662 @@
+// onnx_lowerings.cpp — one lowering per ONNX op type (or family) onto Wick ops, and the table of
+// lowerings that OnnxLowering::run looks a node's op type up in.
+#include "onnx_lowerings.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+namespace wick::conformance {
+
+// --- Elementwise ---
+
+Tensor OnnxLowering::Impl::fold(wick_op_code op) {
+  Tensor acc = in(0);
+  for (size_t i = 1; i < n.inputs.size(); ++i) acc = op2(op, acc, in(i));
+  return acc;
+}
+void OnnxLowering::Impl::lower_mean() {
+  out(0, affine(fold(WICK_OP_ADD), 1.0 / static_cast<double>(n.inputs.size()), 0));
+}
+void OnnxLowering::Impl::lower_identity() {
+  out(0, in(0));
+}
+void OnnxLowering::Impl::lower_is_nan() {
+  out(0, op1(WICK_OP_IS_NAN, in(0), nullptr, DType::Bool));
+}
+void OnnxLowering::Impl::lower_is_inf() {
+  const Tensor x = in(0);
+  Tensor inf = op1(WICK_OP_IS_INF, x, nullptr, DType::Bool);
+  const bool pos = attr_i("detect_positive", 1) != 0, neg = attr_i("detect_negative", 1) != 0;
+  if (pos && neg) return out(0, inf);
+  const Tensor side = op2(pos ? WICK_OP_GT : WICK_OP_LT, x, scalar(0, x.dtype()), DType::Bool);
+  out(0, pos || neg ? op2(WICK_OP_BITWISE_AND, inf, side)
+                    : op2(WICK_OP_BITWISE_AND, inf, op1(WICK_OP_LOGICAL_NOT, inf)));
+}
+void OnnxLowering::Impl::lower_round() {
+  const wick_unary_params p{sizeof(wick_unary_params), 0, 0, WICK_ROUND_HALF_TO_EVEN};
+  out(0, op1(WICK_OP_ROUND, in(0), &p));
+}
+void OnnxLowering::Impl::lower_pow() {
+  out(0, op2(WICK_OP_POW, in(0), cast(in(1), in(0).dtype())));
+}
+void OnnxLowering::Impl::lower_bit_shift() {
+  out(0, op2(attr_s("direction", "") == "LEFT" ? WICK_OP_SHL : WICK_OP_SHR, in(0), in(1)));
+}
+void OnnxLowering::Impl::lower_mod() {
+  const Tensor a = in(0), b = in(1);
+  const Tensor r = op2(WICK_OP_REM, a, b);
+  if (attr_i("fmod", 0) != 0 || is_float(a.dtype())) return out(0, r);
+  // Python-style modulo: the sign of the divisor.
+  const Tensor zero = scalar(0, a.dtype());
+  const Tensor fix = op2(WICK_OP_BITWISE_AND, op2(WICK_OP_NE, r, zero, DType::Bool),
+                         op2(WICK_OP_NE, op2(WICK_OP_LT, r, zero, DType::Bool),
+                             op2(WICK_OP_LT, b, zero, DType::Bool), DType::Bool));
+  out(0, where(fix, op2(WICK_OP_ADD, r, b), r));
+}
+void OnnxLowering::Impl::lower_where() {
+  out(0, where(in(0), in(1), in(2)));
+}
+
+// --- Activations ---
+
+Tensor OnnxLowering::Impl::elu(const Tensor& x, double alpha) {
+  const wick_unary_params p{sizeof(wick_unary_params), alpha, 0, 0};
+  return op1(WICK_OP_ELU, x, &p);
+}
+void OnnxLowering::Impl::lower_elu() {
+  out(0, elu(in(0), attr_f("alpha", 1.0f)));
+}
+void OnnxLowering::Impl::lower_selu() {
+  const Tensor e = elu(in(0), attr_f("alpha", 1.67326319217681884765625f));
+  out(0, affine(e, attr_f("gamma", 1.05070102214813232421875f), 0));
+}
+void OnnxLowering::Impl::lower_celu() {
+  const double alpha = attr_f("alpha", 1.0f);
+  out(0, affine(elu(affine(in(0), 1.0 / alpha, 0), 1.0), alpha, 0));
+}
+// x where x >= 0, `scaled` where x < 0.
+Tensor OnnxLowering::Impl::where_negative(const Tensor& x, const Tensor& scaled) {
+  return where(op2(WICK_OP_LT, x, scalar(0, x.dtype()), DType::Bool), scaled, x);
+}
+void OnnxLowering::Impl::lower_leaky_relu() {
+  const Tensor x = in(0);
+  out(0, where_negative(x, affine(x, attr_f("alpha", 0.01f), 0)));
+}
+void OnnxLowering::Impl::lower_prelu() {
+  const Tensor x = in(0);
+  out(0, where_negative(x, op2(WICK_OP_MUL, x, in(1))));
+}
+void OnnxLowering::Impl::lower_thresholded_relu() {
+  const Tensor x = in(0);
+  const Tensor above = op2(WICK_OP_GT, x, scalar(attr_f("alpha", 1.0f), x.dtype()), DType::Bool);
+  out(0, where(above, x, scalar(0, x.dtype())));
+}
+// min(max(alpha x + beta, 0), 1)
+Tensor OnnxLowering::Impl::hard_sigmoid(const Tensor& x, double alpha, double beta) {
+  return op2(WICK_OP_MINIMUM, op2(WICK_OP_MAXIMUM, affine(x, alpha, beta), scalar(0, x.dtype())),
+             scalar(1, x.dtype()));
+}
+void OnnxLowering::Impl::lower_hard_sigmoid() {
+  out(0, hard_sigmoid(in(0), attr_f("alpha", 0.2f), attr_f("beta", 0.5f)));
+}
+void OnnxLowering::Impl::lower_hard_swish() {
+  const Tensor x = in(0);
+  out(0, op2(WICK_OP_MUL, x, hard_sigmoid(x, 1.0 / 6, 0.5)));
+}
+void OnnxLowering::Impl::lower_softplus() {
+  out(0, op1(WICK_OP_LOG1P, op1(WICK_OP_EXP, in(0))));
+}
+void OnnxLowering::Impl::lower_softsign() {
+  out(0, op2(WICK_OP_DIV, in(0), affine(op1(WICK_OP_ABS, in(0)), 1, 1)));
+}
+void OnnxLowering::Impl::lower_clip() {
+  Tensor x = in(0);
+  const bool attrs = opset() < 11;
+  if (attrs ? n.attribute("min") != nullptr : has_in(1))
+    x = op2(WICK_OP_MAXIMUM, x, attrs ? scalar(attr_f("min", 0), x.dtype()) : in(1));
+  if (attrs ? n.attribute("max") != nullptr : has_in(2))
+    x = op2(WICK_OP_MINIMUM, x, attrs ? scalar(attr_f("max", 0), x.dtype()) : in(2));
+  out(0, x);
+}
+
+// --- Matrix products and reductions ---
+
+void OnnxLowering::Impl::lower_matmul() {
+  out(0, matmul(in(0), in(1)));
+}
+void OnnxLowering::Impl::lower_gemm() {
+  Tensor a = in(0), b = in(1);
+  if (attr_i("transA", 0)) a = a.t();
+  if (attr_i("transB", 0)) b = b.t();
+  Tensor y = matmul(a, b);
+  const double alpha = attr_f("alpha", 1.0f), beta = attr_f("beta", 1.0f);
+  if (alpha != 1.0) y = affine(y, alpha, 0);
+  if (has_in(2) && beta != 0.0)
+    y = op2(WICK_OP_ADD, y, beta == 1.0 ? in(2) : affine(in(2), beta, 0));
+  out(0, y);
+}
+void OnnxLowering::Impl::reduction(wick_op_code red, wick_op_code pre, wick_op_code post,
+                                   bool mean) {
+  Tensor x = in(0);
+  bool noop = false;
+  const std::vector<int32_t> axes = reduce_axes(x, noop);
+  if (noop) return out(0, x);
+  const bool keep = attr_i("keepdims", 1) != 0;
+  if (pre != WICK_OP_INVALID) x = op1(pre, x);
+  Tensor y = reduce(red, x, axes, keep);
+  if (mean) y = affine(y, 1.0 / static_cast<double>(reduced_count(x, axes)), 0);
+  if (post != WICK_OP_INVALID) y = op1(post, y);
+  out(0, y);
+}
+void OnnxLowering::Impl::arg_reduce(wick_op_code op) {
+  const Tensor x = in(0);
+  const int axis = norm_axis(attr_i("axis", 0), x.rank());
+  Shape kept = x.shape();
+  kept[static_cast<size_t>(axis)] = 1;
+  Tensor o = Tensor::empty(kept, DType::I64, dev());
+  const wick_axis_params p{sizeof(wick_axis_params), axis,
+                           static_cast<int32_t>(attr_i("select_last_index", 0))};
+  exec(op, &p, {x}, {o});
+  out(0, attr_i("keepdims", 1) ? o : o.squeeze(axis));
+}
+void OnnxLowering::Impl::lower_cumsum() {
+  const Tensor x = in(0);
+  const int axis = norm_axis(host_ints(in(1)).at(0), x.rank());
+  const int32_t flags = (attr_i("reverse", 0) ? 1 : 0) | (attr_i("exclusive", 0) ? 2 : 0);
+  const wick_axis_params p{sizeof(wick_axis_params), axis, flags};
+  out(0, op1(WICK_OP_CUMSUM, x, &p));
+}
+void OnnxLowering::Impl::softmax_node(bool log) {
+  const Tensor x = in(0);
+  if (opset() >= 13) return out(0, softmax(x, norm_axis(attr_i("axis", -1), x.rank()), log));
+  // Before opset 13 the input is coerced to 2-D at `axis` (default 1).
+  const int axis = norm_axis(attr_i("axis", 1), x.rank());
+  int64_t rows = 1;
+  for (int i = 0; i < axis; ++i) rows *= x.shape()[static_cast<size_t>(i)];
+  const Tensor flat = reshape(x, {rows, rows == 0 ? 0 : x.numel() / std::max<int64_t>(rows, 1)});
+  out(0, softmax(flat, 1, log).reshape(x.shape()));
+}
+
+// --- Views and shapes (host metadata) ---
+
+void OnnxLowering::Impl::lower_reshape() {
+  const Tensor x = in(0);
+  std::vector<int64_t> s = host_ints(in(1));
+  const bool allowzero = attr_i("allowzero", 0) != 0;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == 0 && !allowzero) s[i] = x.shape().at(i);
+    if (s[i] == -1)
+      infer = static_cast<int64_t>(i);
+    else
+      known *= s[i];
+  }
+  if (infer >= 0) s[static_cast<size_t>(infer)] = known == 0 ? 0 : x.numel() / known;
+  out(0, reshape(x, s));
+}
+void OnnxLowering::Impl::lower_flatten() {
+  const Tensor x = in(0);
+  const int64_t axis = attr_i("axis", 1) < 0 ? attr_i("axis", 1) + x.rank() : attr_i("axis", 1);
+  int64_t rows = 1;
+  for (int64_t i = 0; i < axis; ++i) rows *= x.shape()[static_cast<size_t>(i)];
+  out(0, reshape(x, {rows, rows == 0 ? 0 : x.numel() / rows}));
+}
+void OnnxLowering::Impl::lower_squeeze() {
+  Tensor x = in(0);
+  std::vector<int64_t> axes = ints_input_or_attr(1, "axes");
+  if (axes.empty()) return out(0, x.squeeze());
+  for (int64_t& a : axes) a = norm_axis(a, x.rank());
+  std::sort(axes.rbegin(), axes.rend());
+  for (int64_t a : axes) x = x.squeeze(static_cast<int>(a));
+  out(0, x);
+}
+void OnnxLowering::Impl::lower_unsqueeze() {
+  Tensor x = in(0);
+  std::vector<int64_t> axes = ints_input_or_attr(1, "axes");
+  const int rank = x.rank() + static_cast<int>(axes.size());
+  for (int64_t& a : axes) a = norm_axis(a, rank);
+  std::sort(axes.begin(), axes.end());
+  for (int64_t a : axes) x = x.unsqueeze(static_cast<int>(a));
+  out(0, x);
+}
+void OnnxLowering::Impl::lower_transpose() {
+  const Tensor x = in(0);
+  std::vector<int> perm(static_cast<size_t>(x.rank()));
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  if (auto p = attr_ints("perm")) perm.assign(p->begin(), p->end());
+  out(0, x.permute(perm));
+}
+void OnnxLowering::Impl::lower_expand() {
+  const Tensor x = in(0);
+  out(0, x.broadcast_to(broadcast(x.shape(), host_ints(in(1)))));
+}
+void OnnxLowering::Impl::lower_concat() {
+  const int rank = in(0).rank();
+  const int axis = norm_axis(attr_i("axis", 0), rank);
+  Shape s = in(0).shape();
+  s[static_cast<size_t>(axis)] = 0;
+  for (size_t i = 0; i < n.inputs.size(); ++i) s[static_cast<size_t>(axis)] += in(i).dim(axis);
+  Tensor o = Tensor::empty(s, in(0).dtype(), dev());
+  int64_t at = 0;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Tensor part = in(i);
+    if (part.numel() > 0) exec(WICK_OP_COPY, nullptr, {part}, {o.narrow(axis, at, part.dim(axis))});
+    at += part.dim(axis);
+  }
+  out(0, o);
+}
+void OnnxLowering::Impl::lower_split() {
+  const Tensor x = in(0);
+  const int axis = norm_axis(attr_i("axis", 0), x.rank());
+  std::vector<int64_t> sizes = ints_input_or_attr(1, "split");
+  if (sizes.empty())
+    sizes.assign(n.outputs.size(), x.dim(axis) / static_cast<int64_t>(n.outputs.size()));
+  int64_t at = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    out(i, g.contiguous(x.narrow(axis, at, sizes[i])));
+    at += sizes[i];
+  }
+}
+void OnnxLowering::Impl::lower_slice() {
+  Tensor x = in(0);
+  const std::vector<int64_t> starts = host_ints(in(1)), ends = host_ints(in(2));
+  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (has_in(3)) axes = host_ints(in(3));
+  if (has_in(4)) steps = host_ints(in(4));
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int a = norm_axis(axes[i], x.rank());
+    const int64_t big = int64_t{1} << 40;
+    auto clip = [&](int64_t v) { return std::max(-big, std::min(big, v)); };
+    x = x.slice(a, clip(starts[i]), clip(ends[i]), steps[i]);
+  }
+  out(0, x);
+}
+void OnnxLowering::Impl::lower_shape() {
+  const Tensor x = in(0);
+  const int64_t r = x.rank();
+  int64_t start = attr_i("start", 0), end = attr_i("end", r);
+  start = std::clamp<int64_t>(start < 0 ? start + r : start, 0, r);
+  end = std::clamp<int64_t>(end < 0 ? end + r : end, 0, r);
+  std::vector<int64_t> s(x.shape().begin() + start, x.shape().begin() + std::max(start, end));
+  out(0, upload_i64(s, {static_cast<int64_t>(s.size())}));
+}
+void OnnxLowering::Impl::lower_size() {
+  out(0, upload_i64({in(0).numel()}, {}));
+}
+
+// --- Constants and casts ---
+
+void OnnxLowering::Impl::lower_constant() {
+  if (const onnx::AttributeProto* v = n.attribute("value"); v != nullptr && !v->t.empty())
+    return out(0, upload_proto(v->t[0], dev()));
+  if (const onnx::AttributeProto* v = n.attribute("value_float"))
+    return out(0, scalar(v->f, DType::F32));
+  if (const onnx::AttributeProto* v = n.attribute("value_int"))
+    return out(0, upload_i64({v->i}, {}));
+  if (const onnx::AttributeProto* v = n.attribute("value_ints"))
+    return out(0, upload_i64(v->ints, {static_cast<int64_t>(v->ints.size())}));
+  if (const onnx::AttributeProto* v = n.attribute("value_floats")) {
+    std::vector<double> d(v->floats.begin(), v->floats.end());
+    return out(0, upload_values(d, {static_cast<int64_t>(d.size())}, DType::F32));
+  }
+  throw NotImportable("Constant of a kind without a Wick dtype (strings, sparse)");
+}
+void OnnxLowering::Impl::lower_constant_of_shape() {
+  const std::vector<int64_t> s = host_ints(in(0));
+  DType t = DType::F32;
+  double value = 0;
+  const onnx::AttributeProto* v = n.attribute("value");
+  if (v != nullptr && !v->t.empty()) {
+    const Tensor c = upload_proto(v->t[0], dev());
+    t = c.dtype();
+    value = host_scalar(c);
+  }
+  out(0, filled(s, t, value));
+}
+void OnnxLowering::Impl::lower_cast() {
+  out(0, cast(in(0), onnx_dtype(static_cast<int32_t>(attr_i("to", 0)))));
+}
+void OnnxLowering::Impl::lower_cast_like() {
+  out(0, cast(in(0), in(1).dtype()));
+}
+
+// --- Indexing ---
+
+void OnnxLowering::Impl::lower_gather() {
+  const Tensor x = in(0), idx = in(1);
+  const int axis = norm_axis(attr_i("axis", 0), x.rank());
+  const std::vector<int64_t> ids = index_values(x, idx, axis);
+  Shape os(x.shape().begin(), x.shape().begin() + axis);
+  os.insert(os.end(), idx.shape().begin(), idx.shape().end());
+  os.insert(os.end(), x.shape().begin() + axis + 1, x.shape().end());
+  Shape flat = x.shape();
+  flat[static_cast<size_t>(axis)] = static_cast<int64_t>(ids.size());
+  Tensor o = Tensor::empty(flat, x.dtype(), dev());
+  const wick_axis_params p{sizeof(wick_axis_params), axis, 0};
+  exec(WICK_OP_INDEX_SELECT, &p, {x, upload_i64(ids, {static_cast<int64_t>(ids.size())})}, {o});
+  out(0, o.reshape(os));
+}
+void OnnxLowering::Impl::lower_gather_elements() {
+  const Tensor x = in(0), idx = in(1);
+  const int axis = norm_axis(attr_i("axis", 0), x.rank());
+  const Tensor ix = upload_i64(index_values(x, idx, axis), idx.shape());
+  Tensor o = Tensor::empty(idx.shape(), x.dtype(), dev());
+  const wick_axis_params p{sizeof(wick_axis_params), axis, 0};
+  exec(WICK_OP_GATHER_ELEMENTS, &p, {x, ix}, {o});
+  out(0, o);
+}
+void OnnxLowering::Impl::lower_scatter_elements() {
+  const Tensor x = in(0), idx = in(1);
+  const int axis = norm_axis(attr_i("axis", 0), x.rank());
+  const Tensor ix = upload_i64(index_values(x, idx, axis), idx.shape());
+  const std::string red = attr_s("reduction", "none");
+  const int32_t mode = red == "add"   ? WICK_REDUCE_MODE_ADD
+                       : red == "mul" ? WICK_REDUCE_MODE_MUL
+                       : red == "max" ? WICK_REDUCE_MODE_MAX
+                       : red == "min" ? WICK_REDUCE_MODE_MIN
+                                      : WICK_REDUCE_MODE_SET;
+  Tensor o = Tensor::empty(x.shape(), x.dtype(), dev());
+  const wick_axis_params p{sizeof(wick_axis_params), axis, mode};
+  exec(WICK_OP_SCATTER_ELEMENTS, &p, {x, ix, in(2)}, {o});
+  out(0, o);
+}
+
+// --- Neural-network ops ---
+
+void OnnxLowering::Impl::lower_conv() {
+  const Tensor x = in(0), w = in(1);
+  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
+  const Window win = window(x, k, false);
+  const size_t r = k.size();
+  std::vector<int64_t> idil(r, 1);
+  Shape os{x.dim(0), w.dim(0)};
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t span = x.shape()[2 + i] + win.lo[i] + win.hi[i] - ((k[i] - 1) * win.dil[i] + 1);
+    os.push_back(span / win.strides[i] + 1);
+  }
+  const wick_conv_params p{sizeof(wick_conv_params),
+                           static_cast<int32_t>(r),
+                           win.strides.data(),
+                           win.lo.data(),
+                           win.hi.data(),
+                           win.dil.data(),
+                           idil.data(),
+                           attr_i("group", 1)};
+  Tensor o = Tensor::empty(os, x.dtype(), dev());
+  exec(WICK_OP_CONV, &p, {x, w}, {o});
+  if (has_in(2)) {
+    Shape bs(static_cast<size_t>(o.rank()), 1);
+    bs[1] = o.dim(1);
+    o = op2(WICK_OP_ADD, o, reshape(in(2), bs));
+  }
+  out(0, o);
+}
+// The window of MaxPool and AveragePool; MaxPool's Indices output has no Wick op.
+OnnxLowering::Impl::Window OnnxLowering::Impl::pool_window() {
+  if (n.outputs.size() > 1 && !n.outputs[1].empty()) throw NotImportable("MaxPool Indices output");
+  const Tensor x = in(0);
+  const std::vector<int64_t> k = attr_ints("kernel_shape").value_or(std::vector<int64_t>{});
+  return window(x, k, attr_i("ceil_mode", 0) != 0);
+}
+void OnnxLowering::Impl::lower_max_pool() {
+  const Window w = pool_window();
+  out(0, window_op(WICK_OP_WINDOW_MAX, in(0), w, -INFINITY));
+}
+void OnnxLowering::Impl::lower_average_pool() {
+  const Window w = pool_window();
+  const Tensor x = in(0);
+  const Tensor sum = window_op(WICK_OP_WINDOW_SUM, x, w, 0);
+  if (attr_i("count_include_pad", 0) != 0) {
+    const int64_t size =
+        std::accumulate(w.kernel.begin(), w.kernel.end(), int64_t{1}, std::multiplies<>());
+    return out(0, affine(sum, 1.0 / static_cast<double>(size), 0));
+  }
+  // Divide by the number of real (unpadded) elements in each window.
+  const Tensor ones = filled(x.shape(), x.dtype(), 1.0);
+  out(0, op2(WICK_OP_DIV, sum, window_op(WICK_OP_WINDOW_SUM, ones, w, 0)));
+}
+void OnnxLowering::Impl::global_pool(bool max) {
+  const Tensor x = in(0);
+  std::vector<int32_t> axes;
+  for (int i = 2; i < x.rank(); ++i) axes.push_back(i);
+  const Tensor y = reduce(max ? WICK_OP_REDUCE_MAX : WICK_OP_REDUCE_SUM, x, axes, true);
+  out(0, max ? y : affine(y, 1.0 / static_cast<double>(reduced_count(x, axes)), 0));
+}
+void OnnxLowering::Impl::lower_layer_norm() {
+  for (size_t i = 1; i < n.outputs.size(); ++i) {
+    if (!n.outputs[i].empty()) throw NotImportable("LayerNormalization Mean/InvStdDev outputs");
+  }
+  const Tensor x = in(0);
+  const int axis = norm_axis(attr_i("axis", -1), x.rank());
+  const wick_norm_params p{sizeof(wick_norm_params), x.rank() - axis, attr_f("epsilon", 1e-5f)};
+  std::vector<Tensor> ins{x, in(1)};
+  if (has_in(2)) ins.push_back(in(2));
+  Tensor o = Tensor::empty(x.shape(), x.dtype(), dev());
+  exec(WICK_OP_LAYER_NORM, &p, ins, {o});
+  out(0, o);
+}
+void OnnxLowering::Impl::lower_batch_norm() {
+  if (attr_i("training_mode", 0) != 0 || n.outputs.size() > 1)
+    throw NotImportable("BatchNormalization training mode");
+  const Tensor x = in(0);
+  const wick_norm_params p{sizeof(wick_norm_params), 0, attr_f("epsilon", 1e-5f)};
+  Tensor o = Tensor::empty(x.shape(), x.dtype(), dev());
+  exec(WICK_OP_BATCH_NORM, &p, {x, in(3), in(4), in(1), in(2)}, {o});
+  out(0, o);
+}
+void OnnxLowering::Impl::lower_top_k() {
+  const Tensor x = in(0);
+  const int axis = norm_axis(attr_i("axis", -1), x.rank());
+  const int64_t k = host_ints(in(1)).at(0);
+  const wick_sort_params p{sizeof(wick_sort_params), axis, attr_i("largest", 1) != 0 ? 1 : 0, 1};
+  Tensor v = Tensor::empty(x.shape(), x.dtype(), dev());
+  Tensor i = Tensor::empty(x.shape(), DType::I64, dev());
+  exec(WICK_OP_SORT, &p, {x}, {v, i});
+  out(0, g.contiguous(v.narrow(axis, 0, k)));
+  out(1, g.contiguous(i.narrow(axis, 0, k)));
+}
+void OnnxLowering::Impl::lower_range() {
+  const Tensor s = in(0);
+  const double start = host_scalar(s), limit = host_scalar(in(1)), delta = host_scalar(in(2));
+  const int64_t count =
+      std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+  Tensor o = Tensor::empty({count}, s.dtype(), dev());
+  const wick_iota_params p{sizeof(wick_iota_params),   0, start, delta, static_cast<int64_t>(start),
+                           static_cast<int64_t>(delta)};
+  exec(WICK_OP_IOTA, &p, {}, {o});
+  out(0, o);
+}
+void OnnxLowering::Impl::lower_depth_to_space() {
+  const Tensor x = in(0);
+  const int64_t b = attr_i("blocksize", 1), N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+  const bool crd = attr_s("mode", "DCR") == "CRD";
+  const Tensor t = crd ? reshape(x, {N, C / (b * b), b, b, H, W}).permute({0, 1, 4, 2, 5, 3})
+                       : reshape(x, {N, b, b, C / (b * b), H, W}).permute({0, 3, 4, 1, 5, 2});
+  out(0, reshape(t, {N, C / (b * b), H * b, W * b}));
+}
+void OnnxLowering::Impl::lower_space_to_depth() {
+  const Tensor x = in(0);
+  const int64_t b = attr_i("blocksize", 1), N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+  const Tensor t = reshape(x, {N, C, H / b, b, W / b, b}).permute({0, 3, 5, 1, 2, 4});
+  out(0, reshape(t, {N, C * b * b, H / b, W / b}));
+}
+void OnnxLowering::Impl::lower_tile() {
+  const Tensor x = in(0);
+  const std::vector<int64_t> reps = host_ints(in(1));
+  Shape inter, bshape, final_shape;
+  for (int i = 0; i < x.rank(); ++i) {
+    inter.insert(inter.end(), {1, x.dim(i)});
+    bshape.insert(bshape.end(), {reps[static_cast<size_t>(i)], x.dim(i)});
+    final_shape.push_back(reps[static_cast<size_t>(i)] * x.dim(i));
+  }
+  out(0, reshape(reshape(x, inter).broadcast_to(bshape), final_shape));
+}
+void OnnxLowering::Impl::loss(bool softmax_first) {
+  const Tensor logp = softmax_first ? softmax(in(0), 1, true) : in(0);
+  const std::optional<Tensor> w = has_in(2) ? std::optional<Tensor>(in(2)) : std::nullopt;
+  const int64_t ignore = attr_i("ignore_index", std::numeric_limits<int64_t>::min());
+  out(0, nll(logp, in(1), w, ignore, attr_s("reduction", "mean")));
+  if (softmax_first) out(1, logp);
+}
+void OnnxLowering::Impl::lower_trilu() {
+  const Tensor x = in(0);
+  const int64_t k = has_in(1) ? host_ints(in(1)).at(0) : 0, rows = x.dim(-2), cols = x.dim(-1);
+  const bool upper = attr_i("upper", 1) != 0;
+  std::vector<double> mask(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j)
+      mask[static_cast<size_t>(i * cols + j)] = upper ? (j - i >= k) : (j - i <= k);
+  }
+  out(0, where(upload_values(mask, {rows, cols}, DType::Bool), x, scalar(0, x.dtype())));
+}
+void OnnxLowering::Impl::lower_dropout() {
+  if (has_in(2) && host_scalar(in(2)) != 0)
+    throw NotImportable("Dropout in training mode (random)");
+  out(0, in(0));
+  if (n.outputs.size() > 1) out(1, filled(in(0).shape(), DType::Bool, 1.0));
+}
+
+// --- The table of lowerings: one row per ONNX op type ---
+
+const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
+    // Direct maps: unary, binary, comparisons, logic
+    {"Abs", &Impl::lower_unary<WICK_OP_ABS>},
+    {"Neg", &Impl::lower_unary<WICK_OP_NEG>},
+    {"Exp", &Impl::lower_unary<WICK_OP_EXP>},
+    {"Log", &Impl::lower_unary<WICK_OP_LOG>},
+    {"Sqrt", &Impl::lower_unary<WICK_OP_SQRT>},
+    {"Reciprocal", &Impl::lower_unary<WICK_OP_RECIP>},
+    {"Tanh", &Impl::lower_unary<WICK_OP_TANH>},
+    {"Sigmoid", &Impl::lower_unary<WICK_OP_SIGMOID>},
+    {"Sin", &Impl::lower_unary<WICK_OP_SIN>},
+    {"Cos", &Impl::lower_unary<WICK_OP_COS>},
+    {"Tan", &Impl::lower_unary<WICK_OP_TAN>},
+    {"Asin", &Impl::lower_unary<WICK_OP_ASIN>},
+    {"Acos", &Impl::lower_unary<WICK_OP_ACOS>},
+    {"Atan", &Impl::lower_unary<WICK_OP_ATAN>},
+    {"Sinh", &Impl::lower_unary<WICK_OP_SINH>},
+    {"Cosh", &Impl::lower_unary<WICK_OP_COSH>},
+    {"Asinh", &Impl::lower_unary<WICK_OP_ASINH>},
+    {"Acosh", &Impl::lower_unary<WICK_OP_ACOSH>},
+    {"Atanh", &Impl::lower_unary<WICK_OP_ATANH>},
+    {"Erf", &Impl::lower_unary<WICK_OP_ERF>},
+    {"Floor", &Impl::lower_unary<WICK_OP_FLOOR>},
+    {"Ceil", &Impl::lower_unary<WICK_OP_CEIL>},
+    {"Relu", &Impl::lower_unary<WICK_OP_RELU>},
+    {"Sign", &Impl::lower_unary<WICK_OP_SIGN>},
+    {"Not", &Impl::lower_unary<WICK_OP_LOGICAL_NOT>},
+    {"Add", &Impl::lower_binary<WICK_OP_ADD>},
+    {"Sub", &Impl::lower_binary<WICK_OP_SUB>},
+    {"Mul", &Impl::lower_binary<WICK_OP_MUL>},
+    {"Div", &Impl::lower_binary<WICK_OP_DIV>},
+    {"And", &Impl::lower_binary<WICK_OP_BITWISE_AND>},
+    {"Or", &Impl::lower_binary<WICK_OP_BITWISE_OR>},
+    {"Xor", &Impl::lower_binary<WICK_OP_BITWISE_XOR>},
+    {"Equal", &Impl::lower_compare<WICK_OP_EQ>},
+    {"Less", &Impl::lower_compare<WICK_OP_LT>},
+    {"Greater", &Impl::lower_compare<WICK_OP_GT>},
+    {"LessOrEqual", &Impl::lower_compare<WICK_OP_LE>},
+    {"GreaterOrEqual", &Impl::lower_compare<WICK_OP_GE>},
+    {"Max", &Impl::lower_variadic<WICK_OP_MAXIMUM>},
+    {"Min", &Impl::lower_variadic<WICK_OP_MINIMUM>},
+    {"Sum", &Impl::lower_variadic<WICK_OP_ADD>},
+    {"Mean", &Impl::lower_mean},
+    {"Identity", &Impl::lower_identity},
+    {"IsNaN", &Impl::lower_is_nan},
+    {"IsInf", &Impl::lower_is_inf},
+    {"Round", &Impl::lower_round},
+    {"Pow", &Impl::lower_pow},
+    {"BitShift", &Impl::lower_bit_shift},
+    {"Mod", &Impl::lower_mod},
+    {"Where", &Impl::lower_where},
+    // Activations
+    {"Elu", &Impl::lower_elu},
+    {"Selu", &Impl::lower_selu},
+    {"Celu", &Impl::lower_celu},
+    {"LeakyRelu", &Impl::lower_leaky_relu},
+    {"PRelu", &Impl::lower_prelu},
+    {"ThresholdedRelu", &Impl::lower_thresholded_relu},
+    {"HardSigmoid", &Impl::lower_hard_sigmoid},
+    {"HardSwish", &Impl::lower_hard_swish},
+    {"Softplus", &Impl::lower_softplus},
+    {"Softsign", &Impl::lower_softsign},
+    {"Clip", &Impl::lower_clip},
+    // Matrix products and reductions
+    {"MatMul", &Impl::lower_matmul},
+    {"Gemm", &Impl::lower_gemm},
+    {"ReduceSum", &Impl::lower_reduce<WICK_OP_REDUCE_SUM>},
+    {"ReduceProd", &Impl::lower_reduce<WICK_OP_REDUCE_PROD>},
+    {"ReduceMax", &Impl::lower_reduce<WICK_OP_REDUCE_MAX>},
+    {"ReduceMin", &Impl::lower_reduce<WICK_OP_REDUCE_MIN>},
+    {"ReduceMean", &Impl::lower_reduce_mean},
+    {"ReduceSumSquare", &Impl::lower_reduce<WICK_OP_REDUCE_SUM, WICK_OP_SQR>},
+    {"ReduceL1", &Impl::lower_reduce<WICK_OP_REDUCE_SUM, WICK_OP_ABS>},
+    {"ReduceL2", &Impl::lower_reduce<WICK_OP_REDUCE_SUM, WICK_OP_SQR, WICK_OP_SQRT>},
+    {"ReduceLogSum", &Impl::lower_reduce<WICK_OP_REDUCE_SUM, WICK_OP_INVALID, WICK_OP_LOG>},
+    {"ReduceLogSumExp", &Impl::lower_reduce<WICK_OP_REDUCE_SUM, WICK_OP_EXP, WICK_OP_LOG>},
+    {"ArgMax", &Impl::lower_arg_reduce<WICK_OP_ARGMAX>},
+    {"ArgMin", &Impl::lower_arg_reduce<WICK_OP_ARGMIN>},
+    {"CumSum", &Impl::lower_cumsum},
+    {"Softmax", &Impl::lower_softmax<false>},
+    {"LogSoftmax", &Impl::lower_softmax<true>},
+    // Views and shapes
+    {"Reshape", &Impl::lower_reshape},
+    {"Flatten", &Impl::lower_flatten},
+    {"Squeeze", &Impl::lower_squeeze},
+    {"Unsqueeze", &Impl::lower_unsqueeze},
+    {"Transpose", &Impl::lower_transpose},
+    {"Expand", &Impl::lower_expand},
+    {"Concat", &Impl::lower_concat},
+    {"Split", &Impl::lower_split},
+    {"Slice", &Impl::lower_slice},
+    {"Shape", &Impl::lower_shape},
+    {"Size", &Impl::lower_size},
+    // Constants and casts
+    {"Constant", &Impl::lower_constant},
+    {"ConstantOfShape", &Impl::lower_constant_of_shape},
+    {"Cast", &Impl::lower_cast},
+    {"CastLike", &Impl::lower_cast_like},
+    // Indexing
+    {"Gather", &Impl::lower_gather},
+    {"GatherElements", &Impl::lower_gather_elements},
+    {"ScatterElements", &Impl::lower_scatter_elements},
+    {"Scatter", &Impl::lower_scatter_elements},
+    // Neural-network ops
+    {"Conv", &Impl::lower_conv},
+    {"MaxPool", &Impl::lower_max_pool},
+    {"AveragePool", &Impl::lower_average_pool},
+    {"GlobalAveragePool", &Impl::lower_global_pool<false>},
+    {"GlobalMaxPool", &Impl::lower_global_pool<true>},
+    {"LayerNormalization", &Impl::lower_layer_norm},
+    {"BatchNormalization", &Impl::lower_batch_norm},
+    {"TopK", &Impl::lower_top_k},
+    {"Range", &Impl::lower_range},
+    {"DepthToSpace", &Impl::lower_depth_to_space},
+    {"SpaceToDepth", &Impl::lower_space_to_depth},
+    {"Tile", &Impl::lower_tile},
+    {"NegativeLogLikelihoodLoss", &Impl::lower_loss<false>},
+    {"SoftmaxCrossEntropyLoss", &Impl::lower_loss<true>},
+    {"Trilu", &Impl::lower_trilu},
+    {"Dropout", &Impl::lower_dropout},
+};
+
+OnnxLowering::Impl::Lowering OnnxLowering::Impl::lowering(const std::string& op_type) {
+  static const std::map<std::string, Lowering> by_type = [] {
+    std::map<std::string, Lowering> m;
+    for (const Row& row : kLowerings) {
+      if (!m.emplace(row.op_type, row.lower).second)
+        throw std::logic_error(std::string("two ONNX lowerings for ") + row.op_type);
+    }
+    return m;
+  }();
+  auto it = by_type.find(op_type);
+  return it == by_type.end() ? nullptr : it->second;
+}
+
+}  // namespace wick::conformance
