@@ -2,6 +2,7 @@
 // WICK_OP_COPY for every dtype and WICK_OP_ADD for f32. Everything else the host runs on the CPU.
 // Copy this file to start a plugin for your device; the SDK is header-only.
 #include <wick/sdk/dtype.hpp>
+#include <wick/sdk/kernel_table.hpp>
 #include <wick/sdk/plugin.hpp>
 #include <wick/sdk/strided.hpp>
 
@@ -50,25 +51,41 @@ class ExamplePlugin final : public wick::sdk::Plugin {
   }
 
   // Pure and cheap: the host asks before every op and falls back to the CPU on anything but YES.
+  // The kernel table checks the op table's rules (arity, params, dtypes) and the rows' dtypes.
   wick_support supports(const wick_device*, const wick_op_desc& op) override {
-    if (op.op == WICK_OP_COPY) return WICK_SUPPORT_YES;
-    if (op.op == WICK_OP_ADD) return op.outputs[0].dtype == WICK_DTYPE_F32 ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
-    return WICK_SUPPORT_NO_OP;
+    return kernels().supports(op);
   }
 
-  void execute(wick_device*, const wick_op_desc& op) override {
+  void execute(wick_device*, const wick_op_desc& op) override { kernels().execute(context_, op); }
+
+ private:
+  struct Context {};  // what kernels share (streams, caches, ...); nothing here
+
+  // The plugin's kernels, one row per op: op, dtypes, function (and optionally a check of shapes
+  // or params the row cannot run).
+  static const wick::sdk::KernelTable<Context>& kernels() {
+    static const wick::sdk::KernelTable<Context> table = [] {
+      wick::sdk::KernelTable<Context> t;
+      t.add({WICK_OP_COPY, wick::sdk::dtypes_of(wick::sdk::DTypeClass::ANY), &copy_strided});
+      t.add({WICK_OP_ADD, wick::sdk::dtype_bit(WICK_DTYPE_F32), &add_f32});
+      return t;
+    }();
+    return table;
+  }
+
+  static void copy_strided(Context&, const wick_op_desc& op) {
+    const wick_tensor_desc &out = op.outputs[0], &in = op.inputs[0];
+    const auto esize = static_cast<int64_t>(wick::sdk::dtype_size(out.dtype));
+    wick::sdk::for_each_row<2>(out.shape, out.rank, {out.strides, in.strides}, [&](const wick::sdk::Row<2>& r) {
+      for (int64_t i = 0; i < r.length; ++i)
+        std::memcpy(base(out) + (r.offset[0] + i * r.stride[0]) * esize,
+                    base(in) + (r.offset[1] + i * r.stride[1]) * esize, static_cast<size_t>(esize));
+    });
+  }
+
+  // Inputs arrive broadcast to the output's shape (stride 0).
+  static void add_f32(Context&, const wick_op_desc& op) {
     const wick_tensor_desc& out = op.outputs[0];
-    const size_t esize = wick::sdk::dtype_size(out.dtype);
-    if (op.op == WICK_OP_COPY) {
-      const wick_tensor_desc& in = op.inputs[0];
-      wick::sdk::for_each_row<2>(out.shape, out.rank, {out.strides, in.strides}, [&](const wick::sdk::Row<2>& r) {
-        for (int64_t i = 0; i < r.length; ++i)
-          std::memcpy(base(out) + (r.offset[0] + i * r.stride[0]) * static_cast<int64_t>(esize),
-                      base(in) + (r.offset[1] + i * r.stride[1]) * static_cast<int64_t>(esize), esize);
-      });
-      return;
-    }
-    // WICK_OP_ADD, f32: inputs arrive broadcast to the output's shape (stride 0).
     auto* o = reinterpret_cast<float*>(base(out));
     auto* a = reinterpret_cast<const float*>(base(op.inputs[0]));
     auto* b = reinterpret_cast<const float*>(base(op.inputs[1]));
@@ -80,7 +97,7 @@ class ExamplePlugin final : public wick::sdk::Plugin {
                                });
   }
 
- private:
+  Context context_;
   wick_device device_;
   std::string label_;
 };

@@ -9,6 +9,7 @@
 
 #include <wick/sdk/dtype.hpp>
 #include <wick/sdk/elementwise.hpp>
+#include <wick/sdk/kernel_table.hpp>
 #include <wick/sdk/ops.hpp>
 #include <wick/sdk/plugin.hpp>
 
@@ -31,7 +32,6 @@ using sdk::kMaxOperands;
 using sdk::kMaxRank;
 using sdk::make_strided_args;
 using sdk::StridedArgs;
-using sdk::Verdict;
 
 namespace {
 
@@ -118,38 +118,68 @@ std::unique_ptr<CudaDevice> open_device(int ordinal) {
   return dev;
 }
 
-bool add_supports(wick_dtype dtype) {
-  switch (dtype) {
-    case WICK_DTYPE_F32: case WICK_DTYPE_F64: case WICK_DTYPE_I32: case WICK_DTYPE_I64:
-    case WICK_DTYPE_F16: case WICK_DTYPE_BF16:
-      return true;
-    default:
-      return false;
+// ----- the kernel table -----------------------------------------------------------------------------
+
+// The operands' device pointers, output first; each buffer must belong to this device.
+std::array<void*, kMaxOperands> operand_data(const CudaDevice& dev, const wick_op_desc& op) {
+  std::array<void*, kMaxOperands> data{};
+  for (size_t k = 0; k <= op.num_inputs; ++k) {
+    const wick_buffer* b = k == 0 ? op.outputs[0].buffer : op.inputs[k - 1].buffer;
+    if (b->device != &dev)
+      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "an operand's buffer belongs to another device than " + dev.label);
+    data[k] = as_buffer(b).data;
   }
+  return data;
 }
 
-// Everything supports() may know, in one place so that execute() gives the same answer.
-Verdict check_op(const wick_op_desc& op) {
-  switch (op.op) {
-    case WICK_OP_COPY:
-      return check_elementwise_geometry(op, 1);
-    case WICK_OP_FILL: {
-      const auto* params = static_cast<const wick_fill_params*>(op.params);
-      if (params == nullptr || params->struct_size < sizeof(wick_fill_params))
-        return Verdict{WICK_SUPPORT_NO_PARAMS, "fill needs wick_fill_params"};
-      return check_elementwise_geometry(op, 0);
-    }
-    case WICK_OP_ADD: {
-      Verdict v = check_elementwise_geometry(op, 2);
-      if (v.ok() && !add_supports(op.outputs[0].dtype))
-        v = Verdict{WICK_SUPPORT_NO_DTYPE,
-                    std::string("add is not implemented for ") + sdk::dtype_name(op.outputs[0].dtype)};
-      return v;
-    }
-    default:
-      return Verdict{WICK_SUPPORT_NO_OP, std::string("op ") + sdk::op_name(op.op) + " (" + std::to_string(op.op) +
-                                             ") is not implemented"};
-  }
+// Launches one of cuda_kernels.cu's kernels over the op's elements (nothing for an empty output).
+template <class Launch>
+void run_kernel(const CudaDevice& dev, const wick_op_desc& op, const char* what, Launch&& launch) {
+  const StridedArgs geometry = make_strided_args(op);
+  if (geometry.numel == 0) return;
+  const auto data = operand_data(dev, op);
+  dev.activate();
+  cuda_check(launch(data, geometry), what, dev.label);
+}
+
+void run_copy(CudaDevice& dev, const wick_op_desc& op) {
+  run_kernel(dev, op, "copy kernel launch", [&](const auto& data, const StridedArgs& g) {
+    return launch_copy(sdk::dtype_size(op.outputs[0].dtype), data[0], data[1], g, dev.stream);
+  });
+}
+
+void run_fill(CudaDevice& dev, const wick_op_desc& op) {
+  const wick_dtype t = op.outputs[0].dtype;
+  const auto pattern = fill_pattern(t, *static_cast<const wick_fill_params*>(op.params));
+  run_kernel(dev, op, "fill kernel launch", [&](const auto& data, const StridedArgs& g) {
+    return launch_fill(sdk::dtype_size(t), data[0], pattern.data(), g, dev.stream);
+  });
+}
+
+void run_add(CudaDevice& dev, const wick_op_desc& op) {
+  run_kernel(dev, op, "add kernel launch", [&](const auto& data, const StridedArgs& g) {
+    return launch_add(op.outputs[0].dtype, data[0], data[1], data[2], g, dev.stream);
+  });
+}
+
+template <size_t Inputs>
+wick_support check_geometry(const wick_op_desc& op) {
+  return check_elementwise_geometry(op, Inputs).support;
+}
+
+// Every kernel of the plugin, one row per op (cuda_kernels.cu has them).
+const sdk::KernelTable<CudaDevice>& kernel_table() {
+  static const sdk::KernelTable<CudaDevice> table = [] {
+    using sdk::dtype_bit;
+    sdk::KernelTable<CudaDevice> t;
+    const sdk::DTypeSet all = sdk::dtypes_of(sdk::DTypeClass::ANY);
+    const sdk::DTypeSet add = sdk::kFloatDTypes | dtype_bit(WICK_DTYPE_I32) | dtype_bit(WICK_DTYPE_I64);
+    t.add({WICK_OP_COPY, all, &run_copy, &check_geometry<1>});
+    t.add({WICK_OP_FILL, all, &run_fill, &check_geometry<0>});
+    t.add({WICK_OP_ADD, add, &run_add, &check_geometry<2>});
+    return t;
+  }();
+  return table;
 }
 
 class CudaPlugin final : public sdk::Plugin {
@@ -271,51 +301,18 @@ class CudaPlugin final : public sdk::Plugin {
   }
 
   wick_support supports(const wick_device* /*device*/, const wick_op_desc& op) override {
-    return check_op(op).support;
+    return kernel_table().supports(op);
   }
 
   void execute(wick_device* device, const wick_op_desc& op) override {
-    const CudaDevice& dev = as_device(device);
-    if (Verdict v = check_op(op); !v.ok()) {
-      const bool unsupported = v.support == WICK_SUPPORT_NO_OP || v.support == WICK_SUPPORT_NO_DTYPE;
-      throw sdk::Error(unsupported ? WICK_STATUS_UNSUPPORTED : WICK_STATUS_INVALID_ARGUMENT, v.reason);
+    CudaDevice& dev = as_device(device);
+    if (const wick_support s = kernel_table().supports(op); s != WICK_SUPPORT_YES) {
+      const bool unsupported = s == WICK_SUPPORT_NO_OP || s == WICK_SUPPORT_NO_DTYPE;
+      throw sdk::Error(unsupported ? WICK_STATUS_UNSUPPORTED : WICK_STATUS_INVALID_ARGUMENT,
+                       std::string(sdk::op_name(op.op)) + " with these dtypes, shapes or params is not supported on " +
+                           dev.label + " (supports() says so)");
     }
-    const StridedArgs geometry = make_strided_args(op);
-    if (geometry.numel == 0) return;
-
-    const wick_tensor_desc& out = op.outputs[0];
-    void* data[kMaxOperands] = {};
-    for (size_t k = 0; k <= op.num_inputs; ++k) {
-      const wick_buffer* b = k == 0 ? out.buffer : op.inputs[k - 1].buffer;
-      if (b->device != &dev)
-        throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "an operand's buffer belongs to another device than " +
-                                                           dev.label);
-      data[k] = as_buffer(b).data;
-    }
-    const size_t element_size = sdk::dtype_size(out.dtype);
-
-    dev.activate();
-    cudaError_t status = cudaSuccess;
-    const char* what = "";
-    switch (op.op) {
-      case WICK_OP_COPY:
-        what = "copy kernel launch";
-        status = launch_copy(element_size, data[0], data[1], geometry, dev.stream);
-        break;
-      case WICK_OP_FILL: {
-        what = "fill kernel launch";
-        const auto pattern = fill_pattern(out.dtype, *static_cast<const wick_fill_params*>(op.params));
-        status = launch_fill(element_size, data[0], pattern.data(), geometry, dev.stream);
-        break;
-      }
-      case WICK_OP_ADD:
-        what = "add kernel launch";
-        status = launch_add(out.dtype, data[0], data[1], data[2], geometry, dev.stream);
-        break;
-      default:
-        break;  // check_op refused every other op
-    }
-    cuda_check(status, what, dev.label);
+    kernel_table().execute(dev, op);
   }
 
  private:

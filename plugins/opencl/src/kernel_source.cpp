@@ -129,4 +129,22 @@ DEFINE_MATMUL(f64, double)
 #endif
 )CLC";
 
+// The rows of the plugin's kernel table: one per op with kernels above, and their dtypes.
+namespace {
+constexpr sdk::DTypeSet kF = sdk::dtype_bit(WICK_DTYPE_F32) | sdk::dtype_bit(WICK_DTYPE_F64);
+constexpr sdk::DTypeSet kFI = kF | sdk::dtype_bit(WICK_DTYPE_I32) | sdk::dtype_bit(WICK_DTYPE_I64);
+constexpr sdk::DTypeSet kAll = sdk::dtypes_of(sdk::DTypeClass::ANY);
+}  // namespace
+
+const KernelRow kKernelRows[] = {
+    {WICK_OP_COPY, kAll},  {WICK_OP_FILL, kAll},   {WICK_OP_MATMUL, kF},
+    {WICK_OP_ADD, kFI},    {WICK_OP_SUB, kFI},     {WICK_OP_MUL, kFI},
+    {WICK_OP_DIV, kFI},    {WICK_OP_MAXIMUM, kFI}, {WICK_OP_MINIMUM, kFI},
+    {WICK_OP_NEG, kF},     {WICK_OP_ABS, kF},      {WICK_OP_EXP, kF},
+    {WICK_OP_LOG, kF},     {WICK_OP_SQRT, kF},     {WICK_OP_TANH, kF},
+    {WICK_OP_SIGMOID, kF}, {WICK_OP_RELU, kF},     {WICK_OP_SIN, kF},
+    {WICK_OP_COS, kF},
+};
+const size_t kKernelRowCount = sizeof(kKernelRows) / sizeof(kKernelRows[0]);
+
 }  // namespace wick::opencl

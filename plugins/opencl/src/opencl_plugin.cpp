@@ -2,14 +2,16 @@
 //
 // One context and one in-order queue per device. All kernels live in one program per device,
 // built on the first op that needs it and kept for the process lifetime (PoCL takes seconds to
-// compile). Ops: COPY and FILL for every dtype (by element size), ADD for f32, i32, i64 and f64
-// (where cl_khr_fp64 is present); anything else is answered "unsupported" so the host falls back.
+// compile). The ops and dtypes it runs are the rows of kernel_source.cpp, answered by a kernel table
+// per device (f64 only where cl_khr_fp64 is present); anything else is answered "unsupported" so
+// the host falls back.
 #include "cl_error.hpp"
 #include "cl_handle.hpp"
 #include "kernel_source.hpp"
 
 #include <wick/sdk/dtype.hpp>
 #include <wick/sdk/elementwise.hpp>
+#include <wick/sdk/kernel_table.hpp>
 #include <wick/sdk/ops.hpp>
 #include <wick/sdk/plugin.hpp>
 
@@ -32,7 +34,6 @@ using sdk::kMaxOperands;
 using sdk::kMaxRank;
 using sdk::make_strided_args;
 using sdk::StridedArgs;
-using sdk::Verdict;
 
 namespace {
 
@@ -64,6 +65,8 @@ struct OpenClDevice final : wick_device {
   ClProgram program;
   std::unordered_map<std::string, Kernel> kernels;
   std::string build_error;
+  // What supports() answers from (filled when the device opens; kernel_source.cpp's rows).
+  sdk::KernelTable<OpenClDevice> table;
 };
 
 struct OpenClBuffer final : wick_buffer {
@@ -138,6 +141,8 @@ cl_device_type parse_device_type(const std::string& text) {
                        text + "\")");
 }
 
+sdk::KernelTable<OpenClDevice> make_kernel_table(bool has_fp64);  // below, with the kernels
+
 std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id id,
                                           const std::string& platform_name, const std::string& build_options) {
   auto dev = std::make_unique<OpenClDevice>();
@@ -164,6 +169,7 @@ std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id 
   cl_check(status, "clCreateContext", where);
   dev->queue = ClQueue(clCreateCommandQueue(dev->context.get(), id, 0, &status));
   cl_check(status, "clCreateCommandQueue", where);
+  dev->table = make_kernel_table(dev->has_fp64);
   return dev;
 }
 
@@ -270,36 +276,6 @@ const char* bits_suffix(size_t element_size) {
   }
 }
 
-// The arithmetic kernels in kernel_source.cpp: "<kernel>_<dtype>" for each op below.
-struct ArithmeticOp {
-  wick_op_code op;
-  const char* kernel;
-  size_t inputs;
-  bool floats_only;
-};
-constexpr ArithmeticOp kArithmetic[] = {
-    {WICK_OP_ADD, "add", 2, false},          {WICK_OP_SUB, "sub", 2, false},
-    {WICK_OP_MUL, "mul", 2, false},          {WICK_OP_DIV, "div", 2, false},
-    {WICK_OP_MAXIMUM, "maximum", 2, false},  {WICK_OP_MINIMUM, "minimum", 2, false},
-    {WICK_OP_NEG, "neg", 1, true},           {WICK_OP_ABS, "abs", 1, true},
-    {WICK_OP_EXP, "exp", 1, true},           {WICK_OP_LOG, "log", 1, true},
-    {WICK_OP_SQRT, "sqrt", 1, true},         {WICK_OP_TANH, "tanh", 1, true},
-    {WICK_OP_SIGMOID, "sigmoid", 1, true},   {WICK_OP_RELU, "relu", 1, true},
-    {WICK_OP_SIN, "sin", 1, true},           {WICK_OP_COS, "cos", 1, true},
-};
-
-const ArithmeticOp* find_arithmetic(wick_op_code op) {
-  for (const ArithmeticOp& a : kArithmetic)
-    if (a.op == op) return &a;
-  return nullptr;
-}
-
-bool arithmetic_dtype(const OpenClDevice& dev, const ArithmeticOp& a, wick_dtype dtype) {
-  if (dtype == WICK_DTYPE_F32) return true;
-  if (dtype == WICK_DTYPE_F64) return dev.has_fp64;
-  return !a.floats_only && (dtype == WICK_DTYPE_I32 || dtype == WICK_DTYPE_I64);
-}
-
 // Matmul operands [..., M, K] x [..., K, N] -> [..., M, N], seen as elementwise over the output:
 // lhs with its K axis replaced by a stride-0 N axis, rhs with a stride-0 M axis (see DEFINE_MATMUL).
 struct MatmulViews {
@@ -309,22 +285,18 @@ struct MatmulViews {
   int64_t k_extent, lhs_k, rhs_k;
 };
 
-Verdict check_matmul(const OpenClDevice& dev, const wick_op_desc& op) {
-  if (op.num_inputs != 2 || op.num_outputs != 1)
-    return Verdict{WICK_SUPPORT_NO_PARAMS, "matmul takes 2 inputs and 1 output"};
+// Matmul shapes (the op table and the kernel table checked arity and dtypes): batch dims already
+// broadcast by the host, inner extents that agree.
+wick_support check_matmul(const wick_op_desc& op) {
   const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &c = op.outputs[0];
-  const wick_dtype t = c.dtype;
-  if (!(t == WICK_DTYPE_F32 || (t == WICK_DTYPE_F64 && dev.has_fp64)))
-    return Verdict{WICK_SUPPORT_NO_DTYPE, std::string("matmul is not implemented for ") + sdk::dtype_name(t)};
-  if (a.dtype != t || b.dtype != t || c.rank < 2 || a.rank != c.rank || b.rank != c.rank)
-    return Verdict{WICK_SUPPORT_NO_PARAMS, "matmul operands must share dtype and rank >= 2"};
+  if (a.dtype != c.dtype || b.dtype != c.dtype || c.rank < 2 || a.rank != c.rank || b.rank != c.rank)
+    return WICK_SUPPORT_NO_PARAMS;
   const int r = c.rank;
   for (int d = 0; d < r - 2; ++d)
-    if (a.shape[d] != c.shape[d] || b.shape[d] != c.shape[d])
-      return Verdict{WICK_SUPPORT_NO_PARAMS, "matmul batch dims must be broadcast by the host"};
+    if (a.shape[d] != c.shape[d] || b.shape[d] != c.shape[d]) return WICK_SUPPORT_NO_PARAMS;
   if (a.shape[r - 2] != c.shape[r - 2] || b.shape[r - 1] != c.shape[r - 1] || a.shape[r - 1] != b.shape[r - 2])
-    return Verdict{WICK_SUPPORT_NO_PARAMS, "matmul shapes do not agree"};
-  return {};
+    return WICK_SUPPORT_NO_PARAMS;
+  return WICK_SUPPORT_YES;
 }
 
 MatmulViews matmul_views(const wick_op_desc& op) {
@@ -349,31 +321,88 @@ MatmulViews matmul_views(const wick_op_desc& op) {
   return v;
 }
 
-// Everything supports() may know, in one place so that execute() gives the same answer.
-Verdict check_op(const OpenClDevice& dev, const wick_op_desc& op) {
-  switch (op.op) {
-    case WICK_OP_COPY:
-      return check_elementwise_geometry(op, 1);
-    case WICK_OP_FILL: {
-      const auto* params = static_cast<const wick_fill_params*>(op.params);
-      if (params == nullptr || params->struct_size < sizeof(wick_fill_params))
-        return Verdict{WICK_SUPPORT_NO_PARAMS, "fill needs wick_fill_params"};
-      return check_elementwise_geometry(op, 0);
-    }
-    default:
-      break;
+// ----- the kernel table -----------------------------------------------------------------------------
+
+template <size_t Inputs>
+wick_support check_geometry(const wick_op_desc& op) {
+  return check_elementwise_geometry(op, Inputs).support;
+}
+
+// The buffers of an op's operands, output first; each must belong to this device.
+std::array<cl_mem, kMaxOperands> operand_mems(const OpenClDevice& dev, const wick_op_desc& op) {
+  std::array<cl_mem, kMaxOperands> mems{};
+  for (size_t k = 0; k <= op.num_inputs; ++k) {
+    const wick_buffer* b = k == 0 ? op.outputs[0].buffer : op.inputs[k - 1].buffer;
+    if (b->device != &dev)
+      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "an operand's buffer belongs to another device than " + dev.name);
+    mems[k] = as_buffer(b).mem.get();
   }
-  if (op.op == WICK_OP_MATMUL) return check_matmul(dev, op);
-  const ArithmeticOp* a = find_arithmetic(op.op);
-  if (a == nullptr) {
-    return Verdict{WICK_SUPPORT_NO_OP, std::string("op ") + sdk::op_name(op.op) + " (" + std::to_string(op.op) +
-                                           ") is not implemented"};
+  return mems;
+}
+
+void run_copy_or_fill(OpenClDevice& dev, const wick_op_desc& op) {
+  const StridedArgs geometry = make_strided_args(op);
+  if (geometry.numel == 0) return;
+  const auto mems = operand_mems(dev, op);
+  const size_t element_size = sdk::dtype_size(op.outputs[0].dtype);
+  const KernelArg out{sizeof(cl_mem), &mems[0]};
+  if (op.op == WICK_OP_COPY) {
+    launch(dev, std::string("copy_") + bits_suffix(element_size), {out, {sizeof(cl_mem), &mems[1]}}, geometry);
+    return;
   }
-  Verdict v = check_elementwise_geometry(op, a->inputs);
-  if (v.ok() && !arithmetic_dtype(dev, *a, op.outputs[0].dtype))
-    v = Verdict{WICK_SUPPORT_NO_DTYPE, std::string(a->kernel) + " is not implemented for " +
-                                           sdk::dtype_name(op.outputs[0].dtype) + " on " + dev.name};
-  return v;
+  const auto pattern = fill_pattern(op.outputs[0].dtype, *static_cast<const wick_fill_params*>(op.params));
+  launch(dev, std::string("fill_") + bits_suffix(element_size), {out, {element_size, pattern.data()}}, geometry);
+}
+
+// Unary and binary ops: the kernel named <op>_<dtype> (kernel_source.cpp).
+void run_elementwise(OpenClDevice& dev, const wick_op_desc& op) {
+  const StridedArgs geometry = make_strided_args(op);
+  if (geometry.numel == 0) return;
+  const auto mems = operand_mems(dev, op);
+  const std::string kernel = std::string(sdk::op_name(op.op)) + "_" + sdk::dtype_name(op.outputs[0].dtype);
+  if (op.num_inputs == 1) launch(dev, kernel, {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}}, geometry);
+  else launch(dev, kernel, {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]}}, geometry);
+}
+
+void run_matmul(OpenClDevice& dev, const wick_op_desc& op) {
+  const MatmulViews v = matmul_views(op);
+  if (v.k_extent == 0) {  // an empty inner dimension: the product is all zeros
+    wick_op_desc fill = op;
+    fill.num_inputs = 0;
+    const StridedArgs zeros = make_strided_args(fill);
+    if (zeros.numel == 0) return;
+    const size_t element_size = sdk::dtype_size(op.outputs[0].dtype);
+    const uint64_t zero = 0;
+    cl_mem out = as_buffer(op.outputs[0].buffer).mem.get();
+    launch(dev, std::string("fill_") + bits_suffix(element_size), {{sizeof(cl_mem), &out}, {element_size, &zero}},
+           zeros);
+    return;
+  }
+  const StridedArgs geometry = make_strided_args(v.op);
+  if (geometry.numel == 0) return;
+  const auto mems = operand_mems(dev, op);
+  // The real operands must lie inside their buffers.
+  (void)make_strided_args(op);
+  launch(dev, std::string("matmul_") + sdk::dtype_name(op.outputs[0].dtype),
+         {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]},
+          {sizeof(int64_t), &v.k_extent}, {sizeof(int64_t), &v.lhs_k}, {sizeof(int64_t), &v.rhs_k}},
+         geometry);
+}
+
+// The device's kernel table: every row of kernel_source.cpp, without f64 where the device lacks
+// cl_khr_fp64.
+sdk::KernelTable<OpenClDevice> make_kernel_table(bool has_fp64) {
+  sdk::KernelTable<OpenClDevice> table;
+  for (size_t i = 0; i < kKernelRowCount; ++i) {
+    const KernelRow& row = kKernelRows[i];
+    const sdk::DTypeSet dtypes = has_fp64 ? row.dtypes : row.dtypes & ~sdk::dtype_bit(WICK_DTYPE_F64);
+    if (row.op == WICK_OP_COPY) table.add({row.op, dtypes, &run_copy_or_fill, &check_geometry<1>});
+    else if (row.op == WICK_OP_FILL) table.add({row.op, dtypes, &run_copy_or_fill, &check_geometry<0>});
+    else if (row.op == WICK_OP_MATMUL) table.add({row.op, dtypes, &run_matmul, &check_matmul});
+    else if (sdk::op_info(row.op)->min_inputs == 1) table.add({row.op, dtypes, &run_elementwise, &check_geometry<1>});
+    else table.add({row.op, dtypes, &run_elementwise, &check_geometry<2>});
+  }
+  return table;
 }
 
 class OpenClPlugin final : public sdk::Plugin {
@@ -514,83 +543,21 @@ class OpenClPlugin final : public sdk::Plugin {
   }
 
   wick_support supports(const wick_device* device, const wick_op_desc& op) override {
-    return check_op(as_device(device), op).support;
+    return as_device(device).table.supports(op);
   }
 
   void execute(wick_device* device, const wick_op_desc& op) override {
     OpenClDevice& dev = as_device(device);
-    if (Verdict v = check_op(dev, op); !v.ok()) {
-      const bool unsupported = v.support == WICK_SUPPORT_NO_OP || v.support == WICK_SUPPORT_NO_DTYPE;
-      throw sdk::Error(unsupported ? WICK_STATUS_UNSUPPORTED : WICK_STATUS_INVALID_ARGUMENT, v.reason);
+    if (const wick_support s = dev.table.supports(op); s != WICK_SUPPORT_YES) {
+      const bool unsupported = s == WICK_SUPPORT_NO_OP || s == WICK_SUPPORT_NO_DTYPE;
+      throw sdk::Error(unsupported ? WICK_STATUS_UNSUPPORTED : WICK_STATUS_INVALID_ARGUMENT,
+                       std::string(sdk::op_name(op.op)) + " with these dtypes, shapes or params is not supported on " +
+                           dev.name + " (supports() says so)");
     }
-    if (op.op == WICK_OP_MATMUL) return execute_matmul(dev, op);
-    const StridedArgs geometry = make_strided_args(op);
-    if (geometry.numel == 0) return;
-
-    const wick_tensor_desc& out = op.outputs[0];
-    cl_mem mems[kMaxOperands] = {};
-    for (size_t k = 0; k <= op.num_inputs; ++k) {
-      const wick_buffer* b = k == 0 ? out.buffer : op.inputs[k - 1].buffer;
-      if (b->device != &dev)
-        throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "an operand's buffer belongs to another device than " + dev.name);
-      mems[k] = as_buffer(b).mem.get();
-    }
-    const KernelArg out_arg{sizeof(cl_mem), &mems[0]};
-    const size_t element_size = sdk::dtype_size(out.dtype);
-
-    switch (op.op) {
-      case WICK_OP_COPY:
-        launch(dev, std::string("copy_") + bits_suffix(element_size), {out_arg, {sizeof(cl_mem), &mems[1]}},
-               geometry);
-        break;
-      case WICK_OP_FILL: {
-        const auto pattern = fill_pattern(out.dtype, *static_cast<const wick_fill_params*>(op.params));
-        launch(dev, std::string("fill_") + bits_suffix(element_size), {out_arg, {element_size, pattern.data()}},
-               geometry);
-        break;
-      }
-      default: {
-        // check_op accepted it, so it is one of kArithmetic.
-        const ArithmeticOp& a = *find_arithmetic(op.op);
-        const std::string kernel = std::string(a.kernel) + "_" + sdk::dtype_name(out.dtype);
-        if (a.inputs == 1) launch(dev, kernel, {out_arg, {sizeof(cl_mem), &mems[1]}}, geometry);
-        else launch(dev, kernel, {out_arg, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]}}, geometry);
-        break;
-      }
-    }
+    dev.table.execute(dev, op);
   }
 
  private:
-  void execute_matmul(OpenClDevice& dev, const wick_op_desc& op) {
-    const MatmulViews v = matmul_views(op);
-    if (v.k_extent == 0) {  // an empty inner dimension: the product is all zeros
-      wick_op_desc fill = op;
-      fill.num_inputs = 0;
-      const StridedArgs zeros = make_strided_args(fill);
-      if (zeros.numel == 0) return;
-      const size_t element_size = sdk::dtype_size(op.outputs[0].dtype);
-      const uint64_t zero = 0;
-      cl_mem out = as_buffer(op.outputs[0].buffer).mem.get();
-      launch(dev, std::string("fill_") + bits_suffix(element_size), {{sizeof(cl_mem), &out}, {element_size, &zero}},
-             zeros);
-      return;
-    }
-    const StridedArgs geometry = make_strided_args(v.op);
-    if (geometry.numel == 0) return;
-    cl_mem mems[3] = {as_buffer(op.outputs[0].buffer).mem.get(), as_buffer(op.inputs[0].buffer).mem.get(),
-                      as_buffer(op.inputs[1].buffer).mem.get()};
-    for (const wick_buffer* b : {op.outputs[0].buffer, op.inputs[0].buffer, op.inputs[1].buffer}) {
-      if (b->device != &dev)
-        throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "an operand's buffer belongs to another device than " + dev.name);
-    }
-    // The real operands must lie inside their buffers.
-    (void)make_strided_args(op);
-    launch(dev, std::string("matmul_") + sdk::dtype_name(op.outputs[0].dtype),
-           {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]},
-            {sizeof(int64_t), &v.k_extent}, {sizeof(int64_t), &v.lhs_k}, {sizeof(int64_t), &v.rhs_k}},
-           geometry);
-  }
-
   static void enqueue_copy(OpenClDevice& dev, cl_mem from, uint64_t from_offset, cl_mem to, uint64_t to_offset,
                            uint64_t size) {
     cl_check(clEnqueueCopyBuffer(dev.queue.get(), from, to, from_offset, to_offset, size, 0, nullptr, nullptr),
