@@ -4,6 +4,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
 using namespace wick;
 
 TEST_CASE("start-up fallback walks the priority list to the first usable device", "[fallback]") {
@@ -11,7 +17,7 @@ TEST_CASE("start-up fallback walks the priority list to the first usable device"
   CHECK(rt->default_device().name() == "fixture-good:0");
   REQUIRE(rt->selection().skipped.size() == 1);
   CHECK_THAT(rt->selection().skipped[0], Catch::Contains("fixture-zero-devices") &&
-                                              Catch::Contains("no fixture hardware present"));
+                                             Catch::Contains("no fixture hardware present"));
   CHECK_THAT(rt->selection().reason, Catch::Contains("priority 2 of 3"));
 }
 
@@ -21,7 +27,8 @@ TEST_CASE("the CPU is the last resort when nothing in the list is usable", "[fal
   CHECK_THAT(rt->selection().reason, Catch::Contains("last resort"));
 }
 
-TEST_CASE("strict mode refuses a start-up fallback, naming the device and why", "[fallback][strict]") {
+TEST_CASE("strict mode refuses a start-up fallback, naming the device and why",
+          "[fallback][strict]") {
   CHECK_THROWS_WITH(test::fixture_runtime(true, {"fixture-zero-devices", "fixture-good"}),
                     Catch::Contains("strict mode") && Catch::Contains("fixture-zero-devices") &&
                         Catch::Contains("no fixture hardware present"));
@@ -34,8 +41,9 @@ TEST_CASE("an unknown device name is a config error with a suggestion", "[fallba
                         Catch::Contains("did you mean 'fixture-good'"));
 }
 
-TEST_CASE("supported ops run on the device, unsupported ones fall back and are counted once per key",
-          "[fallback]") {
+TEST_CASE(
+    "supported ops run on the device, unsupported ones fall back and are counted once per key",
+    "[fallback]") {
   auto rt = test::fixture_runtime(false, {"fixture-good"});
   const Device dev = rt->default_device();
   REQUIRE(dev.name() == "fixture-good:0");
@@ -54,7 +62,8 @@ TEST_CASE("supported ops run on the device, unsupported ones fall back and are c
   Tensor mm = a.matmul(a);  // [[1*1+2*3, 1*2+2*4], [3*1+4*3, 3*2+4*4]]
   CHECK(mm.device() == dev);
   CHECK(mm.to_vector<float>() == std::vector<float>{7, 10, 15, 22});
-  Tensor d = Tensor::from_vector<double>({1.5, 2.5}, dev) + Tensor::from_vector<double>({1, 1}, dev);
+  Tensor d =
+      Tensor::from_vector<double>({1.5, 2.5}, dev) + Tensor::from_vector<double>({1, 1}, dev);
   CHECK(d.to_vector<double>() == std::vector<double>{2.5, 3.5});
   Tensor c = a.to(DType::I32);  // cast: not implemented
   CHECK(c.to_vector<int32_t>() == std::vector<int32_t>{1, 2, 3, 4});
@@ -86,10 +95,10 @@ TEST_CASE("strict mode turns a per-op fallback into an error naming op, dtype, d
   const Device dev = rt->default_device();
   Tensor a = Tensor::from_vector<float>({1, 2}, dev);
   CHECK((a + a).to_vector<float>() == std::vector<float>{2, 4});  // supported: fine
-  CHECK_THROWS_WITH(a * a, Catch::Contains("strict mode") && Catch::Contains("op 'mul'") &&
-                               Catch::Contains("(f32)") && Catch::Contains("plugin 'fixture-good'") &&
-                               Catch::Contains("device fixture-good:0") &&
-                               Catch::Contains("op not implemented"));
+  CHECK_THROWS_WITH(
+      a * a, Catch::Contains("strict mode") && Catch::Contains("op 'mul'") &&
+                 Catch::Contains("(f32)") && Catch::Contains("plugin 'fixture-good'") &&
+                 Catch::Contains("device fixture-good:0") && Catch::Contains("op not implemented"));
   CHECK(rt->fallback_count() == 0);
   // The API layer can lift strictness at run time.
   rt->set_strict(false);
@@ -100,6 +109,48 @@ TEST_CASE("ops on tensors from two devices are refused with both names", "[fallb
   auto rt = test::fixture_runtime(false, {"fixture-good"});
   Tensor a = Tensor::from_vector<float>({1, 2}, rt->default_device());
   Tensor b = Tensor::from_vector<float>({1, 2}, rt->cpu_device());
-  CHECK_THROWS_WITH(a + b, Catch::Contains("different devices") && Catch::Contains("fixture-good:0"));
+  CHECK_THROWS_WITH(a + b,
+                    Catch::Contains("different devices") && Catch::Contains("fixture-good:0"));
   CHECK((a.to(rt->cpu_device()) + b).to_vector<float>() == std::vector<float>{2, 4});
+}
+
+TEST_CASE("each runtime counts and rules the fallbacks of the devices its registry loaded",
+          "[fallback][strict]") {
+  auto lenient = test::fixture_runtime(false, {"fixture-good"});
+  // A second fixture-good for a strict runtime: a copy of the library, since one mapping of a
+  // plugin initializes once per process.
+  const fs::path dir =
+      fs::temp_directory_path() / ("wick-test-fallback-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(WICK_FIXTURE_DIR) / "libwick-fixture-good.so", dir / "copy.so",
+                fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "fixture-good.wick-plugin.toml")
+      << "name = \"fixture-good\"\nlibrary = \"copy.so\"\nabi_major = " << WICK_ABI_MAJOR << "\n";
+  Config c = default_config();
+  c.plugin_paths = {dir.string()};
+  c.priority = {DeviceEntry{"fixture-good", {}}};
+  c.strict = true;
+  c.log_level = "error";
+  auto strict = std::make_unique<Runtime>(c, RegistryOptions{false, false});
+  fs::remove_all(dir);
+
+  Tensor a = Tensor::from_vector<float>({1, 2}, lenient->default_device());
+  Tensor b = Tensor::from_vector<float>({1, 2}, strict->default_device());
+  CHECK((a * a).to_vector<float>() == std::vector<float>{1, 4});
+  CHECK_THROWS_WITH(b * b, Catch::Contains("strict mode") && Catch::Contains("op 'mul'"));
+  CHECK(lenient->fallback_count() == 1);
+  CHECK(strict->fallback_count() == 0);
+}
+TEST_CASE("a device of a PluginRegistry outside any runtime has no CPU fallback", "[fallback]") {
+  Config c = default_config();
+  c.plugin_paths = {WICK_FIXTURE_DIR, WICK_PLUGIN_BUILD_DIR};
+  c.log_level = "error";
+  const PluginRegistry registry(c, RegistryOptions{false, false});
+  const Device dev = registry.find_device("fixture-good");
+  REQUIRE(dev.valid());
+  Tensor a = Tensor::from_vector<float>({1, 2}, dev);
+  CHECK((a + a).to_vector<float>() == std::vector<float>{2, 4});  // supported: runs on the device
+  CHECK_THROWS_WITH(a * a, Catch::Contains("op 'mul' (f32) is not supported by plugin "
+                                           "'fixture-good'") &&
+                               Catch::Contains("no CPU fallback"));
 }

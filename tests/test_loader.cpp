@@ -47,7 +47,9 @@ wick::Config config_with_paths(std::vector<std::string> paths) {
   return cfg;
 }
 
-wick::Config fixture_config() { return config_with_paths({kFixtureDir}); }
+wick::Config fixture_config() {
+  return config_with_paths({kFixtureDir});
+}
 
 wick::PluginInfo info_of(const wick::PluginRegistry& registry, const std::string& name) {
   std::unique_ptr<wick::PluginInfo> info = registry.find(name);
@@ -74,7 +76,9 @@ bool has_fixture_plugin(const wick::PluginRegistry& registry) {
 }
 
 // A whole word: the number must not be part of a longer number.
-std::string word_regex(const std::string& word) { return ".*\\b" + word + "\\b.*"; }
+std::string word_regex(const std::string& word) {
+  return ".*\\b" + word + "\\b.*";
+}
 
 // Sets (or unsets) an environment variable for one scope.
 class ScopedEnv {
@@ -513,4 +517,59 @@ TEST_CASE("The current directory is never searched", "[loader][search]") {
                                         {.use_environment = true, .use_install_dir = false});
     CHECK_FALSE(has_fixture_plugin(registry));
   }
+}
+
+TEST_CASE("The CPU device is chosen by kind and host memory, not by plugin name or search order",
+          "[loader][cpu]") {
+  // opencl is found first (its manifest in `first`, ahead of the build directory). On PoCL its
+  // device is of kind CPU, but its buffers are not host memory: cpu-onednn's device is chosen.
+  const std::string built = WICK_PLUGIN_BUILD_DIR;
+  const std::string opencl = (fs::path(built) / "libwick-opencl.so").string();
+  if (!fs::exists(opencl)) {
+    WARN("the opencl plugin was not built; the search-order half of this test is not run");
+  }
+  const TempDir first;
+  if (fs::exists(opencl)) first.write_manifest("opencl", opencl);
+  const wick::PluginRegistry registry(config_with_paths({first.str(), built}), kIsolated);
+
+  const wick::Device cpu = registry.cpu_device();
+  CHECK(cpu.kind() == wick::DeviceKind::CPU);
+  CHECK((cpu.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) != 0);
+  CHECK(registry.find_device("cpu") == cpu);
+  const wick::Device cl = registry.find_device("opencl");
+  if (cl.valid() && (cl.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) == 0) CHECK_FALSE(cl == cpu);
+}
+
+TEST_CASE("Without a CPU device, cpu_device() says so and names no plugin", "[loader][cpu]") {
+  // The fixtures' devices are all of kind "other".
+  const wick::PluginRegistry registry(fixture_config(), kIsolated);
+  CHECK_FALSE(registry.find_device("cpu").valid());
+  CHECK_THROWS_WITH(registry.cpu_device(), Contains("no usable CPU device") &&
+                                               Contains("kind cpu") && Contains("wick devices") &&
+                                               !Contains("onednn"));
+}
+
+TEST_CASE("A priority entry the built-in default names is no typo when its plugin is missing",
+          "[loader][select]") {
+  wick::Config cfg = fixture_config();
+  cfg.priority = {wick::DeviceEntry{"cuda", {}}, wick::DeviceEntry{"fixture-good", {}}};
+  const wick::PluginRegistry registry(cfg, kIsolated);
+  const wick::Selection selection = wick::select_device(registry, cfg);
+  CHECK(selection.device.name() == "fixture-good:0");
+  REQUIRE(selection.skipped.size() == 1);
+  CHECK_THAT(selection.skipped[0], Contains("cuda") && Contains("not found"));
+}
+
+TEST_CASE("An unknown priority entry lists the plugins found, the default's names and the kinds",
+          "[loader][select]") {
+  wick::Config cfg = fixture_config();
+  cfg.priority = {wick::DeviceEntry{"fixture-god", {"t.toml", 3, 13}}};
+  const wick::PluginRegistry registry(cfg, kIsolated);
+  CHECK_THROWS_AS(wick::select_device(registry, cfg), wick::ConfigError);
+  CHECK_THROWS_WITH(
+      wick::select_device(registry, cfg),
+      Contains("t.toml:3:13: unknown device 'fixture-god'; did you mean 'fixture-good'?") &&
+          Contains("plugins found in the search path: fixture-") && Contains("fixture-good") &&
+          Contains("named by the built-in default: cuda, opencl") &&
+          Contains("or a kind: cpu, gpu, accelerator, other)"));
 }

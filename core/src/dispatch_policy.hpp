@@ -1,8 +1,13 @@
-// dispatch_policy.hpp — what the dispatcher needs to know about fallback (core internal):
-// where the CPU device is, whether fallback is allowed, and the record of fallbacks taken.
+// dispatch_policy.hpp — the dispatcher's answer to an op that a device's plugin declines (core
+// internal): run it on the CPU device with the copies done for it, logged once per op, dtype and
+// device and counted, or refuse it in strict mode. Each wick::Runtime owns one policy for the
+// devices its registry loaded; the registry and the plugins it loads know nothing of it.
 #pragma once
 
+#include <wick/wick_plugin.h>
+#include <wick/registry.hpp>
 #include <wick/runtime.hpp>
+#include <wick/tensor.hpp>
 
 #include <atomic>
 #include <map>
@@ -14,17 +19,22 @@
 
 namespace wick {
 
-class LoadedPlugin;
+class DispatchPolicy {
+ public:
+  // A policy for the devices of `registry`; governing() finds it for as long as it lives.
+  static std::shared_ptr<DispatchPolicy> create(std::shared_ptr<const PluginRegistry> registry,
+                                                bool strict);
+  // The policy of the live runtime whose registry loaded `device`; nullptr when there is none (a
+  // PluginRegistry used on its own). Thread-safe.
+  static std::shared_ptr<DispatchPolicy> governing(const Device& device);
 
-struct DispatchPolicy {
+  DispatchPolicy(const DispatchPolicy&) = delete;
+  DispatchPolicy& operator=(const DispatchPolicy&) = delete;
+
   std::atomic<bool> strict{false};
 
-  // The CPU device that runs fallbacks. Weak: the policy must not keep plugins alive.
-  std::weak_ptr<LoadedPlugin> cpu_plugin;
-  int cpu_index = -1;
-
-  // Returns the CPU device, or throws wick::Error when there is none (any more).
-  Device cpu_device() const;
+  // The CPU device that runs fallbacks; throws wick::Error when there is none.
+  Device cpu_device() const { return registry_->cpu_device(); }
 
   // Counts a fallback; returns true the first time for (op, dtype, device), when it is logged.
   bool record(const FallbackRecord& record);
@@ -32,8 +42,20 @@ struct DispatchPolicy {
   void reset();
 
  private:
+  DispatchPolicy(std::shared_ptr<const PluginRegistry> registry, bool strict);
+  bool governs(const Device& device) const;
+
+  std::shared_ptr<const PluginRegistry> registry_;
   mutable std::mutex mutex_;
   std::map<std::tuple<std::string, std::string, std::string>, FallbackRecord> records_;
 };
+
+// Runs an op that the plugin of the outputs' device declined, as `declined` describes (op, dtype,
+// device, plugin, reason; count unused), on the CPU device of the runtime governing that device:
+// inputs copied there, outputs copied back into `outputs` (which must be contiguous). Throws
+// wick::Error naming all of `declined` in strict mode, when no runtime governs the device, and
+// when there is no other device to run it on.
+void run_declined_op(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
+                     const std::vector<Tensor>& outputs, const FallbackRecord& declined);
 
 }  // namespace wick

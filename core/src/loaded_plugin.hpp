@@ -1,20 +1,17 @@
 // loaded_plugin.hpp — one plugin library, its table and its lifetime (core internal).
 #pragma once
 
+#include <wick/wick_plugin.h>
 #include <wick/device.hpp>
 #include <wick/error.hpp>
-#include <wick/wick_plugin.h>
 
 #include <boost/dll/shared_library.hpp>
 
 #include <cstddef>
-#include <memory>
 #include <string>
 #include <vector>
 
 namespace wick {
-
-struct DispatchPolicy;
 
 // Owns the library handle and the initialized plugin. Destruction calls shutdown() (when
 // initialize succeeded) and only then lets the library go; a plugin that does not declare
@@ -63,9 +60,6 @@ class LoadedPlugin {
   void set_initialized(std::vector<wick_device*> devices, std::vector<wick_device_props> props);
   const std::vector<wick_device*>& devices() const { return devices_; }
   const wick_device_props& props(int index) const { return props_.at(static_cast<size_t>(index)); }
-
-  // The fallback policy of the registry that loaded this plugin.
-  std::shared_ptr<DispatchPolicy> policy;
 
  private:
   boost::dll::shared_library library_;

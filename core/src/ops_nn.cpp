@@ -1,6 +1,6 @@
-// ops_nn.cpp — see tensor.hpp for the API this file implements: convolution, window reductions
-// and pooling, select-and-scatter, and the fused ops (softmax, log_softmax, layer_norm, rms_norm,
-// batch_norm, attention).
+// ops_nn.cpp — see tensor.hpp for the API this file implements: matmul, convolution, window
+// reductions and pooling, select-and-scatter, and the fused ops (softmax, log_softmax, layer_norm,
+// rms_norm, batch_norm, attention).
 //
 // A fused op runs as one op when the device's plugin supports it; otherwise it is composed here
 // from smaller ops, so that a device without the fused kernel still computes it itself rather than
@@ -89,6 +89,16 @@ int64_t window_extent(int64_t in, int64_t window, int64_t stride, int64_t lo, in
   return span < 0 ? -1 : span / stride + 1;
 }
 
+// Points the per-axis arrays of window or conv params at the vectors, which must outlive them.
+template <class Params>
+void set_geometry(Params& p, const std::vector<int64_t>& strides, const std::vector<int64_t>& lo,
+                  const std::vector<int64_t>& hi, const std::vector<int64_t>& dilations) {
+  p.strides = strides.data();
+  p.padding_lo = lo.data();
+  p.padding_hi = hi.data();
+  p.dilations = dilations.data();
+}
+
 wick_op_code window_code(const std::string& op, const char* api) {
   if (op == "sum") return WICK_OP_WINDOW_SUM;
   if (op == "prod") return WICK_OP_WINDOW_PROD;
@@ -134,10 +144,7 @@ struct Window {
     p.struct_size = sizeof(p);
     p.rank = static_cast<int32_t>(window.size());
     p.window = window.data();
-    p.strides = strides.data();
-    p.padding_lo = lo.data();
-    p.padding_hi = hi.data();
-    p.dilations = dilations.data();
+    set_geometry(p, strides, lo, hi, dilations);
     p.init_value = init;
     return p;
   }
@@ -171,7 +178,131 @@ struct Pool2d {
   }
 };
 
+// conv's operands: [N, C, spatial...] and [O, C / groups, kernel...] of the same rank (>= 3).
+void require_conv_operands(const Tensor& x, const Tensor& weight, int64_t groups) {
+  if (x.rank() < 3 || weight.rank() != x.rank()) {
+    throw Error(
+        "conv: input must be [N, C, spatial...] and weight [O, C / groups, kernel...] of the same "
+        "rank "
+        "(>= 3); got " +
+        shape_to_string(x.shape()) + " and " + shape_to_string(weight.shape()));
+  }
+  const int64_t c = x.shape()[1], o = weight.shape()[0];
+  if (groups < 1 || c % groups != 0 || o % groups != 0 || weight.shape()[1] * groups != c) {
+    throw Error("conv: input " + shape_to_string(x.shape()) + " and weight " +
+                shape_to_string(weight.shape()) + " do not fit groups = " + std::to_string(groups) +
+                ": C and O must be multiples of groups and the weight's axis 1 must be C / groups");
+  }
+}
+
+// The geometry of a convolution of x by weight (operands already checked): per spatial axis the
+// strides, dilations and padding, and the output shape [N, O, spatial...].
+struct ConvGeometry {
+  std::vector<int64_t> strides, dilations, lo, hi;
+  Shape out;
+
+  ConvGeometry(const Tensor& x, const Tensor& weight, const std::vector<int64_t>& s,
+               const std::vector<int64_t>& padding, const std::vector<int64_t>& d) {
+    const char* op = "conv";
+    const size_t r = static_cast<size_t>(x.rank() - 2);
+    strides = per_axis(s, r, 1, "strides", op);
+    dilations = per_axis(d, r, 1, "dilations", op);
+    require_at_least(strides, 1, "strides", op);
+    require_at_least(dilations, 1, "dilations", op);
+    // padding: one value, one per spatial axis (both sides), or (lo, hi) per spatial axis.
+    lo.assign(r, 0);
+    hi.assign(r, 0);
+    if (padding.size() == 2 * r) {
+      for (size_t i = 0; i < r; ++i) {
+        lo[i] = padding[2 * i];
+        hi[i] = padding[2 * i + 1];
+      }
+    } else {
+      lo = hi = per_axis(padding, r, 0, "padding", op);
+    }
+    out = {x.shape()[0], weight.shape()[0]};
+    for (size_t i = 0; i < r; ++i) out.push_back(spatial_extent(x, weight, i));
+  }
+
+  // Output extent of spatial axis i; throws when the dilated kernel does not fit the padded input.
+  int64_t spatial_extent(const Tensor& x, const Tensor& weight, size_t i) const {
+    const int64_t k = weight.shape()[2 + i];
+    if (k < 1)
+      throw Error("conv: the weight " + shape_to_string(weight.shape()) + " has an empty kernel");
+    const int64_t e = window_extent(x.shape()[2 + i], k, strides[i], lo[i], hi[i], dilations[i]);
+    if (e < 0) {
+      throw Error("conv: spatial axis " + std::to_string(i) + " of the input " +
+                  shape_to_string(x.shape()) + " with padding (" + std::to_string(lo[i]) + ", " +
+                  std::to_string(hi[i]) + ") is smaller than the dilated kernel (" +
+                  std::to_string((k - 1) * dilations[i] + 1) + ")");
+    }
+    return e;
+  }
+
+  wick_conv_params params(int64_t groups) const {
+    wick_conv_params p{};
+    p.struct_size = sizeof(p);
+    p.spatial_rank = static_cast<int32_t>(strides.size());
+    set_geometry(p, strides, lo, hi, dilations);
+    p.input_dilations = nullptr;
+    p.groups = groups;
+    return p;
+  }
+};
+
+// The axis order [N, C, s...] -> [N, s..., C] of a channels-last tensor with r spatial axes.
+std::vector<int> channels_last_order(size_t r) {
+  std::vector<int> last(r + 2);
+  for (size_t i = 0; i < r + 2; ++i)
+    last[i] = i == 0 ? 0 : i == r + 1 ? 1 : static_cast<int>(i + 1);
+  return last;
+}
+
+// A new tensor of `shape` ([N, C, s...]) whose memory is laid out in the order `last`.
+Tensor empty_channels_last(const Shape& shape, const std::vector<int>& last, DType t,
+                           const Device& device) {
+  std::vector<int> back(last.size());  // the inverse of `last`
+  for (size_t i = 0; i < last.size(); ++i) back[static_cast<size_t>(last[i])] = static_cast<int>(i);
+  Shape stored(last.size());
+  for (size_t i = 0; i < last.size(); ++i) stored[i] = shape[static_cast<size_t>(last[i])];
+  return Tensor::empty(stored, t, device).permute(back);
+}
+
 }  // namespace
+
+// ---- matrix multiplication ----------------------------------------------------------------------
+
+Tensor Tensor::matmul(const Tensor& other) const {
+  require_defined(*this, "matmul");
+  require_defined(other, "matmul");
+  if (rank() == 0 || other.rank() == 0) {
+    throw Error("matmul: operands must have rank >= 1, got " + shape_to_string(shape_) + " and " +
+                shape_to_string(other.shape()));
+  }
+  require_same_device(*this, other, "matmul");
+  const Tensor a = rank() == 1 ? unsqueeze(0) : *this;
+  const Tensor b = other.rank() == 1 ? other.unsqueeze(-1) : other;
+  const int64_t m = a.dim(-2), k = a.dim(-1), k2 = b.dim(-2), n = b.dim(-1);
+  if (k != k2) {
+    throw Error("matmul: shapes " + shape_to_string(shape_) + " and " +
+                shape_to_string(other.shape()) + " are incompatible: inner dimensions " +
+                std::to_string(k) + " and " + std::to_string(k2) + " differ");
+  }
+  const Shape batch = broadcast_shapes(Shape(a.shape().begin(), a.shape().end() - 2),
+                                       Shape(b.shape().begin(), b.shape().end() - 2), "matmul");
+  const DType t = promote_types(dtype_, other.dtype());
+  Shape sa = batch, sb = batch, so = batch;
+  sa.insert(sa.end(), {m, k});
+  sb.insert(sb.end(), {k, n});
+  so.insert(so.end(), {m, n});
+  Tensor out = empty(so, t, device());
+  if (out.numel() > 0)
+    dispatch(WICK_OP_MATMUL, nullptr, {a.to(t).broadcast_to(sa), b.to(t).broadcast_to(sb)}, {out});
+  Tensor result = out;
+  if (other.rank() == 1) result = result.squeeze(-1);
+  if (rank() == 1) result = result.squeeze(-2);
+  return result;
+}
 
 // ---- convolution --------------------------------------------------------------------------------
 
@@ -182,76 +313,24 @@ Tensor Tensor::conv(const Tensor& weight, const std::vector<int64_t>& strides,
   require_defined(*this, op);
   require_defined(weight, op);
   require_same_device(*this, weight, op);
-  if (rank() < 3 || weight.rank() != rank()) {
-    throw Error(
-        "conv: input must be [N, C, spatial...] and weight [O, C / groups, kernel...] of the same "
-        "rank "
-        "(>= 3); got " +
-        shape_to_string(shape_) + " and " + shape_to_string(weight.shape()));
-  }
-  const size_t r = static_cast<size_t>(rank() - 2);
-  const int64_t c = shape_[1], o = weight.shape()[0];
-  if (groups < 1 || c % groups != 0 || o % groups != 0 || weight.shape()[1] * groups != c) {
-    throw Error("conv: input " + shape_to_string(shape_) + " and weight " +
-                shape_to_string(weight.shape()) + " do not fit groups = " + std::to_string(groups) +
-                ": C and O must be multiples of groups and the weight's axis 1 must be C / groups");
-  }
+  require_conv_operands(*this, weight, groups);
   const DType t = promote_types(dtype_, weight.dtype());
   if (t == DType::Bool)
     throw Error("conv: bool operands have no convolution; convert them first with .to(...)");
-  const std::vector<int64_t> s = per_axis(strides, r, 1, "strides", op);
-  const std::vector<int64_t> d = per_axis(dilations, r, 1, "dilations", op);
-  require_at_least(s, 1, "strides", op);
-  require_at_least(d, 1, "dilations", op);
-  // padding: one value, one per spatial axis (both sides), or (lo, hi) per spatial axis.
-  std::vector<int64_t> lo(r, 0), hi(r, 0);
-  if (padding.size() == 2 * r) {
-    for (size_t i = 0; i < r; ++i) {
-      lo[i] = padding[2 * i];
-      hi[i] = padding[2 * i + 1];
-    }
-  } else {
-    lo = hi = per_axis(padding, r, 0, "padding", op);
-  }
-  Shape out_shape{shape_[0], o};
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t k = weight.shape()[2 + i];
-    if (k < 1)
-      throw Error("conv: the weight " + shape_to_string(weight.shape()) + " has an empty kernel");
-    const int64_t e = window_extent(shape_[2 + i], k, s[i], lo[i], hi[i], d[i]);
-    if (e < 0) {
-      throw Error("conv: spatial axis " + std::to_string(i) + " of the input " +
-                  shape_to_string(shape_) + " with padding (" + std::to_string(lo[i]) + ", " +
-                  std::to_string(hi[i]) + ") is smaller than the dilated kernel (" +
-                  std::to_string((k - 1) * d[i] + 1) + ")");
-    }
-    out_shape.push_back(e);
-  }
-  wick_conv_params p{};
-  p.struct_size = sizeof(p);
-  p.spatial_rank = static_cast<int32_t>(r);
-  p.strides = s.data();
-  p.padding_lo = lo.data();
-  p.padding_hi = hi.data();
-  p.dilations = d.data();
-  p.input_dilations = nullptr;
-  p.groups = groups;
+  const ConvGeometry g(*this, weight, strides, padding, dilations);
+  const wick_conv_params p = g.params(groups);
   const std::vector<Tensor> in{to(t), weight.to(t)};
   // A channels-last input ([N, spatial..., C] in memory) gets a channels-last output, as in
   // PyTorch: a convolution library then reads and writes both without reordering. Only when the
   // device runs the op itself: a CPU fallback needs a contiguous output.
-  std::vector<int> last(r + 2), back(r + 2);  // [N, C, s...] -> [N, s..., C] and its inverse
-  for (size_t i = 0; i < r + 2; ++i)
-    last[i] = i == 0 ? 0 : i == r + 1 ? 1 : static_cast<int>(i + 1);
-  for (size_t i = 0; i < r + 2; ++i) back[static_cast<size_t>(last[i])] = static_cast<int>(i);
-  if (c > 1 && o > 1 && !is_contiguous() && permute(last).is_contiguous()) {
-    Shape stored(r + 2);
-    for (size_t i = 0; i < r + 2; ++i) stored[i] = out_shape[static_cast<size_t>(last[i])];
-    Tensor out = empty(stored, t, device()).permute(back);
+  const size_t r = static_cast<size_t>(rank() - 2);
+  const std::vector<int> last = channels_last_order(r);
+  if (shape_[1] > 1 && weight.shape()[0] > 1 && !is_contiguous() && permute(last).is_contiguous()) {
+    Tensor out = empty_channels_last(g.out, last, t, device());
     if (out.numel() == 0) return out;
     if (run_on_device(WICK_OP_CONV, &p, in, out)) return out;
   }
-  Tensor out = empty(out_shape, t, device());
+  Tensor out = empty(g.out, t, device());
   if (out.numel() == 0) return out;
   dispatch(WICK_OP_CONV, &p, in, {out});
   return out;

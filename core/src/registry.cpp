@@ -1,14 +1,15 @@
 #include <wick/registry.hpp>
 
-#include "dispatch_policy.hpp"
 #include "loaded_plugin.hpp"
 #include "log.hpp"
+#include "text.hpp"
 
+#include <toml++/toml.h>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
-#include <toml++/toml.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -33,10 +34,16 @@ const char* to_string(PluginState state) {
 namespace {
 
 constexpr const char* kManifestSuffix = ".wick-plugin.toml";
-// First-party plugin names: a priority entry naming one of these is never a typo, even when that
-// plugin was not built or installed (it then shows as "not found").
-const std::vector<std::string> kFirstPartyPlugins = {"cpu-onednn", "cuda", "opencl"};
 const std::vector<std::string> kDeviceKinds = {"cpu", "gpu", "accelerator", "other"};
+
+bool is_manifest_name(const std::string& file) {
+  const size_t n = std::strlen(kManifestSuffix);
+  return file.size() > n && file.compare(file.size() - n, std::string::npos, kManifestSuffix) == 0;
+}
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
 
 struct Manifest {
   std::string path;
@@ -69,7 +76,8 @@ Manifest read_manifest(const fs::path& path) {
   auto name = t["name"].value<std::string>();
   auto library = t["library"].value<std::string>();
   auto major = t["abi_major"].value<int64_t>();
-  if (!name || name->empty()) throw std::runtime_error(where("name") + ": 'name' must be a non-empty string");
+  if (!name || name->empty())
+    throw std::runtime_error(where("name") + ": 'name' must be a non-empty string");
   if (!library || library->empty())
     throw std::runtime_error(where("library") + ": 'library' must be a non-empty string");
   if (!major) throw std::runtime_error(where("abi_major") + ": 'abi_major' must be an integer");
@@ -90,7 +98,8 @@ std::string explain_load_failure(const std::string& library, std::string loader_
   // Boost appends the errno text of its own failed call ("): Bad file descriptor"), which says
   // nothing about the cause: keep only the loader's message.
   const size_t tail = loader_message.rfind("): ");
-  if (tail != std::string::npos && loader_message.find("dlerror system message") != std::string::npos)
+  if (tail != std::string::npos &&
+      loader_message.find("dlerror system message") != std::string::npos)
     loader_message = loader_message.substr(0, tail + 1);
   std::string text = "could not load " + library + ": " + loader_message;
   const std::string marker = ": cannot open shared object file";
@@ -109,6 +118,176 @@ std::string explain_load_failure(const std::string& library, std::string loader_
   return text;
 }
 
+// What a manifest says of its plugin, before the library is read.
+PluginInfo manifest_info(const Manifest& m, PluginState state, std::string reason) {
+  PluginInfo info;
+  info.name = m.name;
+  info.manifest_path = m.path;
+  info.library_path = m.library;
+  info.device_kinds = m.device_kinds;
+  info.state = state;
+  info.reason = std::move(reason);
+  return info;
+}
+
+// Versions are checked before any plugin code runs: the manifest's major first.
+bool check_manifest_abi(const Manifest& m, PluginInfo& info) {
+  if (m.abi_major == WICK_ABI_MAJOR) return true;
+  info.state = PluginState::Incompatible;
+  info.abi_major = static_cast<uint32_t>(m.abi_major);
+  info.reason = "manifest " + m.path + " declares ABI major " + std::to_string(m.abi_major) +
+                ", this host speaks ABI " + std::to_string(WICK_ABI_MAJOR) + "." +
+                std::to_string(WICK_ABI_MINOR) + "; rebuild the plugin against Wick SDK " +
+                std::to_string(WICK_ABI_MAJOR) + ".x";
+  return false;
+}
+
+// Loads the manifest's library into `library`; false, with the reason in info, when it will not.
+bool load_library(const Manifest& m, boost::dll::shared_library& library, PluginInfo& info) {
+  std::error_code ec;
+  if (!fs::exists(m.library, ec)) {
+    info.reason = "library " + m.library + " does not exist (named by manifest " + m.path + ")";
+    return false;
+  }
+  try {
+    library.load(boost::dll::fs::path(m.library),
+                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    info.reason = explain_load_failure(m.library, e.what());
+    return false;
+  }
+  if (!library.has(WICK_PLUGIN_ENTRY_SYMBOL)) {
+    info.reason = m.library + " is not a Wick plugin: it does not export " +
+                  std::string(WICK_PLUGIN_ENTRY_SYMBOL) + " (manifest " + m.path + ")";
+    return false;
+  }
+  return true;
+}
+
+// Calls the library's entry point; nullptr, with the reason in info, when it fails.
+const wick_plugin_api* read_table(const Manifest& m, const boost::dll::shared_library& library,
+                                  PluginInfo& info) {
+  const wick_plugin_api* api = nullptr;
+  try {
+    api = library.get<const wick_plugin_api*()>(WICK_PLUGIN_ENTRY_SYMBOL)();
+  } catch (const std::exception& e) {
+    info.reason = "the entry point of " + m.library + " failed: " + e.what();
+    return nullptr;
+  } catch (...) {
+    info.reason = "the entry point of " + m.library + " threw an exception across the C ABI";
+    return nullptr;
+  }
+  if (api == nullptr) info.reason = "the entry point of " + m.library + " returned NULL";
+  return api;
+}
+
+// The first required slot of the table that is NULL, or nullptr when all are set.
+const char* missing_required_slot(const wick_plugin_api& api) {
+#define WICK_REQUIRED_SLOT(slot) std::make_pair(#slot, reinterpret_cast<const void*>(api.slot))
+  const std::pair<const char*, const void*> required[] = {
+      WICK_REQUIRED_SLOT(error_code),       WICK_REQUIRED_SLOT(error_message),
+      WICK_REQUIRED_SLOT(error_destroy),    WICK_REQUIRED_SLOT(initialize),
+      WICK_REQUIRED_SLOT(shutdown),         WICK_REQUIRED_SLOT(device_get),
+      WICK_REQUIRED_SLOT(device_get_props), WICK_REQUIRED_SLOT(device_synchronize),
+      WICK_REQUIRED_SLOT(buffer_allocate),  WICK_REQUIRED_SLOT(buffer_free),
+      WICK_REQUIRED_SLOT(buffer_write),     WICK_REQUIRED_SLOT(buffer_read),
+      WICK_REQUIRED_SLOT(op_supports),      WICK_REQUIRED_SLOT(op_execute)};
+#undef WICK_REQUIRED_SLOT
+  for (const auto& [name, slot] : required) {
+    if (slot == nullptr) return name;
+  }
+  return nullptr;
+}
+
+// Records the table's versions in info, then checks its ABI, size, required slots and name
+// against this host and the manifest; false, with the state and reason in info, when one fails.
+bool check_table(const wick_plugin_api& api, const Manifest& m, PluginInfo& info) {
+  info.abi_major = api.abi_major;
+  info.abi_minor = api.abi_minor;
+  info.version = api.version != nullptr ? api.version : "";
+  const std::string versions =
+      "plugin ABI " + std::to_string(api.abi_major) + "." + std::to_string(api.abi_minor) +
+      ", host ABI " + std::to_string(WICK_ABI_MAJOR) + "." + std::to_string(WICK_ABI_MINOR);
+  info.state = PluginState::Incompatible;
+  if (api.abi_major != WICK_ABI_MAJOR) {
+    info.reason = versions + ": majors differ; rebuild " + m.library + " against Wick SDK " +
+                  std::to_string(WICK_ABI_MAJOR) + ".x";
+    return false;
+  }
+  if (api.struct_size < WICK_PLUGIN_API_SIZE_1_0) {
+    info.reason = versions + ": the plugin table is " + std::to_string(api.struct_size) +
+                  " bytes, smaller than ABI 1.0's " + std::to_string(WICK_PLUGIN_API_SIZE_1_0) +
+                  " (malformed plugin)";
+    return false;
+  }
+  if (const char* slot = missing_required_slot(api)) {
+    info.reason = versions + ": required slot '" + slot + "' is NULL (malformed plugin)";
+    return false;
+  }
+  info.state = PluginState::LoadFailed;
+  const std::string table_name = api.name != nullptr ? api.name : "";
+  if (table_name != m.name) {
+    info.reason = "manifest " + m.path + " names the plugin '" + m.name + "' but " + m.library +
+                  " calls itself '" + table_name + "'";
+    return false;
+  }
+  return true;
+}
+
+// The typed options of a [plugins.<name>] table, pointing into `table` (which must outlive them).
+std::vector<wick_option> plugin_options(const PluginOptions& table) {
+  std::vector<wick_option> options;
+  for (const auto& [key, value] : table.values) {
+    wick_option o{};
+    o.struct_size = sizeof(o);
+    o.key = key.c_str();
+    if (const bool* b = std::get_if<bool>(&value)) {
+      o.type = WICK_OPTION_BOOL;
+      o.bool_value = *b ? 1 : 0;
+    } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
+      o.type = WICK_OPTION_INT;
+      o.int_value = *i;
+    } else if (const double* d = std::get_if<double>(&value)) {
+      o.type = WICK_OPTION_FLOAT;
+      o.float_value = *d;
+    } else {
+      o.type = WICK_OPTION_STRING;
+      o.string_value = std::get<std::string>(value).c_str();
+    }
+    options.push_back(o);
+  }
+  return options;
+}
+
+// Initializes the plugin, then reads each of its devices and their properties; throws wick::Error
+// naming the call that failed.
+void initialize_plugin(LoadedPlugin& plugin, const std::vector<wick_option>& options,
+                       wick_initialize_result& result) {
+  const wick_plugin_api& api = plugin.api();
+  wick_initialize_args args{};
+  args.struct_size = sizeof(args);
+  args.host_abi_major = WICK_ABI_MAJOR;
+  args.host_abi_minor = WICK_ABI_MINOR;
+  args.options = options.empty() ? nullptr : options.data();
+  args.num_options = options.size();
+  wick_error* err = plugin.guard("initialize", [&] { return api.initialize(&args, &result); });
+  plugin.check(err, "initialize failed");
+  std::vector<wick_device*> devices;
+  std::vector<wick_device_props> props;
+  for (size_t i = 0; i < result.num_devices; ++i) {
+    wick_device* d = nullptr;
+    plugin.check(plugin.guard("device_get", [&] { return api.device_get(i, &d); }),
+                 "device_get(" + std::to_string(i) + ") failed");
+    wick_device_props p{};
+    p.struct_size = sizeof(p);
+    plugin.check(plugin.guard("device_get_props", [&] { return api.device_get_props(d, &p); }),
+                 "device_get_props(" + std::to_string(i) + ") failed");
+    devices.push_back(d);
+    props.push_back(p);
+  }
+  plugin.set_initialized(devices, props);
+}
+
 }  // namespace
 
 struct PluginRegistry::Impl {
@@ -122,7 +301,8 @@ struct PluginRegistry::Impl {
     std::vector<Device> devices;
   };
   std::vector<Entry> entries;
-  std::shared_ptr<DispatchPolicy> policy = std::make_shared<DispatchPolicy>();
+  // The CPU device (see update_cpu_device); invalid when no usable plugin offers one.
+  Device cpu;
 
   void compute_dirs();
   void discover();
@@ -162,8 +342,9 @@ void PluginRegistry::Impl::discover() {
     fs::path d(dir);
     // Relative directories would depend on the current directory, which is never searched.
     if (!d.is_absolute()) {
-      log(LogLevel::Warn, "plugin directory '" + dir + "' (from " + origin +
-                              ") is relative; ignored, since the current directory is never searched");
+      log(LogLevel::Warn,
+          "plugin directory '" + dir + "' (from " + origin +
+              ") is relative; ignored, since the current directory is never searched");
       continue;
     }
     if (!fs::is_directory(d, ec)) {
@@ -172,10 +353,7 @@ void PluginRegistry::Impl::discover() {
     }
     std::vector<fs::path> manifests;
     for (const fs::directory_entry& e : fs::directory_iterator(d, ec)) {
-      const std::string f = e.path().filename().string();
-      if (f.size() > std::strlen(kManifestSuffix) &&
-          f.compare(f.size() - std::strlen(kManifestSuffix), std::string::npos, kManifestSuffix) == 0)
-        manifests.push_back(e.path());
+      if (is_manifest_name(e.path().filename().string())) manifests.push_back(e.path());
     }
     std::sort(manifests.begin(), manifests.end());
     for (const fs::path& path : manifests) {
@@ -200,12 +378,8 @@ void PluginRegistry::Impl::discover() {
       if (std::find(config.disabled_plugins.begin(), config.disabled_plugins.end(), m.name) !=
           config.disabled_plugins.end()) {
         Entry off;
-        off.info.name = m.name;
-        off.info.manifest_path = m.path;
-        off.info.library_path = m.library;
-        off.info.device_kinds = m.device_kinds;
-        off.info.state = PluginState::Unavailable;
-        off.info.reason = "disabled by [plugins] disable in the config";
+        off.info = manifest_info(m, PluginState::Unavailable,
+                                 "disabled by [plugins] disable in the config");
         entries.push_back(std::move(off));
         continue;
       }
@@ -216,167 +390,30 @@ void PluginRegistry::Impl::discover() {
 
 PluginRegistry::Impl::Entry PluginRegistry::Impl::load_manifest(const Manifest& m) {
   Entry entry;
-  PluginInfo& info = entry.info;
-  info.name = m.name;
-  info.manifest_path = m.path;
-  info.library_path = m.library;
-  info.device_kinds = m.device_kinds;
-  info.state = PluginState::LoadFailed;
-
-  // Versions are checked before any plugin code runs: the manifest's major first.
-  if (m.abi_major != WICK_ABI_MAJOR) {
-    info.state = PluginState::Incompatible;
-    info.abi_major = static_cast<uint32_t>(m.abi_major);
-    info.reason = "manifest " + m.path + " declares ABI major " + std::to_string(m.abi_major) +
-                  ", this host speaks ABI " + std::to_string(WICK_ABI_MAJOR) + "." +
-                  std::to_string(WICK_ABI_MINOR) + "; rebuild the plugin against Wick SDK " +
-                  std::to_string(WICK_ABI_MAJOR) + ".x";
-    return entry;
-  }
-  std::error_code ec;
-  if (!fs::exists(m.library, ec)) {
-    info.reason = "library " + m.library + " does not exist (named by manifest " + m.path + ")";
-    return entry;
-  }
+  entry.info = manifest_info(m, PluginState::LoadFailed, "");
   boost::dll::shared_library library;
-  try {
-    library.load(boost::dll::fs::path(m.library),
-                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-  } catch (const std::exception& e) {
-    info.reason = explain_load_failure(m.library, e.what());
-    return entry;
-  }
-  if (!library.has(WICK_PLUGIN_ENTRY_SYMBOL)) {
-    info.reason = m.library + " is not a Wick plugin: it does not export " +
-                  std::string(WICK_PLUGIN_ENTRY_SYMBOL) + " (manifest " + m.path + ")";
-    return entry;
-  }
-  const wick_plugin_api* api = nullptr;
-  try {
-    api = library.get<const wick_plugin_api*()>(WICK_PLUGIN_ENTRY_SYMBOL)();
-  } catch (const std::exception& e) {
-    info.reason = "the entry point of " + m.library + " failed: " + e.what();
-    return entry;
-  } catch (...) {
-    info.reason = "the entry point of " + m.library + " threw an exception across the C ABI";
-    return entry;
-  }
-  if (api == nullptr) {
-    info.reason = "the entry point of " + m.library + " returned NULL";
-    return entry;
-  }
-  info.abi_major = api->abi_major;
-  info.abi_minor = api->abi_minor;
-  info.version = api->version != nullptr ? api->version : "";
-  const std::string versions = "plugin ABI " + std::to_string(api->abi_major) + "." +
-                               std::to_string(api->abi_minor) + ", host ABI " +
-                               std::to_string(WICK_ABI_MAJOR) + "." + std::to_string(WICK_ABI_MINOR);
-  if (api->abi_major != WICK_ABI_MAJOR) {
-    info.state = PluginState::Incompatible;
-    info.reason = versions + ": majors differ; rebuild " + m.library + " against Wick SDK " +
-                  std::to_string(WICK_ABI_MAJOR) + ".x";
-    return entry;
-  }
-  if (api->struct_size < WICK_PLUGIN_API_SIZE_1_0) {
-    info.state = PluginState::Incompatible;
-    info.reason = versions + ": the plugin table is " + std::to_string(api->struct_size) +
-                  " bytes, smaller than ABI 1.0's " + std::to_string(WICK_PLUGIN_API_SIZE_1_0) +
-                  " (malformed plugin)";
-    return entry;
-  }
-  const char* required[] = {"error_code", "error_message", "error_destroy", "initialize",
-                            "shutdown", "device_get", "device_get_props", "device_synchronize",
-                            "buffer_allocate", "buffer_free", "buffer_write", "buffer_read",
-                            "op_supports", "op_execute"};
-  const void* slots[] = {reinterpret_cast<const void*>(api->error_code),
-                         reinterpret_cast<const void*>(api->error_message),
-                         reinterpret_cast<const void*>(api->error_destroy),
-                         reinterpret_cast<const void*>(api->initialize),
-                         reinterpret_cast<const void*>(api->shutdown),
-                         reinterpret_cast<const void*>(api->device_get),
-                         reinterpret_cast<const void*>(api->device_get_props),
-                         reinterpret_cast<const void*>(api->device_synchronize),
-                         reinterpret_cast<const void*>(api->buffer_allocate),
-                         reinterpret_cast<const void*>(api->buffer_free),
-                         reinterpret_cast<const void*>(api->buffer_write),
-                         reinterpret_cast<const void*>(api->buffer_read),
-                         reinterpret_cast<const void*>(api->op_supports),
-                         reinterpret_cast<const void*>(api->op_execute)};
-  for (size_t i = 0; i < std::size(slots); ++i) {
-    if (slots[i] == nullptr) {
-      info.state = PluginState::Incompatible;
-      info.reason = versions + ": required slot '" + required[i] + "' is NULL (malformed plugin)";
-      return entry;
-    }
-  }
-  const std::string table_name = api->name != nullptr ? api->name : "";
-  if (table_name != m.name) {
-    info.reason = "manifest " + m.path + " names the plugin '" + m.name + "' but " + m.library +
-                  " calls itself '" + table_name + "'";
-    return entry;
-  }
+  if (!check_manifest_abi(m, entry.info) || !load_library(m, library, entry.info)) return entry;
+  const wick_plugin_api* api = read_table(m, library, entry.info);
+  if (api == nullptr || !check_table(*api, m, entry.info)) return entry;
   entry.plugin = std::make_shared<LoadedPlugin>(std::move(library), api, m.name, m.library);
-  entry.plugin->policy = policy;
   initialize(entry);
   return entry;
 }
 
 void PluginRegistry::Impl::initialize(Entry& entry) {
   PluginInfo& info = entry.info;
-  LoadedPlugin& plugin = *entry.plugin;
-  const wick_plugin_api& api = plugin.api();
-
-  // Options from [plugins.<name>], typed; strings must outlive the call.
+  // Options from [plugins.<name>], typed; their strings live in `config`, beyond the call.
   std::vector<wick_option> options;
   std::string options_where;
   auto found = config.plugin_options.find(info.name);
   if (found != config.plugin_options.end()) {
     options_where = found->second.where.to_string();
-    for (const auto& [key, value] : found->second.values) {
-      wick_option o{};
-      o.struct_size = sizeof(o);
-      o.key = key.c_str();
-      if (const bool* b = std::get_if<bool>(&value)) {
-        o.type = WICK_OPTION_BOOL;
-        o.bool_value = *b ? 1 : 0;
-      } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
-        o.type = WICK_OPTION_INT;
-        o.int_value = *i;
-      } else if (const double* d = std::get_if<double>(&value)) {
-        o.type = WICK_OPTION_FLOAT;
-        o.float_value = *d;
-      } else {
-        o.type = WICK_OPTION_STRING;
-        o.string_value = std::get<std::string>(value).c_str();
-      }
-      options.push_back(o);
-    }
+    options = plugin_options(found->second);
   }
-  wick_initialize_args args{};
-  args.struct_size = sizeof(args);
-  args.host_abi_major = WICK_ABI_MAJOR;
-  args.host_abi_minor = WICK_ABI_MINOR;
-  args.options = options.empty() ? nullptr : options.data();
-  args.num_options = options.size();
   wick_initialize_result result{};
   result.struct_size = sizeof(result);
   try {
-    wick_error* err = plugin.guard("initialize", [&] { return api.initialize(&args, &result); });
-    plugin.check(err, "initialize failed");
-    std::vector<wick_device*> devices;
-    std::vector<wick_device_props> props;
-    for (size_t i = 0; i < result.num_devices; ++i) {
-      wick_device* d = nullptr;
-      plugin.check(plugin.guard("device_get", [&] { return api.device_get(i, &d); }),
-                   "device_get(" + std::to_string(i) + ") failed");
-      wick_device_props p{};
-      p.struct_size = sizeof(p);
-      plugin.check(plugin.guard("device_get_props", [&] { return api.device_get_props(d, &p); }),
-                   "device_get_props(" + std::to_string(i) + ") failed");
-      devices.push_back(d);
-      props.push_back(p);
-    }
-    plugin.set_initialized(devices, props);
+    initialize_plugin(*entry.plugin, options, result);
   } catch (const std::exception& e) {
     info.state = PluginState::Failed;
     info.reason = e.what();
@@ -394,6 +431,7 @@ void PluginRegistry::Impl::initialize(Entry& entry) {
   info.reason = std::to_string(result.num_devices) +
                 (result.num_devices == 1 ? " device" : " devices") +
                 (message.empty() ? "" : " (" + message + ")");
+  const LoadedPlugin& plugin = *entry.plugin;
   for (size_t i = 0; i < plugin.devices().size(); ++i) {
     Device d(entry.plugin, plugin.devices()[i], static_cast<int>(i));
     entry.devices.push_back(d);
@@ -403,14 +441,14 @@ void PluginRegistry::Impl::initialize(Entry& entry) {
 }
 
 void PluginRegistry::Impl::update_cpu_device() {
-  // The fallback device is a CPU whose buffers are host memory (an OpenCL CPU device is not).
+  // Chosen by what the devices say of themselves, never by plugin name: the first device of kind
+  // CPU whose buffers are host memory (an OpenCL CPU device's are not), else the first of kind CPU.
   for (bool need_host_memory : {true, false}) {
     for (const Entry& e : entries) {
       for (const Device& d : e.devices) {
         const bool host = (d.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) != 0;
         if (d.kind() == DeviceKind::CPU && (host || !need_host_memory)) {
-          policy->cpu_plugin = d.plugin_ptr();
-          policy->cpu_index = d.index();
+          cpu = d;
           return;
         }
       }
@@ -422,7 +460,6 @@ PluginRegistry::PluginRegistry(const Config& config, RegistryOptions options)
     : impl_(std::make_unique<Impl>()) {
   impl_->config = config;
   impl_->options = options;
-  impl_->policy->strict = config.strict;
   set_log_level(parse_log_level(config.log_level));
   impl_->compute_dirs();
   impl_->discover();
@@ -443,7 +480,7 @@ std::vector<PluginInfo> PluginRegistry::plugins() const {
   // Priority entries that name a plugin nobody found.
   for (const DeviceEntry& entry : impl_->config.priority) {
     std::string name = entry.name.substr(0, entry.name.find(':'));
-    if (std::find(kDeviceKinds.begin(), kDeviceKinds.end(), name) != kDeviceKinds.end()) continue;
+    if (contains(kDeviceKinds, name)) continue;
     if (impl_->has_plugin(name)) continue;
     if (std::any_of(out.begin(), out.end(), [&](const PluginInfo& p) { return p.name == name; }))
       continue;
@@ -475,8 +512,10 @@ std::vector<Device> PluginRegistry::devices() const {
 
 Device PluginRegistry::find_device(const std::string& entry) const {
   // "cpu" means the CPU that fallbacks run on.
-  if (entry == "cpu" && impl_->policy->cpu_index >= 0 && !impl_->policy->cpu_plugin.expired())
-    return cpu_device();
+  if (entry == "cpu") {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->cpu.valid()) return impl_->cpu;
+  }
   const size_t colon = entry.find(':');
   const std::string name = entry.substr(0, colon);
   int index = -1;
@@ -494,15 +533,23 @@ Device PluginRegistry::find_device(const std::string& entry) const {
   return Device();
 }
 
-Device PluginRegistry::cpu_device() const { return impl_->policy->cpu_device(); }
+Device PluginRegistry::cpu_device() const {
+  std::lock_guard lock(impl_->mutex);
+  if (!impl_->cpu.valid()) {
+    throw Error(
+        "no usable CPU device: no usable plugin offers a device of kind cpu, and every "
+        "fallback and the last resort of the priority list run on one; run `wick devices` "
+        "to see why");
+  }
+  return impl_->cpu;
+}
 
 PluginInfo PluginRegistry::load(const std::string& path) {
   std::lock_guard lock(impl_->mutex);
   fs::path p = fs::absolute(path);
   Manifest m;
   const std::string f = p.filename().string();
-  if (f.size() > std::strlen(kManifestSuffix) &&
-      f.compare(f.size() - std::strlen(kManifestSuffix), std::string::npos, kManifestSuffix) == 0) {
+  if (is_manifest_name(f)) {
     try {
       m = read_manifest(p);
     } catch (const std::exception& e) {
@@ -519,8 +566,9 @@ PluginInfo PluginRegistry::load(const std::string& path) {
     m.library = p.string();
     m.abi_major = WICK_ABI_MAJOR;
     try {
-      boost::dll::shared_library lib(boost::dll::fs::path(m.library),
-                                     boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+      boost::dll::shared_library lib(
+          boost::dll::fs::path(m.library),
+          boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
       if (lib.has(WICK_PLUGIN_ENTRY_SYMBOL)) {
         const wick_plugin_api* api = lib.get<const wick_plugin_api*()>(WICK_PLUGIN_ENTRY_SYMBOL)();
         if (api != nullptr && api->name != nullptr) m.name = api->name;
@@ -540,34 +588,59 @@ PluginInfo PluginRegistry::load(const std::string& path) {
   return impl_->entries.back().info;
 }
 
-std::shared_ptr<DispatchPolicy> PluginRegistry::policy() const { return impl_->policy; }
+namespace {
+
+// The names a priority entry may use, in three groups for the message that lists them.
+struct KnownDevices {
+  std::vector<std::string> found;      // plugins found in the search path, in any state
+  std::vector<std::string> defaulted;  // named by the embedded default, but not found
+  std::vector<std::string> all;        // found, defaulted and the device kinds
+
+  // Names in the embedded default are never typos: the default list stays valid on a machine
+  // where one of its plugins was not built or installed (that entry then shows as "not found").
+  explicit KnownDevices(const PluginRegistry& registry) {
+    for (const PluginInfo& p : registry.plugins()) {
+      if (p.state != PluginState::NotFound) found.push_back(p.name);
+    }
+    for (const DeviceEntry& entry : default_config().priority) {
+      const std::string name = entry.name.substr(0, entry.name.find(':'));
+      if (!contains(found, name) && !contains(kDeviceKinds, name)) defaulted.push_back(name);
+    }
+    all = found;
+    all.insert(all.end(), defaulted.begin(), defaulted.end());
+    all.insert(all.end(), kDeviceKinds.begin(), kDeviceKinds.end());
+  }
+
+  // "unknown device 'cdua'; did you mean 'cuda'? (known: ...)"
+  std::string unknown(const DeviceEntry& entry, const std::string& name) const {
+    std::string msg = entry.where.to_string() + ": unknown device '" + entry.name + "'";
+    if (auto close = closest_match(name, all)) msg += "; did you mean '" + *close + "'?";
+    msg += " (known: plugins found in the search path: " +
+           (found.empty() ? std::string("none") : text::join(found, ", "));
+    if (!defaulted.empty())
+      msg += "; named by the built-in default: " + text::join(defaulted, ", ");
+    return msg + "; or a kind: " + text::join(kDeviceKinds, ", ") + ")";
+  }
+};
+
+}  // namespace
 
 Selection select_device(const PluginRegistry& registry, const Config& config) {
   Selection sel;
-  std::vector<std::string> known = kFirstPartyPlugins;
-  known.insert(known.end(), kDeviceKinds.begin(), kDeviceKinds.end());
-  for (const PluginInfo& p : registry.plugins()) {
-    if (p.state != PluginState::NotFound) known.push_back(p.name);
-  }
-
+  const KnownDevices known(registry);
   int position = 0;
   for (const DeviceEntry& entry : config.priority) {
     ++position;
     const std::string name = entry.name.substr(0, entry.name.find(':'));
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-      std::string msg = entry.where.to_string() + ": unknown device '" + entry.name + "'";
-      if (auto close = closest_match(name, known)) msg += "; did you mean '" + *close + "'?";
-      msg += " (known: plugins found in the search path, cpu-onednn, cuda, opencl, or a kind: cpu, "
-             "gpu, accelerator)";
-      throw ConfigError(msg);
-    }
+    if (!contains(known.all, name)) throw ConfigError(known.unknown(entry, name));
     Device d = registry.find_device(entry.name);
     if (d.valid()) {
       sel.device = d;
-      sel.reason = d.name() + " selected: '" + entry.name + "' is priority " +
-                   std::to_string(position) + " of " + std::to_string(config.priority.size()) +
-                   (sel.skipped.empty() ? "" : ", after " + std::to_string(sel.skipped.size()) +
-                                                   " unusable");
+      sel.reason =
+          d.name() + " selected: '" + entry.name + "' is priority " + std::to_string(position) +
+          " of " + std::to_string(config.priority.size()) +
+          (sel.skipped.empty() ? ""
+                               : ", after " + std::to_string(sel.skipped.size()) + " unusable");
       return sel;
     }
     std::string why;
@@ -585,7 +658,8 @@ Selection select_device(const PluginRegistry& registry, const Config& config) {
   }
   // The last resort is always the CPU.
   sel.device = registry.cpu_device();
-  sel.reason = sel.device.name() + " selected as the last resort: no entry of the priority list is usable";
+  sel.reason =
+      sel.device.name() + " selected as the last resort: no entry of the priority list is usable";
   return sel;
 }
 

@@ -1,7 +1,6 @@
 #include <wick/runtime.hpp>
 
 #include "dispatch_policy.hpp"
-#include "loaded_plugin.hpp"
 #include "log.hpp"
 
 #include <atomic>
@@ -25,7 +24,9 @@ LogLevel parse_log_level(const std::string& text) {
   return LogLevel::Warn;
 }
 
-void set_log_level(LogLevel level) { g_log_level = static_cast<int>(level); }
+void set_log_level(LogLevel level) {
+  g_log_level = static_cast<int>(level);
+}
 
 bool log_enabled(LogLevel level) {
   return level != LogLevel::Off && static_cast<int>(level) <= g_log_level.load();
@@ -38,40 +39,12 @@ void log(LogLevel level, const std::string& message) {
   std::cerr << "wick: " << names[static_cast<int>(level)] << ": " << message << "\n";
 }
 
-// ---- fallback policy --------------------------------------------------------------------------
-
-Device DispatchPolicy::cpu_device() const {
-  std::shared_ptr<LoadedPlugin> plugin = cpu_plugin.lock();
-  if (!plugin || cpu_index < 0) {
-    throw Error("no usable CPU device: every fallback runs on the CPU plugin (cpu-onednn), which "
-                "is not loaded; run `wick devices` to see why");
-  }
-  return Device(plugin, plugin->devices().at(static_cast<size_t>(cpu_index)), cpu_index);
-}
-
-bool DispatchPolicy::record(const FallbackRecord& record) {
-  std::lock_guard lock(mutex_);
-  auto [it, inserted] = records_.try_emplace({record.op, record.dtype, record.device}, record);
-  it->second.count += 1;
-  return inserted;
-}
-
-std::vector<FallbackRecord> DispatchPolicy::records() const {
-  std::lock_guard lock(mutex_);
-  std::vector<FallbackRecord> out;
-  for (const auto& [key, r] : records_) out.push_back(r);
-  return out;
-}
-
-void DispatchPolicy::reset() {
-  std::lock_guard lock(mutex_);
-  records_.clear();
-}
-
 // ---- runtime ----------------------------------------------------------------------------------
 
 Runtime::Runtime(const Config& config, RegistryOptions options)
-    : config_(config), registry_(std::make_unique<PluginRegistry>(config, options)) {
+    : config_(config),
+      registry_(std::make_shared<PluginRegistry>(config, options)),
+      policy_(DispatchPolicy::create(registry_, config.strict)) {
   selection_ = select_device(*registry_, config_);
   for (const std::string& s : selection_.skipped) log(LogLevel::Info, "device skipped: " + s);
   log(LogLevel::Info, selection_.reason);
@@ -94,16 +67,23 @@ Runtime& Runtime::global() {
 void Runtime::configure(const Config& config) {
   std::lock_guard lock(g_global_mutex);
   if (g_global != nullptr) {
-    throw Error("Runtime::configure: the global runtime is already in use; configure it before "
-                "creating the first tensor");
+    throw Error(
+        "Runtime::configure: the global runtime is already in use; configure it before "
+        "creating the first tensor");
   }
   g_global = new Runtime(config);
 }
 
-bool Runtime::strict() const { return registry_->policy()->strict; }
-void Runtime::set_strict(bool strict) { registry_->policy()->strict = strict; }
+bool Runtime::strict() const {
+  return policy_->strict;
+}
+void Runtime::set_strict(bool strict) {
+  policy_->strict = strict;
+}
 
-std::vector<FallbackRecord> Runtime::fallbacks() const { return registry_->policy()->records(); }
+std::vector<FallbackRecord> Runtime::fallbacks() const {
+  return policy_->records();
+}
 
 uint64_t Runtime::fallback_count() const {
   uint64_t n = 0;
@@ -111,6 +91,8 @@ uint64_t Runtime::fallback_count() const {
   return n;
 }
 
-void Runtime::reset_fallbacks() { registry_->policy()->reset(); }
+void Runtime::reset_fallbacks() {
+  policy_->reset();
+}
 
 }  // namespace wick

@@ -1,3 +1,5 @@
+// tensor.cpp — wick::Tensor itself: construction, host access, metadata, views and
+// materialisation. The ops live with their families (ops_*.cpp), built from ops_common.hpp.
 #include <wick/runtime.hpp>
 #include <wick/tensor.hpp>
 
@@ -5,8 +7,6 @@
 #include "ops_common.hpp"
 #include "shape.hpp"
 #include "storage.hpp"
-
-#include <wick/sdk/ops.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -18,123 +18,31 @@ namespace wick {
 
 namespace {
 
-Device resolve(const Device& d) { return d.valid() ? d : Runtime::global().default_device(); }
-
-int int_size(DType t) { return static_cast<int>(dtype_size(t)); }
-
-DType signed_of_size(size_t bytes) {
-  switch (bytes) {
-    case 1: return DType::I8;
-    case 2: return DType::I16;
-    case 4: return DType::I32;
-    default: return DType::I64;
-  }
+Device resolve(const Device& d) {
+  return d.valid() ? d : Runtime::global().default_device();
 }
 
 }  // namespace
 
-namespace detail {
-
-void require_defined(const Tensor& t, const char* op) {
-  if (!t.defined()) throw Error(std::string(op) + ": the tensor is undefined (default-constructed)");
-}
-
-bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U32 || t == DType::U64; }
-
-void require_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  if (!(a.device() == b.device())) {
-    throw Error(std::string(op) + ": operands are on different devices (" + a.device().name() +
-                " and " + b.device().name() + "); move one with .to(device)");
-  }
-}
-
-Tensor binary_op(wick_op_code op, const Tensor& a, const Tensor& b, std::optional<DType> out_dtype) {
-  const char* name = sdk::op_name(op);
-  require_defined(a, name);
-  require_defined(b, name);
-  require_same_device(a, b, name);
-  const DType t = promote_types(a.dtype(), b.dtype());
-  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  Tensor out = Tensor::empty(shape, out_dtype.value_or(t), a.device());
-  if (out.numel() == 0) return out;
-  // One copy per operand, not three: a Tensor copy copies its shape and strides (heap vectors),
-  // which is most of a small op's cost.
-  std::vector<Tensor> in;
-  in.reserve(2);
-  for (const Tensor* x : {&a, &b})
-    in.push_back(x->dtype() == t && x->shape() == shape ? *x : x->to(t).broadcast_to(shape));
-  dispatch(op, nullptr, in, {out});
-  return out;
-}
-
-Tensor unary_op(wick_op_code op, const Tensor& x, const void* params, std::optional<DType> out_dtype) {
-  require_defined(x, sdk::op_name(op));
-  Tensor out = Tensor::empty(x.shape(), out_dtype.value_or(x.dtype()), x.device());
-  if (out.numel() > 0) dispatch(op, params, {x}, {out});
-  return out;
-}
-
-std::vector<int32_t> normalize_axes(const std::vector<int>& axes, int rank, const char* op) {
-  std::vector<int32_t> norm;
-  for (int a : axes) {
-    const int n = normalize_axis(a, rank, op);
-    if (std::find(norm.begin(), norm.end(), n) != norm.end()) {
-      throw Error(std::string(op) + ": axis " + std::to_string(a) + " is given twice");
-    }
-    norm.push_back(n);
-  }
-  std::sort(norm.begin(), norm.end());
-  return norm;
-}
-
-Shape drop_axes(const Shape& shape, const std::vector<int32_t>& axes) {
-  Shape out;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (std::find(axes.begin(), axes.end(), static_cast<int32_t>(i)) == axes.end()) out.push_back(shape[i]);
-  }
-  return out;
-}
-
-Tensor scalar_tensor(double value, DType dtype, const Device& device) {
-  return Tensor::full(Shape{}, value, dtype, device);
-}
-
-}  // namespace detail
-
 using namespace detail;
-
-DType promote_types(DType a, DType b) {
-  if (a == b) return a;
-  if (a == DType::Bool) return b;
-  if (b == DType::Bool) return a;
-  if (is_float(a) || is_float(b)) {
-    if (!is_float(a)) return b;
-    if (!is_float(b)) return a;
-    if (a == DType::F64 || b == DType::F64) return DType::F64;
-    return DType::F32;  // f32 with f16/bf16, or f16 with bf16
-  }
-  if (is_unsigned(a) == is_unsigned(b)) return int_size(a) >= int_size(b) ? a : b;
-  const DType u = is_unsigned(a) ? a : b;
-  const DType s = is_unsigned(a) ? b : a;
-  if (int_size(s) > int_size(u)) return s;
-  // A signed type that holds every value of both, as NumPy does; none exists for u64.
-  if (u == DType::U64) return DType::F64;
-  return signed_of_size(dtype_size(u) * 2);
-}
 
 // ---- construction -------------------------------------------------------------------------------
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape,
                std::vector<int64_t> strides, int64_t offset)
-    : storage_(std::move(storage)), dtype_(dtype), shape_(std::move(shape)),
-      strides_(std::move(strides)), offset_(offset) {}
+    : storage_(std::move(storage)),
+      dtype_(dtype),
+      shape_(std::move(shape)),
+      strides_(std::move(strides)),
+      offset_(offset) {}
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, const Device& device) {
   for (int64_t d : shape) {
     if (d < 0) throw Error("empty: negative extent in shape " + shape_to_string(shape));
   }
   const uint64_t bytes = static_cast<uint64_t>(numel_of(shape)) * dtype_size(dtype);
-  return Tensor(Storage::allocate(resolve(device), bytes), dtype, shape, contiguous_strides(shape), 0);
+  return Tensor(Storage::allocate(resolve(device), bytes), dtype, shape, contiguous_strides(shape),
+                0);
 }
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, const Device& device) {
@@ -193,11 +101,17 @@ void Tensor::copy_to_host(void* dst, size_t bytes) const {
 
 // ---- metadata -----------------------------------------------------------------------------------
 
-int64_t Tensor::numel() const { return numel_of(shape_); }
+int64_t Tensor::numel() const {
+  return numel_of(shape_);
+}
 
-int64_t Tensor::dim(int axis) const { return shape_[static_cast<size_t>(normalize_axis(axis, rank(), "dim"))]; }
+int64_t Tensor::dim(int axis) const {
+  return shape_[static_cast<size_t>(normalize_axis(axis, rank(), "dim"))];
+}
 
-Device Tensor::device() const { return storage_ ? storage_->device : Device(); }
+Device Tensor::device() const {
+  return storage_ ? storage_->device : Device();
+}
 
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
@@ -213,7 +127,8 @@ bool Tensor::is_contiguous() const {
 std::string Tensor::to_string() const {
   if (!defined()) return "Tensor(undefined)";
   std::ostringstream os;
-  os << "Tensor" << shape_to_string(shape_) << " " << dtype_name(dtype_) << " on " << device().name();
+  os << "Tensor" << shape_to_string(shape_) << " " << dtype_name(dtype_) << " on "
+     << device().name();
   if (numel() > 64) return os.str();
   std::vector<unsigned char> host(static_cast<size_t>(numel()) * dtype_size(dtype_));
   copy_to_host(host.data(), host.size());
@@ -290,7 +205,8 @@ Tensor Tensor::permute(const std::vector<int>& axes) const {
   std::vector<bool> seen(axes.size(), false);
   for (size_t i = 0; i < axes.size(); ++i) {
     const int a = normalize_axis(axes[i], rank(), "permute");
-    if (seen[static_cast<size_t>(a)]) throw Error("permute: axis " + std::to_string(axes[i]) + " repeats");
+    if (seen[static_cast<size_t>(a)])
+      throw Error("permute: axis " + std::to_string(axes[i]) + " repeats");
     seen[static_cast<size_t>(a)] = true;
     shape[i] = shape_[static_cast<size_t>(a)];
     strides[i] = strides_[static_cast<size_t>(a)];
@@ -307,7 +223,8 @@ Tensor Tensor::transpose(int a, int b) const {
 }
 
 Tensor Tensor::t() const {
-  if (rank() < 2) throw Error("t: needs rank >= 2, got a tensor of shape " + shape_to_string(shape_));
+  if (rank() < 2)
+    throw Error("t: needs rank >= 2, got a tensor of shape " + shape_to_string(shape_));
   return transpose(-2, -1);
 }
 
@@ -315,8 +232,8 @@ Tensor Tensor::broadcast_to(const Shape& shape) const {
   require_defined(*this, "broadcast_to");
   if (shape == shape_) return *this;
   if (shape.size() < shape_.size()) {
-    throw Error("broadcast_to: cannot broadcast " + shape_to_string(shape_) + " to the lower rank " +
-                shape_to_string(shape));
+    throw Error("broadcast_to: cannot broadcast " + shape_to_string(shape_) +
+                " to the lower rank " + shape_to_string(shape));
   }
   const size_t lead = shape.size() - shape_.size();
   std::vector<int64_t> strides(shape.size(), 0);
@@ -370,7 +287,9 @@ Tensor Tensor::narrow(int axis, int64_t start, int64_t length) const {
   return slice(a, s, s + length, 1);
 }
 
-Tensor Tensor::flip(int axis) const { return slice(axis, std::nullopt, std::nullopt, -1); }
+Tensor Tensor::flip(int axis) const {
+  return slice(axis, std::nullopt, std::nullopt, -1);
+}
 
 Tensor Tensor::squeeze() const {
   require_defined(*this, "squeeze");
@@ -403,7 +322,8 @@ Tensor Tensor::unsqueeze(int axis) const {
   const int a = normalize_axis(axis, rank() + 1, "unsqueeze");
   Shape shape = shape_;
   std::vector<int64_t> strides = strides_;
-  const int64_t stride = a < rank() ? strides_[static_cast<size_t>(a)] * shape_[static_cast<size_t>(a)] : 1;
+  const int64_t stride =
+      a < rank() ? strides_[static_cast<size_t>(a)] * shape_[static_cast<size_t>(a)] : 1;
   shape.insert(shape.begin() + a, 1);
   strides.insert(strides.begin() + a, stride);
   return view(shape, strides, offset_);
@@ -450,45 +370,30 @@ Tensor Tensor::to(DType dtype) const {
 
 // ---- math ---------------------------------------------------------------------------------------
 
-Tensor Tensor::add(const Tensor& other) const { return binary_op(WICK_OP_ADD, *this, other); }
-Tensor Tensor::sub(const Tensor& other) const { return binary_op(WICK_OP_SUB, *this, other); }
-Tensor Tensor::mul(const Tensor& other) const { return binary_op(WICK_OP_MUL, *this, other); }
-Tensor Tensor::div(const Tensor& other) const { return binary_op(WICK_OP_DIV, *this, other); }
+Tensor Tensor::add(const Tensor& other) const {
+  return binary_op(WICK_OP_ADD, *this, other);
+}
+Tensor Tensor::sub(const Tensor& other) const {
+  return binary_op(WICK_OP_SUB, *this, other);
+}
+Tensor Tensor::mul(const Tensor& other) const {
+  return binary_op(WICK_OP_MUL, *this, other);
+}
+Tensor Tensor::div(const Tensor& other) const {
+  return binary_op(WICK_OP_DIV, *this, other);
+}
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return a.mul(b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return a.div(b); }
-
-Tensor Tensor::matmul(const Tensor& other) const {
-  require_defined(*this, "matmul");
-  require_defined(other, "matmul");
-  if (rank() == 0 || other.rank() == 0) {
-    throw Error("matmul: operands must have rank >= 1, got " + shape_to_string(shape_) + " and " +
-                shape_to_string(other.shape()));
-  }
-  require_same_device(*this, other, "matmul");
-  const Tensor a = rank() == 1 ? unsqueeze(0) : *this;
-  const Tensor b = other.rank() == 1 ? other.unsqueeze(-1) : other;
-  const int64_t m = a.dim(-2), k = a.dim(-1), k2 = b.dim(-2), n = b.dim(-1);
-  if (k != k2) {
-    throw Error("matmul: shapes " + shape_to_string(shape_) + " and " + shape_to_string(other.shape()) +
-                " are incompatible: inner dimensions " + std::to_string(k) + " and " +
-                std::to_string(k2) + " differ");
-  }
-  const Shape batch = broadcast_shapes(Shape(a.shape().begin(), a.shape().end() - 2),
-                                       Shape(b.shape().begin(), b.shape().end() - 2), "matmul");
-  const DType t = promote_types(dtype_, other.dtype());
-  Shape sa = batch, sb = batch, so = batch;
-  sa.insert(sa.end(), {m, k});
-  sb.insert(sb.end(), {k, n});
-  so.insert(so.end(), {m, n});
-  Tensor out = empty(so, t, device());
-  if (out.numel() > 0) dispatch(WICK_OP_MATMUL, nullptr, {a.to(t).broadcast_to(sa), b.to(t).broadcast_to(sb)}, {out});
-  Tensor result = out;
-  if (other.rank() == 1) result = result.squeeze(-1);
-  if (rank() == 1) result = result.squeeze(-2);
-  return result;
+Tensor operator+(const Tensor& a, const Tensor& b) {
+  return a.add(b);
+}
+Tensor operator-(const Tensor& a, const Tensor& b) {
+  return a.sub(b);
+}
+Tensor operator*(const Tensor& a, const Tensor& b) {
+  return a.mul(b);
+}
+Tensor operator/(const Tensor& a, const Tensor& b) {
+  return a.div(b);
 }
 
 }  // namespace wick

@@ -18,8 +18,6 @@
 
 namespace wick {
 
-struct DispatchPolicy;
-
 enum class PluginState {
   NotFound,      // named (in the priority list) but no manifest found
   LoadFailed,    // manifest bad, library would not load, or no entry symbol
@@ -43,8 +41,8 @@ struct PluginInfo {
   std::string name;
   std::string manifest_path;  // empty when NotFound
   std::string library_path;
-  std::string version;        // the plugin's own version, when the table was read
-  uint32_t abi_major = 0;     // as the plugin declares; 0 when the table was not read
+  std::string version;     // the plugin's own version, when the table was read
+  uint32_t abi_major = 0;  // as the plugin declares; 0 when the table was not read
   uint32_t abi_minor = 0;
   std::vector<std::string> device_kinds;  // from the manifest
   PluginState state = PluginState::NotFound;
@@ -79,15 +77,14 @@ class PluginRegistry {
   // A device by "plugin", "plugin:index" or kind ("cpu", "gpu", "accelerator"); invalid Device
   // when nothing usable matches.
   Device find_device(const std::string& entry) const;
-  // The CPU device every fallback runs on; throws wick::Error when there is none.
+  // The CPU device: the first device of kind CPU whose buffers are host memory (else the first of
+  // kind CPU), whatever its plugin's name. Every fallback and the last resort of select_device run
+  // on it. Throws wick::Error when no usable plugin offers one.
   Device cpu_device() const;
 
   // Loads one more plugin from an explicit manifest or library path (for `wick conformance
   // --plugin PATH` and tests). Returns its info; the plugin joins plugins() and devices().
   PluginInfo load(const std::string& path);
-
-  // Fallback routing shared with every plugin this registry loaded (core internal).
-  std::shared_ptr<DispatchPolicy> policy() const;
 
  private:
   struct Impl;

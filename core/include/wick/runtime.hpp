@@ -13,6 +13,8 @@
 
 namespace wick {
 
+class DispatchPolicy;  // core internal: what the dispatcher does with an op a plugin declines
+
 // One (op, dtype, device) that ran on the CPU instead of its device, and how often.
 struct FallbackRecord {
   std::string op;      // "matmul"
@@ -55,7 +57,8 @@ class Runtime {
 
  private:
   Config config_;
-  std::unique_ptr<PluginRegistry> registry_;
+  std::shared_ptr<PluginRegistry> registry_;  // shared with policy_
+  std::shared_ptr<DispatchPolicy> policy_;
   Selection selection_;
 };
 
