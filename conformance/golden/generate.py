@@ -740,6 +740,13 @@ def fdiv(a, b):
 fpow = crmath.pow
 
 
+def fhypot(a, b):
+    """sqrt(a^2 + b^2) without overflow, rounded once; C99 specials (an infinity wins over NaN)."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return math.hypot(a, b)
+    return crmath.to_f64(crmath.mpmath.hypot(crmath.mpf(a), crmath.mpf(b)))
+
+
 def fmod(a, b):
     return float(np.fmod(np.float64(a), np.float64(b)))
 
@@ -761,6 +768,7 @@ BINARY = {
     "pow": (fpow, ipow, "math", (0.1, 3), (-2, 2)),
     "rem": (fmod, int_rem, "arith", (-9, 9), (0.5, 4)),
     "atan2": (crmath.atan2, None, "math", (-9, 9), (-9, 9)),
+    "hypot": (fhypot, None, "math", (-9, 9), (-9, 9)),
 }
 COMPARE = {
     "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,

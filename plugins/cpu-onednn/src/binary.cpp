@@ -94,6 +94,7 @@ auto binary_fn(C a, C b) {
     else if constexpr (Code == WICK_OP_MINIMUM) return (a < b || a != a) ? a : b;
     else if constexpr (Code == WICK_OP_POW) return std::pow(a, b);
     else if constexpr (Code == WICK_OP_REM) return std::fmod(a, b);
+    else if constexpr (Code == WICK_OP_HYPOT) return std::hypot(a, b);
     else {
       static_assert(Code == WICK_OP_ATAN2, "binary.cpp: no float function for this op");
       return std::atan2(a, b);

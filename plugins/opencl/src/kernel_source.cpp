@@ -83,6 +83,7 @@ DEFINE_COPY_FILL(u64, ulong)
   DEFINE_BINARY(div, NAME, T, lhs / rhs)                                       \
   DEFINE_BINARY(maximum, NAME, T, (isnan(lhs) || isnan(rhs)) ? (T)NAN : fmax(lhs, rhs)) \
   DEFINE_BINARY(minimum, NAME, T, (isnan(lhs) || isnan(rhs)) ? (T)NAN : fmin(lhs, rhs)) \
+  DEFINE_BINARY(hypot, NAME, T, hypot(lhs, rhs))                               \
   DEFINE_UNARY(neg, NAME, T, -v)                                               \
   DEFINE_UNARY(abs, NAME, T, fabs(v))                                          \
   DEFINE_UNARY(exp, NAME, T, exp(v))                                           \
@@ -143,7 +144,7 @@ const KernelRow kKernelRows[] = {
     {WICK_OP_NEG, kF},     {WICK_OP_ABS, kF},      {WICK_OP_EXP, kF},
     {WICK_OP_LOG, kF},     {WICK_OP_SQRT, kF},     {WICK_OP_TANH, kF},
     {WICK_OP_SIGMOID, kF}, {WICK_OP_RELU, kF},     {WICK_OP_SIN, kF},
-    {WICK_OP_COS, kF},
+    {WICK_OP_COS, kF},     {WICK_OP_HYPOT, kF},
 };
 const size_t kKernelRowCount = sizeof(kKernelRows) / sizeof(kKernelRows[0]);
 

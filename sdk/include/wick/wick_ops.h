@@ -100,6 +100,7 @@
   X(POW,                206, pow,                BINARY,  2, 2, 1, none,      NUM,      SAME) \
   X(REM,                207, rem,                BINARY,  2, 2, 1, none,      NUM,      SAME) \
   X(ATAN2,              208, atan2,              BINARY,  2, 2, 1, none,      FLOAT,    SAME) \
+  X(HYPOT,              209, hypot,              BINARY,  2, 2, 1, none,      FLOAT,    SAME) \
   X(EQ,                 220, eq,                 COMPARE, 2, 2, 1, none,      ANY,      BOOL) \
   X(NE,                 221, ne,                 COMPARE, 2, 2, 1, none,      ANY,      BOOL) \
   X(LT,                 222, lt,                 COMPARE, 2, 2, 1, none,      ANY,      BOOL) \
