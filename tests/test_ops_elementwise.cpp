@@ -645,3 +645,28 @@ TEST_CASE("rand and randn have the expected mean and spread over 1e5 samples", "
     CHECK(zstd == Approx(2.0).margin(0.04));
   }
 }
+
+// ---- ops by code (the op table) -------------------------------------------------------------------
+
+TEST_CASE("apply runs any elementwise op of the op table by code with the table's dtype rules", "[elementwise][table]") {
+  const Tensor a = Tensor::from_vector<float>({3, 5, -8, 0}, cpu());
+  const Tensor b = Tensor::from_vector<float>({4, 12, 15, 0}, cpu());
+  // hypot: hand-worked Pythagorean triples.
+  CHECK(a.apply(WICK_OP_HYPOT, b).to_vector<float>() == std::vector<float>{5, 13, 17, 0});
+  // Float math on integers is computed in f32; the result is f32.
+  const Tensor ai = Tensor::from_vector<int32_t>({3, 5}, cpu());
+  const Tensor bi = Tensor::from_vector<int32_t>({4, 12}, cpu());
+  const Tensor h = ai.apply(WICK_OP_HYPOT, bi);
+  CHECK(h.dtype() == DType::F32);
+  CHECK(h.to_vector<float>() == std::vector<float>{5, 13});
+  // Comparisons give bool, unary ops take their params.
+  CHECK(a.apply(WICK_OP_LT, b).dtype() == DType::Bool);
+  const wick_unary_params p{sizeof(wick_unary_params), 2.0, 1.0, 0};
+  CHECK(a.apply(WICK_OP_AFFINE, &p).to_vector<float>() == std::vector<float>{7, 11, -15, 1});
+  // Outside the op's class: an error naming the op and the dtypes it takes.
+  const Tensor f = Tensor::from_vector<float>({1.5f}, cpu());
+  CHECK_THROWS_WITH(f.apply(WICK_OP_SHL, f), Catch::Contains("shl") && Catch::Contains("integers"));
+  // Not an elementwise op of the table.
+  CHECK_THROWS_WITH(a.apply(WICK_OP_MATMUL, b), Catch::Contains("matmul") && Catch::Contains("not a binary"));
+  CHECK_THROWS_WITH(a.apply(static_cast<wick_op_code>(998)), Catch::Contains("unknown-op"));
+}

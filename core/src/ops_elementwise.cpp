@@ -347,6 +347,16 @@ Tensor operator-(const Tensor& a) { return a.neg(); }
 
 // ---- binary ---------------------------------------------------------------------------------------
 
+Tensor Tensor::add(const Tensor& other) const { return table_binary(WICK_OP_ADD, *this, other); }
+Tensor Tensor::sub(const Tensor& other) const { return table_binary(WICK_OP_SUB, *this, other); }
+Tensor Tensor::mul(const Tensor& other) const { return table_binary(WICK_OP_MUL, *this, other); }
+Tensor Tensor::div(const Tensor& other) const { return table_binary(WICK_OP_DIV, *this, other); }
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return a.mul(b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return a.div(b); }
+
 Tensor Tensor::maximum(const Tensor& other) const { return table_binary(WICK_OP_MAXIMUM, *this, other); }
 Tensor Tensor::minimum(const Tensor& other) const { return table_binary(WICK_OP_MINIMUM, *this, other); }
 Tensor Tensor::pow(const Tensor& other) const { return table_binary(WICK_OP_POW, *this, other); }

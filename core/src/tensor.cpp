@@ -368,32 +368,4 @@ Tensor Tensor::to(DType dtype) const {
   return out;
 }
 
-// ---- math ---------------------------------------------------------------------------------------
-
-Tensor Tensor::add(const Tensor& other) const {
-  return binary_op(WICK_OP_ADD, *this, other);
-}
-Tensor Tensor::sub(const Tensor& other) const {
-  return binary_op(WICK_OP_SUB, *this, other);
-}
-Tensor Tensor::mul(const Tensor& other) const {
-  return binary_op(WICK_OP_MUL, *this, other);
-}
-Tensor Tensor::div(const Tensor& other) const {
-  return binary_op(WICK_OP_DIV, *this, other);
-}
-
-Tensor operator+(const Tensor& a, const Tensor& b) {
-  return a.add(b);
-}
-Tensor operator-(const Tensor& a, const Tensor& b) {
-  return a.sub(b);
-}
-Tensor operator*(const Tensor& a, const Tensor& b) {
-  return a.mul(b);
-}
-Tensor operator/(const Tensor& a, const Tensor& b) {
-  return a.div(b);
-}
-
 }  // namespace wick
