@@ -26,9 +26,13 @@ std::string format_number(double v) {
   return os.str();
 }
 
-bool is_whole(double v) { return std::isfinite(v) && std::trunc(v) == v; }
+bool is_whole(double v) {
+  return std::isfinite(v) && std::trunc(v) == v;
+}
 
-bool is_integer(DType t) { return !is_float(t) && t != DType::Bool; }
+bool is_integer(DType t) {
+  return !is_float(t) && t != DType::Bool;
+}
 
 // Whether the whole number v is a value of the integer dtype t.
 bool fits(double v, DType t) {
@@ -45,9 +49,12 @@ Tensor typed_scalar(double v, DType t, const Device& device) {
   return sdk::visit_dtype(to_c(t), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T value;
-    if constexpr (std::is_same_v<T, bool>) value = v != 0.0;
-    else if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) value = T(static_cast<float>(v));
-    else value = static_cast<T>(v);
+    if constexpr (std::is_same_v<T, bool>)
+      value = v != 0.0;
+    else if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>)
+      value = T(static_cast<float>(v));
+    else
+      value = static_cast<T>(v);
     return Tensor::from_bytes(&value, sizeof(T), Shape{}, t, device);
   });
 }
@@ -60,22 +67,26 @@ Tensor scalar_operand(const Tensor& t, double v, const char* op) {
   require_defined(t, op);
   DType dt = t.dtype();
   if (!is_float(dt)) {
-    if (!is_whole(v)) dt = DType::F32;
-    else if (dt == DType::Bool) dt = DType::I64;
+    if (!is_whole(v))
+      dt = DType::F32;
+    else if (dt == DType::Bool)
+      dt = DType::I64;
   }
   if (is_integer(dt) && !fits(v, dt)) {
-    throw Error(std::string(op) + ": the scalar " + format_number(v) + " does not fit " + dtype_name(dt) +
+    throw Error(std::string(op) + ": the scalar " + format_number(v) + " does not fit " +
+                dtype_name(dt) +
                 ", the tensor's dtype; convert the tensor first, e.g. .to(DType::I64)");
   }
   return typed_scalar(v, dt, t.device());
 }
 
 [[noreturn]] void reject_dtype(const char* op, DType t, const char* defined_for) {
-  throw Error(std::string(op) + ": not defined for " + dtype_name(t) + " tensors (only " + defined_for +
-              "); convert with .to(DType::...) first");
+  throw Error(std::string(op) + ": not defined for " + dtype_name(t) + " tensors (only " +
+              defined_for + "); convert with .to(DType::...) first");
 }
 
-wick_unary_params unary_params(double alpha, double beta = 0.0, int32_t mode = WICK_ROUND_HALF_AWAY_FROM_ZERO) {
+wick_unary_params unary_params(double alpha, double beta = 0.0,
+                               int32_t mode = WICK_ROUND_HALF_AWAY_FROM_ZERO) {
   wick_unary_params p{};
   p.struct_size = sizeof(p);
   p.alpha = alpha;
@@ -135,7 +146,8 @@ Tensor arith_unary(wick_op_code op, const Tensor& x) {
   return x;
 }
 
-// ---- random numbers -------------------------------------------------------------------------------
+// ---- random numbers
+// -------------------------------------------------------------------------------
 
 // The process generator: a seed and a counter offset that every draw without an explicit seed
 // advances by its element count, so consecutive calls continue one stream.
@@ -168,8 +180,8 @@ wick_rng_params rng_params(std::optional<uint64_t> seed, int64_t n, double a, do
   return p;
 }
 
-Tensor random(wick_op_code op, const Shape& shape, double a, double b, DType dtype, const Device& device,
-              std::optional<uint64_t> seed) {
+Tensor random(wick_op_code op, const Shape& shape, double a, double b, DType dtype,
+              const Device& device, std::optional<uint64_t> seed) {
   const char* name = op == WICK_OP_RNG_UNIFORM ? "rand" : "randn";
   if (!is_float(dtype)) reject_dtype(name, dtype, "f32, f64, f16 and bf16");
   Tensor out = Tensor::empty(shape, dtype, device);
@@ -179,8 +191,8 @@ Tensor random(wick_op_code op, const Shape& shape, double a, double b, DType dty
 }
 
 // start + step * (index along axis), or the flat index for axis == -1.
-Tensor make_iota(const Shape& shape, int axis, double start, double step, DType dtype, const Device& device,
-                 const char* op) {
+Tensor make_iota(const Shape& shape, int axis, double start, double step, DType dtype,
+                 const Device& device, const char* op) {
   if (dtype == DType::Bool) reject_dtype(op, dtype, "numbers");
   const int rank = static_cast<int>(shape.size());
   if (axis < -1 || axis >= rank) {
@@ -203,7 +215,8 @@ Tensor make_iota(const Shape& shape, int axis, double start, double step, DType 
 
 }  // namespace
 
-// ---- creation -------------------------------------------------------------------------------------
+// ---- creation
+// -------------------------------------------------------------------------------------
 
 Tensor Tensor::arange(double start, double stop, double step, DType dtype, const Device& device) {
   const std::string args = "arange(" + format_number(start) + ", " + format_number(stop) + ", " +
@@ -216,10 +229,11 @@ Tensor Tensor::arange(double start, double stop, double step, DType dtype, const
   const auto n = static_cast<int64_t>(count);
   if (is_integer(dtype)) {
     const double last = start + step * static_cast<double>(std::max<int64_t>(n - 1, 0));
-    if (!is_whole(start) || !is_whole(step)) throw Error(args + ": an integer dtype needs whole start and step");
+    if (!is_whole(start) || !is_whole(step))
+      throw Error(args + ": an integer dtype needs whole start and step");
     if (!fits(start, dtype) || !fits(last, dtype) || !fits(step, DType::I64)) {
-      throw Error(args + ": the values run from " + format_number(start) + " to " + format_number(last) +
-                  ", outside " + dtype_name(dtype));
+      throw Error(args + ": the values run from " + format_number(start) + " to " +
+                  format_number(last) + ", outside " + dtype_name(dtype));
     }
   }
   return make_iota(Shape{n}, 0, start, step, dtype, device, "arange");
@@ -232,7 +246,8 @@ Tensor Tensor::iota(const Shape& shape, int axis, DType dtype, const Device& dev
 Tensor Tensor::rand(const Shape& shape, double lo, double hi, DType dtype, const Device& device,
                     std::optional<uint64_t> seed) {
   if (!(std::isfinite(lo) && std::isfinite(hi) && lo <= hi)) {
-    throw Error("rand: needs finite lo <= hi, got [" + format_number(lo) + ", " + format_number(hi) + ")");
+    throw Error("rand: needs finite lo <= hi, got [" + format_number(lo) + ", " +
+                format_number(hi) + ")");
   }
   return random(WICK_OP_RNG_UNIFORM, shape, lo, hi, dtype, device, seed);
 }
@@ -240,8 +255,8 @@ Tensor Tensor::rand(const Shape& shape, double lo, double hi, DType dtype, const
 Tensor Tensor::randn(const Shape& shape, double mean, double std, DType dtype, const Device& device,
                      std::optional<uint64_t> seed) {
   if (!(std::isfinite(mean) && std::isfinite(std) && std >= 0.0)) {
-    throw Error("randn: needs a finite mean and a finite std >= 0, got mean " + format_number(mean) +
-                ", std " + format_number(std));
+    throw Error("randn: needs a finite mean and a finite std >= 0, got mean " +
+                format_number(mean) + ", std " + format_number(std));
   }
   return random(WICK_OP_RNG_NORMAL, shape, mean, std, dtype, device, seed);
 }
@@ -253,41 +268,106 @@ void manual_seed(uint64_t seed) {
   g.offset = 0;
 }
 
-// ---- unary ----------------------------------------------------------------------------------------
+// ---- unary
+// ----------------------------------------------------------------------------------------
 
-Tensor Tensor::neg() const { return arith_unary(WICK_OP_NEG, *this); }
-Tensor Tensor::abs() const { return arith_unary(WICK_OP_ABS, *this); }
-Tensor Tensor::sign() const { return arith_unary(WICK_OP_SIGN, *this); }
-Tensor Tensor::sqr() const { return arith_unary(WICK_OP_SQR, *this); }
-Tensor Tensor::relu() const { return arith_unary(WICK_OP_RELU, *this); }
+Tensor Tensor::neg() const {
+  return arith_unary(WICK_OP_NEG, *this);
+}
+Tensor Tensor::abs() const {
+  return arith_unary(WICK_OP_ABS, *this);
+}
+Tensor Tensor::sign() const {
+  return arith_unary(WICK_OP_SIGN, *this);
+}
+Tensor Tensor::sqr() const {
+  return arith_unary(WICK_OP_SQR, *this);
+}
+Tensor Tensor::relu() const {
+  return arith_unary(WICK_OP_RELU, *this);
+}
 
-Tensor Tensor::exp() const { return table_unary(WICK_OP_EXP, *this); }
-Tensor Tensor::log() const { return table_unary(WICK_OP_LOG, *this); }
-Tensor Tensor::sqrt() const { return table_unary(WICK_OP_SQRT, *this); }
-Tensor Tensor::rsqrt() const { return table_unary(WICK_OP_RSQRT, *this); }
-Tensor Tensor::recip() const { return table_unary(WICK_OP_RECIP, *this); }
-Tensor Tensor::tanh() const { return table_unary(WICK_OP_TANH, *this); }
-Tensor Tensor::erf() const { return table_unary(WICK_OP_ERF, *this); }
-Tensor Tensor::sigmoid() const { return table_unary(WICK_OP_SIGMOID, *this); }
-Tensor Tensor::sin() const { return table_unary(WICK_OP_SIN, *this); }
-Tensor Tensor::cos() const { return table_unary(WICK_OP_COS, *this); }
-Tensor Tensor::tan() const { return table_unary(WICK_OP_TAN, *this); }
-Tensor Tensor::asin() const { return table_unary(WICK_OP_ASIN, *this); }
-Tensor Tensor::acos() const { return table_unary(WICK_OP_ACOS, *this); }
-Tensor Tensor::atan() const { return table_unary(WICK_OP_ATAN, *this); }
-Tensor Tensor::sinh() const { return table_unary(WICK_OP_SINH, *this); }
-Tensor Tensor::cosh() const { return table_unary(WICK_OP_COSH, *this); }
-Tensor Tensor::asinh() const { return table_unary(WICK_OP_ASINH, *this); }
-Tensor Tensor::acosh() const { return table_unary(WICK_OP_ACOSH, *this); }
-Tensor Tensor::atanh() const { return table_unary(WICK_OP_ATANH, *this); }
-Tensor Tensor::expm1() const { return table_unary(WICK_OP_EXPM1, *this); }
-Tensor Tensor::log1p() const { return table_unary(WICK_OP_LOG1P, *this); }
-Tensor Tensor::cbrt() const { return table_unary(WICK_OP_CBRT, *this); }
-Tensor Tensor::erfc() const { return table_unary(WICK_OP_ERFC, *this); }
-Tensor Tensor::erfinv() const { return table_unary(WICK_OP_ERFINV, *this); }
-Tensor Tensor::gelu() const { return table_unary(WICK_OP_GELU_TANH, *this); }
-Tensor Tensor::gelu_erf() const { return table_unary(WICK_OP_GELU_ERF, *this); }
-Tensor Tensor::silu() const { return table_unary(WICK_OP_SILU, *this); }
+Tensor Tensor::exp() const {
+  return table_unary(WICK_OP_EXP, *this);
+}
+Tensor Tensor::log() const {
+  return table_unary(WICK_OP_LOG, *this);
+}
+Tensor Tensor::sqrt() const {
+  return table_unary(WICK_OP_SQRT, *this);
+}
+Tensor Tensor::rsqrt() const {
+  return table_unary(WICK_OP_RSQRT, *this);
+}
+Tensor Tensor::recip() const {
+  return table_unary(WICK_OP_RECIP, *this);
+}
+Tensor Tensor::tanh() const {
+  return table_unary(WICK_OP_TANH, *this);
+}
+Tensor Tensor::erf() const {
+  return table_unary(WICK_OP_ERF, *this);
+}
+Tensor Tensor::sigmoid() const {
+  return table_unary(WICK_OP_SIGMOID, *this);
+}
+Tensor Tensor::sin() const {
+  return table_unary(WICK_OP_SIN, *this);
+}
+Tensor Tensor::cos() const {
+  return table_unary(WICK_OP_COS, *this);
+}
+Tensor Tensor::tan() const {
+  return table_unary(WICK_OP_TAN, *this);
+}
+Tensor Tensor::asin() const {
+  return table_unary(WICK_OP_ASIN, *this);
+}
+Tensor Tensor::acos() const {
+  return table_unary(WICK_OP_ACOS, *this);
+}
+Tensor Tensor::atan() const {
+  return table_unary(WICK_OP_ATAN, *this);
+}
+Tensor Tensor::sinh() const {
+  return table_unary(WICK_OP_SINH, *this);
+}
+Tensor Tensor::cosh() const {
+  return table_unary(WICK_OP_COSH, *this);
+}
+Tensor Tensor::asinh() const {
+  return table_unary(WICK_OP_ASINH, *this);
+}
+Tensor Tensor::acosh() const {
+  return table_unary(WICK_OP_ACOSH, *this);
+}
+Tensor Tensor::atanh() const {
+  return table_unary(WICK_OP_ATANH, *this);
+}
+Tensor Tensor::expm1() const {
+  return table_unary(WICK_OP_EXPM1, *this);
+}
+Tensor Tensor::log1p() const {
+  return table_unary(WICK_OP_LOG1P, *this);
+}
+Tensor Tensor::cbrt() const {
+  return table_unary(WICK_OP_CBRT, *this);
+}
+Tensor Tensor::erfc() const {
+  return table_unary(WICK_OP_ERFC, *this);
+}
+Tensor Tensor::erfinv() const {
+  return table_unary(WICK_OP_ERFINV, *this);
+}
+Tensor Tensor::gelu() const {
+  return table_unary(WICK_OP_GELU_TANH, *this);
+}
+Tensor Tensor::gelu_erf() const {
+  return table_unary(WICK_OP_GELU_ERF, *this);
+}
+Tensor Tensor::silu() const {
+  return table_unary(WICK_OP_SILU, *this);
+}
 
 Tensor Tensor::elu(double alpha) const {
   const wick_unary_params p = unary_params(alpha);
@@ -299,12 +379,16 @@ Tensor Tensor::powf(double exponent) const {
   return table_unary(WICK_OP_POWF, *this, &p);
 }
 
-Tensor Tensor::floor() const { return rounding_unary(WICK_OP_FLOOR, *this); }
-Tensor Tensor::ceil() const { return rounding_unary(WICK_OP_CEIL, *this); }
+Tensor Tensor::floor() const {
+  return rounding_unary(WICK_OP_FLOOR, *this);
+}
+Tensor Tensor::ceil() const {
+  return rounding_unary(WICK_OP_CEIL, *this);
+}
 
 Tensor Tensor::round(bool half_to_even) const {
-  const wick_unary_params p =
-      unary_params(0.0, 0.0, half_to_even ? WICK_ROUND_HALF_TO_EVEN : WICK_ROUND_HALF_AWAY_FROM_ZERO);
+  const wick_unary_params p = unary_params(
+      0.0, 0.0, half_to_even ? WICK_ROUND_HALF_TO_EVEN : WICK_ROUND_HALF_AWAY_FROM_ZERO);
   return rounding_unary(WICK_OP_ROUND, *this, &p);
 }
 
@@ -314,17 +398,30 @@ Tensor Tensor::affine(double mul, double add) const {
   if (is_float(dtype_)) return unary_op(WICK_OP_AFFINE, *this, &p);
   // On integers whole scalars keep the dtype and wrap modulo 2^bits, like the arithmetic; a
   // fractional one gives f32 (as x * 2.5 does). Bool computes in i64, as bool + 2 does.
-  const bool whole = is_whole(mul) && is_whole(add) && fits(mul, DType::I64) && fits(add, DType::I64);
+  const bool whole =
+      is_whole(mul) && is_whole(add) && fits(mul, DType::I64) && fits(add, DType::I64);
   if (!whole) return unary_op(WICK_OP_AFFINE, to(DType::F32), &p);
   return unary_op(WICK_OP_AFFINE, dtype_ == DType::Bool ? to(DType::I64) : *this, &p);
 }
 
-Tensor Tensor::isnan() const { return table_unary(WICK_OP_IS_NAN, *this); }
-Tensor Tensor::isinf() const { return table_unary(WICK_OP_IS_INF, *this); }
-Tensor Tensor::logical_not() const { return table_unary(WICK_OP_LOGICAL_NOT, *this); }
-Tensor Tensor::bitwise_not() const { return table_unary(WICK_OP_BITWISE_NOT, *this); }
-Tensor Tensor::popcount() const { return table_unary(WICK_OP_POPCOUNT, *this); }
-Tensor Tensor::clz() const { return table_unary(WICK_OP_CLZ, *this); }
+Tensor Tensor::isnan() const {
+  return table_unary(WICK_OP_IS_NAN, *this);
+}
+Tensor Tensor::isinf() const {
+  return table_unary(WICK_OP_IS_INF, *this);
+}
+Tensor Tensor::logical_not() const {
+  return table_unary(WICK_OP_LOGICAL_NOT, *this);
+}
+Tensor Tensor::bitwise_not() const {
+  return table_unary(WICK_OP_BITWISE_NOT, *this);
+}
+Tensor Tensor::popcount() const {
+  return table_unary(WICK_OP_POPCOUNT, *this);
+}
+Tensor Tensor::clz() const {
+  return table_unary(WICK_OP_CLZ, *this);
+}
 
 Tensor Tensor::clamp(double lo, double hi) const {
   require_defined(*this, "clamp");
@@ -333,8 +430,9 @@ Tensor Tensor::clamp(double lo, double hi) const {
     if (is_integer(x.dtype()) && is_whole(v) && !fits(v, x.dtype())) {
       return sdk::visit_dtype(to_c(x.dtype()), [&](auto tag) {
         using L = std::numeric_limits<typename decltype(tag)::type>;
-        return typed_scalar(v < 0 ? static_cast<double>(L::lowest()) : static_cast<double>(L::max()),
-                            x.dtype(), x.device());
+        return typed_scalar(
+            v < 0 ? static_cast<double>(L::lowest()) : static_cast<double>(L::max()), x.dtype(),
+            x.device());
       });
     }
     return scalar_operand(x, v, "clamp");
@@ -343,29 +441,59 @@ Tensor Tensor::clamp(double lo, double hi) const {
   return low.minimum(bound(low, hi));
 }
 
-Tensor operator-(const Tensor& a) { return a.neg(); }
+Tensor operator-(const Tensor& a) {
+  return a.neg();
+}
 
-// ---- binary ---------------------------------------------------------------------------------------
+// ---- binary
+// ---------------------------------------------------------------------------------------
 
-Tensor Tensor::add(const Tensor& other) const { return table_binary(WICK_OP_ADD, *this, other); }
-Tensor Tensor::sub(const Tensor& other) const { return table_binary(WICK_OP_SUB, *this, other); }
-Tensor Tensor::mul(const Tensor& other) const { return table_binary(WICK_OP_MUL, *this, other); }
-Tensor Tensor::div(const Tensor& other) const { return table_binary(WICK_OP_DIV, *this, other); }
+Tensor Tensor::add(const Tensor& other) const {
+  return table_binary(WICK_OP_ADD, *this, other);
+}
+Tensor Tensor::sub(const Tensor& other) const {
+  return table_binary(WICK_OP_SUB, *this, other);
+}
+Tensor Tensor::mul(const Tensor& other) const {
+  return table_binary(WICK_OP_MUL, *this, other);
+}
+Tensor Tensor::div(const Tensor& other) const {
+  return table_binary(WICK_OP_DIV, *this, other);
+}
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return a.mul(b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return a.div(b); }
+Tensor operator+(const Tensor& a, const Tensor& b) {
+  return a.add(b);
+}
+Tensor operator-(const Tensor& a, const Tensor& b) {
+  return a.sub(b);
+}
+Tensor operator*(const Tensor& a, const Tensor& b) {
+  return a.mul(b);
+}
+Tensor operator/(const Tensor& a, const Tensor& b) {
+  return a.div(b);
+}
 
-Tensor Tensor::maximum(const Tensor& other) const { return table_binary(WICK_OP_MAXIMUM, *this, other); }
-Tensor Tensor::minimum(const Tensor& other) const { return table_binary(WICK_OP_MINIMUM, *this, other); }
-Tensor Tensor::pow(const Tensor& other) const { return table_binary(WICK_OP_POW, *this, other); }
-Tensor Tensor::rem(const Tensor& other) const { return table_binary(WICK_OP_REM, *this, other); }
+Tensor Tensor::maximum(const Tensor& other) const {
+  return table_binary(WICK_OP_MAXIMUM, *this, other);
+}
+Tensor Tensor::minimum(const Tensor& other) const {
+  return table_binary(WICK_OP_MINIMUM, *this, other);
+}
+Tensor Tensor::pow(const Tensor& other) const {
+  return table_binary(WICK_OP_POW, *this, other);
+}
+Tensor Tensor::rem(const Tensor& other) const {
+  return table_binary(WICK_OP_REM, *this, other);
+}
 
 // Float math: operands that meet in an integer or bool dtype are computed in f32.
-Tensor Tensor::atan2(const Tensor& other) const { return table_binary(WICK_OP_ATAN2, *this, other); }
+Tensor Tensor::atan2(const Tensor& other) const {
+  return table_binary(WICK_OP_ATAN2, *this, other);
+}
 
-// ---- any elementwise op of the op table, by code ---------------------------------------------------
+// ---- any elementwise op of the op table, by code
+// ---------------------------------------------------
 
 Tensor Tensor::apply(wick_op_code op, const wick_unary_params* params) const {
   const sdk::OpInfo* info = sdk::op_info(op);
@@ -378,25 +506,48 @@ Tensor Tensor::apply(wick_op_code op, const wick_unary_params* params) const {
 
 Tensor Tensor::apply(wick_op_code op, const Tensor& other) const {
   const sdk::OpInfo* info = sdk::op_info(op);
-  if (info == nullptr || (info->kind != sdk::OpKind::BINARY && info->kind != sdk::OpKind::COMPARE)) {
+  if (info == nullptr ||
+      (info->kind != sdk::OpKind::BINARY && info->kind != sdk::OpKind::COMPARE)) {
     throw Error(std::string("apply: ") + sdk::op_name(op) + " (" + std::to_string(op) +
                 ") is not a binary elementwise op or comparison of the op table (wick/wick_ops.h)");
   }
   return table_binary(op, *this, other);
 }
 
-Tensor Tensor::eq(const Tensor& other) const { return table_binary(WICK_OP_EQ, *this, other); }
-Tensor Tensor::ne(const Tensor& other) const { return table_binary(WICK_OP_NE, *this, other); }
-Tensor Tensor::lt(const Tensor& other) const { return table_binary(WICK_OP_LT, *this, other); }
-Tensor Tensor::le(const Tensor& other) const { return table_binary(WICK_OP_LE, *this, other); }
-Tensor Tensor::gt(const Tensor& other) const { return table_binary(WICK_OP_GT, *this, other); }
-Tensor Tensor::ge(const Tensor& other) const { return table_binary(WICK_OP_GE, *this, other); }
+Tensor Tensor::eq(const Tensor& other) const {
+  return table_binary(WICK_OP_EQ, *this, other);
+}
+Tensor Tensor::ne(const Tensor& other) const {
+  return table_binary(WICK_OP_NE, *this, other);
+}
+Tensor Tensor::lt(const Tensor& other) const {
+  return table_binary(WICK_OP_LT, *this, other);
+}
+Tensor Tensor::le(const Tensor& other) const {
+  return table_binary(WICK_OP_LE, *this, other);
+}
+Tensor Tensor::gt(const Tensor& other) const {
+  return table_binary(WICK_OP_GT, *this, other);
+}
+Tensor Tensor::ge(const Tensor& other) const {
+  return table_binary(WICK_OP_GE, *this, other);
+}
 
-Tensor Tensor::bitwise_and(const Tensor& other) const { return table_binary(WICK_OP_BITWISE_AND, *this, other); }
-Tensor Tensor::bitwise_or(const Tensor& other) const { return table_binary(WICK_OP_BITWISE_OR, *this, other); }
-Tensor Tensor::bitwise_xor(const Tensor& other) const { return table_binary(WICK_OP_BITWISE_XOR, *this, other); }
-Tensor Tensor::shl(const Tensor& other) const { return table_binary(WICK_OP_SHL, *this, other); }
-Tensor Tensor::shr(const Tensor& other) const { return table_binary(WICK_OP_SHR, *this, other); }
+Tensor Tensor::bitwise_and(const Tensor& other) const {
+  return table_binary(WICK_OP_BITWISE_AND, *this, other);
+}
+Tensor Tensor::bitwise_or(const Tensor& other) const {
+  return table_binary(WICK_OP_BITWISE_OR, *this, other);
+}
+Tensor Tensor::bitwise_xor(const Tensor& other) const {
+  return table_binary(WICK_OP_BITWISE_XOR, *this, other);
+}
+Tensor Tensor::shl(const Tensor& other) const {
+  return table_binary(WICK_OP_SHL, *this, other);
+}
+Tensor Tensor::shr(const Tensor& other) const {
+  return table_binary(WICK_OP_SHR, *this, other);
+}
 
 // Logical ops see x != 0 (NaN is true), like a cast to bool.
 Tensor Tensor::logical_and(const Tensor& other) const {
@@ -421,24 +572,43 @@ Tensor Tensor::where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   }
   require_same_device(cond, a, "where");
   require_same_device(cond, b, "where");
-  const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
+  const Shape shape =
+      broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = empty(shape, t, cond.device());
   if (out.numel() > 0) {
     dispatch(WICK_OP_WHERE, nullptr,
-             {cond.broadcast_to(shape), a.to(t).broadcast_to(shape), b.to(t).broadcast_to(shape)}, {out});
+             {cond.broadcast_to(shape), a.to(t).broadcast_to(shape), b.to(t).broadcast_to(shape)},
+             {out});
   }
   return out;
 }
 
-// ---- scalar operators -----------------------------------------------------------------------------
+// ---- scalar operators
+// -----------------------------------------------------------------------------
 
-Tensor operator+(const Tensor& a, double b) { return a.add(scalar_operand(a, b, "add")); }
-Tensor operator-(const Tensor& a, double b) { return a.sub(scalar_operand(a, b, "sub")); }
-Tensor operator*(const Tensor& a, double b) { return a.mul(scalar_operand(a, b, "mul")); }
-Tensor operator/(const Tensor& a, double b) { return a.div(scalar_operand(a, b, "div")); }
-Tensor operator+(double a, const Tensor& b) { return scalar_operand(b, a, "add").add(b); }
-Tensor operator-(double a, const Tensor& b) { return scalar_operand(b, a, "sub").sub(b); }
-Tensor operator*(double a, const Tensor& b) { return scalar_operand(b, a, "mul").mul(b); }
-Tensor operator/(double a, const Tensor& b) { return scalar_operand(b, a, "div").div(b); }
+Tensor operator+(const Tensor& a, double b) {
+  return a.add(scalar_operand(a, b, "add"));
+}
+Tensor operator-(const Tensor& a, double b) {
+  return a.sub(scalar_operand(a, b, "sub"));
+}
+Tensor operator*(const Tensor& a, double b) {
+  return a.mul(scalar_operand(a, b, "mul"));
+}
+Tensor operator/(const Tensor& a, double b) {
+  return a.div(scalar_operand(a, b, "div"));
+}
+Tensor operator+(double a, const Tensor& b) {
+  return scalar_operand(b, a, "add").add(b);
+}
+Tensor operator-(double a, const Tensor& b) {
+  return scalar_operand(b, a, "sub").sub(b);
+}
+Tensor operator*(double a, const Tensor& b) {
+  return scalar_operand(b, a, "mul").mul(b);
+}
+Tensor operator/(double a, const Tensor& b) {
+  return scalar_operand(b, a, "div").div(b);
+}
 
 }  // namespace wick

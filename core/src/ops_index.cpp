@@ -32,11 +32,7 @@ int reduce_mode(const std::string& mode, const char* name) {
 }
 
 wick_axis_params axis_params(int axis, int flag) {
-  wick_axis_params p{};
-  p.struct_size = sizeof(p);
-  p.axis = axis;
-  p.flag = flag;
-  return p;
+  return {sizeof(wick_axis_params), axis, flag};
 }
 
 // gather and scatter: ids has x's rank and no extent larger than x's off the axis.

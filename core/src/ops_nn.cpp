@@ -41,11 +41,7 @@ bool run_on_device(wick_op_code op, const void* params, const std::vector<Tensor
 }
 
 wick_norm_params norm_params(int num_axes, double eps) {
-  wick_norm_params p{};
-  p.struct_size = sizeof(p);
-  p.num_axes = num_axes;
-  p.epsilon = eps;
-  return p;
+  return {sizeof(wick_norm_params), num_axes, eps};
 }
 
 void require_float(const Tensor& t, const char* op) {

@@ -1,9 +1,9 @@
 // N-d convolution (WICK_OP_CONV). f32 and bf16 with 1-3 spatial dims and no input dilation run
 // through oneDNN: formats chosen by oneDNN (`any`), user layouts reordered only when they differ,
 // plans and their scratch buffers cached per geometry. f16 is converted to f32 for oneDNN (2.6
-// has no f16 convolution on CPU), and so is bf16 where this CPU's oneDNN has no bf16 kernel. Everything else — f64, integers, input dilation (transposed
-// convolution), negative padding, more spatial dims — runs a reference loop that accumulates in
-// f64 or wrapping 64-bit integers.
+// has no f16 convolution on CPU), and so is bf16 where this CPU's oneDNN has no bf16 kernel.
+// Everything else — f64, integers, input dilation (transposed convolution), negative padding, more
+// spatial dims — runs a reference loop that accumulates in f64 or wrapping 64-bit integers.
 #include "nn.hpp"
 
 #include "onednn.hpp"
@@ -100,6 +100,43 @@ dnnl::memory::desc weight_desc(const wick_tensor_desc& w, int64_t groups) {
   return dnnl::memory::desc(dims, dnnl_type(w.dtype), strides);
 }
 
+// The convolution primitive in the layouts oneDNN prefers (`any`), and a reorder (with its scratch)
+// for each operand whose layout differs from the user's.
+ConvPlan make_conv_plan(const Context::Onednn& dnn, const ConvGeometry& g,
+                        const wick_tensor_desc& x, const wick_tensor_desc& w,
+                        const wick_tensor_desc& y) {
+  ConvPlan p;
+  p.src_user = dnnl_desc(x);
+  p.wei_user = weight_desc(w, g.groups);
+  p.dst_user = dnnl_desc(y);
+  auto any = [](const dnnl::memory::desc& d) {
+    return dnnl::memory::desc(d.dims(), d.data_type(), dnnl::memory::format_tag::any);
+  };
+  dnnl::memory::dims strides(g.stride.begin(), g.stride.end()), lo(g.lo.begin(), g.lo.end()),
+      hi(g.hi.begin(), g.hi.end()), dil;
+  for (int64_t d : g.dil) dil.push_back(d - 1);  // oneDNN counts the gaps
+  dnnl::convolution_forward::primitive_desc pd(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::convolution_direct, any(p.src_user),
+                                      any(p.wei_user), any(p.dst_user), strides, dil, lo, hi),
+      dnn.engine);
+  p.src = pd.src_desc();
+  p.wei = pd.weights_desc();
+  p.dst = pd.dst_desc();
+  p.conv = dnnl::convolution_forward(pd);
+  auto reorder = [&](const dnnl::memory::desc& from, const dnnl::memory::desc& to,
+                     const dnnl::memory::desc& scratch, std::optional<dnnl::reorder>& r,
+                     std::optional<dnnl::memory>& m) {
+    if (from == to) return;
+    r = dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, from, dnn.engine, to));
+    m = dnnl::memory(scratch, dnn.engine);
+  };
+  reorder(p.src_user, p.src, p.src, p.src_reorder, p.src_scratch);
+  reorder(p.wei_user, p.wei, p.wei, p.wei_reorder, p.wei_scratch);
+  reorder(p.dst, p.dst_user, p.dst, p.dst_reorder, p.dst_scratch);
+  return p;
+}
+
 void conv_onednn(Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x_in,
                  const wick_tensor_desc& w_in, const wick_tensor_desc& y_in) {
   Dense px, pw, py;
@@ -128,43 +165,7 @@ void conv_onednn(Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x_
   key_add(key, g.groups);
   for (const auto* v : {&g.stride, &g.lo, &g.hi, &g.dil})
     for (int64_t e : *v) key_add(key, e);
-  ConvPlan& plan = dnn.plan<ConvPlan>(key, [&] {
-    ConvPlan p;
-    p.src_user = dnnl_desc(*x);
-    p.wei_user = weight_desc(*w, g.groups);
-    p.dst_user = dnnl_desc(*y);
-    auto any = [](const dnnl::memory::desc& d) {
-      return dnnl::memory::desc(d.dims(), d.data_type(), dnnl::memory::format_tag::any);
-    };
-    dnnl::memory::dims strides(g.stride.begin(), g.stride.end()), lo(g.lo.begin(), g.lo.end()),
-        hi(g.hi.begin(), g.hi.end()), dil;
-    for (int64_t d : g.dil) dil.push_back(d - 1);  // oneDNN counts the gaps
-    dnnl::convolution_forward::primitive_desc pd(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                        dnnl::algorithm::convolution_direct, any(p.src_user),
-                                        any(p.wei_user), any(p.dst_user), strides, dil, lo, hi),
-        dnn.engine);
-    p.src = pd.src_desc();
-    p.wei = pd.weights_desc();
-    p.dst = pd.dst_desc();
-    p.conv = dnnl::convolution_forward(pd);
-    if (p.src != p.src_user) {
-      p.src_reorder =
-          dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.src_user, dnn.engine, p.src));
-      p.src_scratch = dnnl::memory(p.src, dnn.engine);
-    }
-    if (p.wei != p.wei_user) {
-      p.wei_reorder =
-          dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.wei_user, dnn.engine, p.wei));
-      p.wei_scratch = dnnl::memory(p.wei, dnn.engine);
-    }
-    if (p.dst != p.dst_user) {
-      p.dst_reorder =
-          dnnl::reorder(dnnl::reorder::primitive_desc(dnn.engine, p.dst, dnn.engine, p.dst_user));
-      p.dst_scratch = dnnl::memory(p.dst, dnn.engine);
-    }
-    return p;
-  });
+  ConvPlan& plan = dnn.plan<ConvPlan>(key, [&] { return make_conv_plan(dnn, g, *x, *w, *y); });
   dnnl::memory src_user(plan.src_user, dnn.engine, data_of(*x));
   dnnl::memory wei_user(plan.wei_user, dnn.engine, data_of(*w));
   dnnl::memory dst_user(plan.dst_user, dnn.engine, data_of(*y));

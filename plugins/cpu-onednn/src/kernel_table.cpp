@@ -18,7 +18,8 @@ KernelTable make_kernel_table() {
   // Unary and binary elementwise ops and comparisons: every one the op table has.
   for (const sdk::OpInfo& o : sdk::kOps) {
     if (o.kind == sdk::OpKind::UNARY) add(&unary_kernel, {o.code});
-    if (o.kind == sdk::OpKind::BINARY || o.kind == sdk::OpKind::COMPARE) add(&binary_kernel, {o.code});
+    if (o.kind == sdk::OpKind::BINARY || o.kind == sdk::OpKind::COMPARE)
+      add(&binary_kernel, {o.code});
   }
   add(&elementwise_kernel, {WICK_OP_COPY, WICK_OP_FILL, WICK_OP_CAST, WICK_OP_WHERE});
   add(&creation_kernel, {WICK_OP_IOTA, WICK_OP_RNG_UNIFORM, WICK_OP_RNG_NORMAL});

@@ -8,11 +8,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
-#include <vector>
-#include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 namespace wick::cpu {
 
@@ -62,8 +62,7 @@ template <template <int> class Family>
 Kernel kernel_of(int op) {
   switch (op) {
 #define WICK_CPU_KERNEL_CASE(NAME, ...) \
-  case WICK_OP_##NAME:                  \
-    return Family<WICK_OP_##NAME>::kernel();
+  case WICK_OP_##NAME: return Family<WICK_OP_##NAME>::kernel();
     WICK_OP_LIST(WICK_CPU_KERNEL_CASE)
 #undef WICK_CPU_KERNEL_CASE
     default: return {};
@@ -81,7 +80,9 @@ T* data_of(const wick_tensor_desc& d) {
   return reinterpret_cast<T*>(b->data + d.byte_offset);
 }
 
-inline int64_t numel_of(const wick_tensor_desc& d) { return sdk::shape_numel(d.shape, d.rank); }
+inline int64_t numel_of(const wick_tensor_desc& d) {
+  return sdk::shape_numel(d.shape, d.rank);
+}
 
 inline bool same_shape(const wick_tensor_desc& a, const wick_tensor_desc& b) {
   if (a.rank != b.rank) return false;

@@ -28,7 +28,9 @@ Context::Onednn::Onednn(int thread_count) : threads(thread_count) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   using prop = dnnl::prop_kind;
-  const auto md = [](dnnl::memory::dims dims, tag t) { return dnnl::memory::desc(dims, dt::bf16, t); };
+  const auto md = [](dnnl::memory::dims dims, tag t) {
+    return dnnl::memory::desc(dims, dt::bf16, t);
+  };
   bf16[kMatmul] = has_kernel([&] {
     return dnnl::matmul::primitive_desc(
         dnnl::matmul::desc(md({8, 8}, tag::ab), md({8, 8}, tag::ab), md({8, 8}, tag::ab)), engine);
@@ -36,9 +38,9 @@ Context::Onednn::Onednn(int thread_count) : threads(thread_count) {
   bf16[kConv] = has_kernel([&] {
     return dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(prop::forward_inference,
-                                        dnnl::algorithm::convolution_direct, md({1, 8, 8, 8}, tag::any),
-                                        md({8, 8, 3, 3}, tag::any), md({1, 8, 6, 6}, tag::any),
-                                        {1, 1}, {0, 0}, {0, 0}),
+                                        dnnl::algorithm::convolution_direct,
+                                        md({1, 8, 8, 8}, tag::any), md({8, 8, 3, 3}, tag::any),
+                                        md({1, 8, 6, 6}, tag::any), {1, 1}, {0, 0}, {0, 0}),
         engine);
   });
   bf16[kPooling] = has_kernel([&] {
@@ -56,8 +58,8 @@ Context::Onednn::Onednn(int thread_count) : threads(thread_count) {
   });
   bf16[kLayerNorm] = has_kernel([&] {
     return dnnl::layer_normalization_forward::primitive_desc(
-        dnnl::layer_normalization_forward::desc(prop::forward_inference, md({8, 64}, tag::ab), 1e-5f,
-                                                dnnl::normalization_flags::none),
+        dnnl::layer_normalization_forward::desc(prop::forward_inference, md({8, 64}, tag::ab),
+                                                1e-5f, dnnl::normalization_flags::none),
         engine);
   });
 }

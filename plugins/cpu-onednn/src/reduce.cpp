@@ -286,29 +286,23 @@ void reduce_execute(Context& ctx, const wick_op_desc& op) {
   const auto& params = *static_cast<const wick_reduce_params*>(op.params);
   if (numel_of(out) == 0) return;
   const Plan p = make_plan(in, out, reduced_axes(in, params));
-  sdk::visit_dtype(in.dtype, [&](auto in_tag) {
+  visit_accumulating<Op>(in.dtype, out.dtype, [&](auto in_tag, auto out_tag) {
     using T = typename decltype(in_tag)::type;
-    sdk::visit_dtype(out.dtype, [&](auto out_tag) {
-      using O = typename decltype(out_tag)::type;
-      using A = typename Op::template acc<T>;
-      // Only the pairs supports() accepts are instantiated.
-      if constexpr (std::is_same_v<O, T> ||
-                    (std::is_same_v<A, uint64_t> && sizeof(O) == 8 && !is_float_v<O>)) {
-        const T* src = data_of<const T>(in) + p.in_base;
-        O* dst = data_of<O>(out) + p.out_base;
-        if (numel_of(in) == 0) {  // an empty reduced axis: the identity (-inf / lowest for max)
-          Walker k(p.kept);
-          for (int64_t o = 0, n = count_of(p.kept); o < n; ++o, k.next())
-            dst[k.out] = cast_value<O>(Op::template identity<A>());
-          return;
-        }
-        const Dim& inner = p.reduced.back();
-        if (!p.kept.empty() && p.kept.back().in == 1 && inner.in != 1 && p.kept.back().n >= kLanes)
-          reduce_columns<Op>(ctx, p, src, dst);
-        else
-          reduce_per_output<Op>(ctx, p, src, dst);
-      }
-    });
+    using O = typename decltype(out_tag)::type;
+    using A = typename Op::template acc<T>;
+    const T* src = data_of<const T>(in) + p.in_base;
+    O* dst = data_of<O>(out) + p.out_base;
+    if (numel_of(in) == 0) {  // an empty reduced axis: the identity (-inf / lowest for max)
+      Walker k(p.kept);
+      for (int64_t o = 0, n = count_of(p.kept); o < n; ++o, k.next())
+        dst[k.out] = cast_value<O>(Op::template identity<A>());
+      return;
+    }
+    const Dim& inner = p.reduced.back();
+    if (!p.kept.empty() && p.kept.back().in == 1 && inner.in != 1 && p.kept.back().n >= kLanes)
+      reduce_columns<Op>(ctx, p, src, dst);
+    else
+      reduce_per_output<Op>(ctx, p, src, dst);
   });
 }
 
@@ -429,7 +423,8 @@ void arg_execute(Context& ctx, const wick_op_desc& op) {
 Kernel reduce_kernel(int op) {
   switch (op) {
     case WICK_OP_REDUCE_SUM: return {&reduce_execute<SumOp>, &reduce_supports<WICK_OP_REDUCE_SUM>};
-    case WICK_OP_REDUCE_PROD: return {&reduce_execute<ProdOp>, &reduce_supports<WICK_OP_REDUCE_PROD>};
+    case WICK_OP_REDUCE_PROD:
+      return {&reduce_execute<ProdOp>, &reduce_supports<WICK_OP_REDUCE_PROD>};
     case WICK_OP_REDUCE_MAX: return {&reduce_execute<MaxOp>, &reduce_supports<WICK_OP_REDUCE_MAX>};
     case WICK_OP_REDUCE_MIN: return {&reduce_execute<MinOp>, &reduce_supports<WICK_OP_REDUCE_MIN>};
     case WICK_OP_ARGMAX: return {&arg_execute<true>, &arg_supports};

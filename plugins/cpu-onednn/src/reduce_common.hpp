@@ -65,11 +65,10 @@ constexpr C highest_of() {
     return std::numeric_limits<C>::max();
 }
 
-// ---- the combining ops
-// ---------------------------------------------------------------------------- Each names its
-// accumulator A for input type T, its identity, how an element enters, and the combination of two
-// accumulators. Sum and product accumulate floats in f64 and integers in 64 bits computed unsigned,
-// so that overflow wraps without undefined behaviour.
+// ---- the combining ops -----------------------------------------------------------------------
+// Each names its accumulator A for input type T, its identity, how an element enters, and the
+// combination of two accumulators. Sum and product accumulate floats in f64 and integers in 64 bits
+// computed unsigned, so that overflow wraps without undefined behaviour.
 
 template <class T>
 using wide_t = std::conditional_t<is_float_v<T>, double, uint64_t>;
@@ -142,6 +141,23 @@ struct MinOp {
     return (is_nan(b) || b < a) ? b : a;
   }
 };
+
+// Calls f(type_tag<T>, type_tag<O>) with the input and output element types of an accumulating op
+// (reductions and scans): O is T, or, for an integer accumulator, the 64-bit integer output that
+// widening gives. Only those pairs are instantiated; supports() accepts no others.
+template <class Op, class F>
+void visit_accumulating(wick_dtype in, wick_dtype out, F&& f) {
+  sdk::visit_dtype(in, [&](auto in_tag) {
+    using T = typename decltype(in_tag)::type;
+    sdk::visit_dtype(out, [&](auto out_tag) {
+      using O = typename decltype(out_tag)::type;
+      using A = typename Op::template acc<T>;
+      if constexpr (std::is_same_v<O, T> ||
+                    (std::is_same_v<A, uint64_t> && sizeof(O) == 8 && !is_float_v<O>))
+        f(in_tag, out_tag);
+    });
+  });
+}
 
 // ---- strided geometry ---------------------------------------------------------------------------
 

@@ -124,20 +124,13 @@ void scan_execute(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
   const auto& p = *static_cast<const wick_axis_params*>(op.params);
   if (numel_of(out) == 0) return;
-  sdk::visit_dtype(in.dtype, [&](auto in_tag) {
+  visit_accumulating<Op>(in.dtype, out.dtype, [&](auto in_tag, auto out_tag) {
     using T = typename decltype(in_tag)::type;
-    sdk::visit_dtype(out.dtype, [&](auto out_tag) {
-      using O = typename decltype(out_tag)::type;
-      using A = typename Op::template acc<T>;
-      // Only the pairs supports() accepts are instantiated.
-      if constexpr (std::is_same_v<O, T> ||
-                    (std::is_same_v<A, uint64_t> && sizeof(O) == 8 && !is_float_v<O>)) {
-        if (p.flag & 2)
-          scan_typed<Op, true, T, O>(ctx, in, out, p.axis, (p.flag & 1) != 0);
-        else
-          scan_typed<Op, false, T, O>(ctx, in, out, p.axis, (p.flag & 1) != 0);
-      }
-    });
+    using O = typename decltype(out_tag)::type;
+    if (p.flag & 2)
+      scan_typed<Op, true, T, O>(ctx, in, out, p.axis, (p.flag & 1) != 0);
+    else
+      scan_typed<Op, false, T, O>(ctx, in, out, p.axis, (p.flag & 1) != 0);
   });
 }
 

@@ -26,11 +26,7 @@
 
 namespace wick::cuda {
 
-using sdk::check_elementwise_geometry;
-using sdk::fill_pattern;
 using sdk::kMaxOperands;
-using sdk::kMaxRank;
-using sdk::make_strided_args;
 using sdk::StridedArgs;
 
 namespace {
@@ -41,7 +37,9 @@ std::string cuda_version_text(int version) {
 }
 
 // The runtime this plugin carries (linked statically), for messages.
-std::string runtime_version() { return cuda_version_text(CUDART_VERSION); }
+std::string runtime_version() {
+  return cuda_version_text(CUDART_VERSION);
+}
 
 struct CudaDevice final : wick_device {
   int ordinal = 0;
@@ -91,7 +89,8 @@ const CudaBuffer& as_buffer(const wick_buffer* buffer) {
 std::string unavailable_reason(cudaError_t status) {
   const std::string what = "cudaGetDeviceCount failed with " + describe_cuda_error(status);
   if (status == cudaErrorInsufficientDriver)
-    return "no NVIDIA driver (or one older than this plugin's CUDA runtime " + runtime_version() + "): " + what;
+    return "no NVIDIA driver (or one older than this plugin's CUDA runtime " + runtime_version() +
+           "): " + what;
   if (status == cudaErrorNoDevice) return "no CUDA device: " + what;
   return "CUDA unavailable: " + what;
 }
@@ -113,12 +112,13 @@ std::unique_ptr<CudaDevice> open_device(int ordinal) {
   dev->capabilities = WICK_DEVICE_CAP_BUFFER_COPY | WICK_DEVICE_CAP_ASYNC | WICK_DEVICE_CAP_F64 |
                       (cc >= 53 ? WICK_DEVICE_CAP_F16 : 0) | (cc >= 80 ? WICK_DEVICE_CAP_BF16 : 0);
   // Non-blocking: our stream must not serialise with the legacy default stream of other code.
-  cuda_check(cudaStreamCreateWithFlags(&dev->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags",
-             dev->label);
+  cuda_check(cudaStreamCreateWithFlags(&dev->stream, cudaStreamNonBlocking),
+             "cudaStreamCreateWithFlags", dev->label);
   return dev;
 }
 
-// ----- the kernel table -----------------------------------------------------------------------------
+// ----- the kernel table
+// -----------------------------------------------------------------------------
 
 // The operands' device pointers, output first; each buffer must belong to this device.
 std::array<void*, kMaxOperands> operand_data(const CudaDevice& dev, const wick_op_desc& op) {
@@ -126,7 +126,8 @@ std::array<void*, kMaxOperands> operand_data(const CudaDevice& dev, const wick_o
   for (size_t k = 0; k <= op.num_inputs; ++k) {
     const wick_buffer* b = k == 0 ? op.outputs[0].buffer : op.inputs[k - 1].buffer;
     if (b->device != &dev)
-      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "an operand's buffer belongs to another device than " + dev.label);
+      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                       "an operand's buffer belongs to another device than " + dev.label);
     data[k] = as_buffer(b).data;
   }
   return data;
@@ -135,7 +136,7 @@ std::array<void*, kMaxOperands> operand_data(const CudaDevice& dev, const wick_o
 // Launches one of cuda_kernels.cu's kernels over the op's elements (nothing for an empty output).
 template <class Launch>
 void run_kernel(const CudaDevice& dev, const wick_op_desc& op, const char* what, Launch&& launch) {
-  const StridedArgs geometry = make_strided_args(op);
+  const StridedArgs geometry = sdk::make_strided_args(op);
   if (geometry.numel == 0) return;
   const auto data = operand_data(dev, op);
   dev.activate();
@@ -150,7 +151,7 @@ void run_copy(CudaDevice& dev, const wick_op_desc& op) {
 
 void run_fill(CudaDevice& dev, const wick_op_desc& op) {
   const wick_dtype t = op.outputs[0].dtype;
-  const auto pattern = fill_pattern(t, *static_cast<const wick_fill_params*>(op.params));
+  const auto pattern = sdk::fill_pattern(t, *static_cast<const wick_fill_params*>(op.params));
   run_kernel(dev, op, "fill kernel launch", [&](const auto& data, const StridedArgs& g) {
     return launch_fill(sdk::dtype_size(t), data[0], pattern.data(), g, dev.stream);
   });
@@ -164,7 +165,7 @@ void run_add(CudaDevice& dev, const wick_op_desc& op) {
 
 template <size_t Inputs>
 wick_support check_geometry(const wick_op_desc& op) {
-  return check_elementwise_geometry(op, Inputs).support;
+  return sdk::check_elementwise_geometry(op, Inputs).support;
 }
 
 // Every kernel of the plugin, one row per op (cuda_kernels.cu has them).
@@ -173,7 +174,8 @@ const sdk::KernelTable<CudaDevice>& kernel_table() {
     using sdk::dtype_bit;
     sdk::KernelTable<CudaDevice> t;
     const sdk::DTypeSet all = sdk::dtypes_of(sdk::DTypeClass::ANY);
-    const sdk::DTypeSet add = sdk::kFloatDTypes | dtype_bit(WICK_DTYPE_I32) | dtype_bit(WICK_DTYPE_I64);
+    const sdk::DTypeSet add =
+        sdk::kFloatDTypes | dtype_bit(WICK_DTYPE_I32) | dtype_bit(WICK_DTYPE_I64);
     t.add({WICK_OP_COPY, all, &run_copy, &check_geometry<1>});
     t.add({WICK_OP_FILL, all, &run_fill, &check_geometry<0>});
     t.add({WICK_OP_ADD, add, &run_add, &check_geometry<2>});
@@ -202,9 +204,11 @@ class CudaPlugin final : public sdk::Plugin {
     sdk::InitResult result;
     for (const auto& dev : devices_) result.devices.push_back(dev.get());
     int driver = 0;
-    result.message = "CUDA runtime " + runtime_version() +
-                     (cudaDriverGetVersion(&driver) == cudaSuccess ? ", driver " + cuda_version_text(driver) : "") +
-                     notes;
+    result.message =
+        "CUDA runtime " + runtime_version() +
+        (cudaDriverGetVersion(&driver) == cudaSuccess ? ", driver " + cuda_version_text(driver)
+                                                      : "") +
+        notes;
     return result;
   }
 
@@ -242,7 +246,8 @@ class CudaPlugin final : public sdk::Plugin {
     buffer->device = &dev;
     buffer->size = size_bytes;
     // An empty buffer still gets a real (unreachable) byte so that every buffer has an address.
-    cuda_check(cudaMalloc(&buffer->data, std::max<uint64_t>(size_bytes, 1)), "cudaMalloc", dev.label);
+    cuda_check(cudaMalloc(&buffer->data, std::max<uint64_t>(size_bytes, 1)), "cudaMalloc",
+               dev.label);
     return buffer.release();
   }
 
@@ -280,14 +285,15 @@ class CudaPlugin final : public sdk::Plugin {
       dst_dev.sync();
       dev.activate();
       dev.sync();
-      cuda_check(cudaMemcpyPeerAsync(to.bytes(dst_offset), dst_dev.ordinal, from.bytes(src_offset), dev.ordinal,
-                                     size, dev.stream),
+      cuda_check(cudaMemcpyPeerAsync(to.bytes(dst_offset), dst_dev.ordinal, from.bytes(src_offset),
+                                     dev.ordinal, size, dev.stream),
                  "cudaMemcpyPeerAsync", dev.label);
       dev.sync();
       return;
     }
     dev.activate();
-    const bool overlap = &from == &to && src_offset < dst_offset + size && dst_offset < src_offset + size;
+    const bool overlap =
+        &from == &to && src_offset < dst_offset + size && dst_offset < src_offset + size;
     if (!overlap) {
       enqueue_copy(dev, to.bytes(dst_offset), from.bytes(src_offset), size);
       return;
@@ -309,8 +315,9 @@ class CudaPlugin final : public sdk::Plugin {
     if (const wick_support s = kernel_table().supports(op); s != WICK_SUPPORT_YES) {
       const bool unsupported = s == WICK_SUPPORT_NO_OP || s == WICK_SUPPORT_NO_DTYPE;
       throw sdk::Error(unsupported ? WICK_STATUS_UNSUPPORTED : WICK_STATUS_INVALID_ARGUMENT,
-                       std::string(sdk::op_name(op.op)) + " with these dtypes, shapes or params is not supported on " +
-                           dev.label + " (supports() says so)");
+                       std::string(sdk::op_name(op.op)) +
+                           " with these dtypes, shapes or params is not supported on " + dev.label +
+                           " (supports() says so)");
     }
     kernel_table().execute(dev, op);
   }

@@ -2,9 +2,9 @@
 //
 // One context and one in-order queue per device. All kernels live in one program per device,
 // built on the first op that needs it and kept for the process lifetime (PoCL takes seconds to
-// compile). The ops and dtypes it runs are the rows of kernel_source.cpp, answered by a kernel table
-// per device (f64 only where cl_khr_fp64 is present); anything else is answered "unsupported" so
-// the host falls back.
+// compile). The ops and dtypes it runs are the rows of kernel_source.cpp, answered by a kernel
+// table per device (f64 only where cl_khr_fp64 is present); anything else is answered "unsupported"
+// so the host falls back.
 #include "cl_error.hpp"
 #include "cl_handle.hpp"
 #include "kernel_source.hpp"
@@ -109,13 +109,15 @@ std::string info_string(Getter get, const char* what, const std::string& where) 
 }
 
 std::string device_string(cl_device_id id, cl_device_info param, const std::string& where) {
-  return info_string([&](size_t n, void* v, size_t* r) { return clGetDeviceInfo(id, param, n, v, r); },
-                     "clGetDeviceInfo", where);
+  return info_string(
+      [&](size_t n, void* v, size_t* r) { return clGetDeviceInfo(id, param, n, v, r); },
+      "clGetDeviceInfo", where);
 }
 
 std::string platform_string(cl_platform_id id, cl_platform_info param) {
-  return info_string([&](size_t n, void* v, size_t* r) { return clGetPlatformInfo(id, param, n, v, r); },
-                     "clGetPlatformInfo", "an OpenCL platform");
+  return info_string(
+      [&](size_t n, void* v, size_t* r) { return clGetPlatformInfo(id, param, n, v, r); },
+      "clGetPlatformInfo", "an OpenCL platform");
 }
 
 bool has_extension(const std::string& extensions, const std::string& name) {
@@ -136,15 +138,17 @@ cl_device_type parse_device_type(const std::string& text) {
   if (text == "gpu") return CL_DEVICE_TYPE_GPU;
   if (text == "cpu") return CL_DEVICE_TYPE_CPU;
   if (text == "accelerator") return CL_DEVICE_TYPE_ACCELERATOR;
-  throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
-                   "option 'device_type' must be one of \"all\", \"gpu\", \"cpu\", \"accelerator\" (got \"" +
-                       text + "\")");
+  throw sdk::Error(
+      WICK_STATUS_INVALID_ARGUMENT,
+      "option 'device_type' must be one of \"all\", \"gpu\", \"cpu\", \"accelerator\" (got \"" +
+          text + "\")");
 }
 
 sdk::KernelTable<OpenClDevice> make_kernel_table(bool has_fp64);  // below, with the kernels
 
 std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id id,
-                                          const std::string& platform_name, const std::string& build_options) {
+                                          const std::string& platform_name,
+                                          const std::string& build_options) {
   auto dev = std::make_unique<OpenClDevice>();
   dev->id = id;
   dev->build_options = build_options;
@@ -152,9 +156,12 @@ std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id 
   const std::string& where = dev->name;
   dev->vendor = device_string(id, CL_DEVICE_VENDOR, where);
   dev->kind = kind_of(device_info<cl_device_type>(id, CL_DEVICE_TYPE, "clGetDeviceInfo", where));
-  dev->memory_bytes = device_info<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE, "clGetDeviceInfo", where);
-  dev->max_allocation = device_info<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, "clGetDeviceInfo", where);
-  dev->compute_units = device_info<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS, "clGetDeviceInfo", where);
+  dev->memory_bytes =
+      device_info<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE, "clGetDeviceInfo", where);
+  dev->max_allocation =
+      device_info<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, "clGetDeviceInfo", where);
+  dev->compute_units =
+      device_info<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS, "clGetDeviceInfo", where);
   const std::string extensions = device_string(id, CL_DEVICE_EXTENSIONS, where);
   dev->has_fp64 = has_extension(extensions, "cl_khr_fp64");
   // Execute only enqueues, so ops are asynchronous; fp16 is reported, though ADD does not use it.
@@ -173,7 +180,8 @@ std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id 
   return dev;
 }
 
-// ----- the program --------------------------------------------------------------------------------
+// ----- the program
+// --------------------------------------------------------------------------------
 
 std::string build_log(const OpenClDevice& dev) {
   try {
@@ -190,7 +198,8 @@ std::string build_log(const OpenClDevice& dev) {
 void build_program(OpenClDevice& dev) {
   const char* source = kKernelSource;
   cl_int status = CL_SUCCESS;
-  dev.program = ClProgram(clCreateProgramWithSource(dev.context.get(), 1, &source, nullptr, &status));
+  dev.program =
+      ClProgram(clCreateProgramWithSource(dev.context.get(), 1, &source, nullptr, &status));
   cl_check(status, "clCreateProgramWithSource", dev.name);
   const std::string options = "-DWICK_MAX_RANK=" + std::to_string(kMaxRank) +
                               (dev.build_options.empty() ? "" : " " + dev.build_options);
@@ -201,19 +210,23 @@ void build_program(OpenClDevice& dev) {
   }
 
   cl_uint count = 0;
-  cl_check(clCreateKernelsInProgram(dev.program.get(), 0, nullptr, &count), "clCreateKernelsInProgram", dev.name);
+  cl_check(clCreateKernelsInProgram(dev.program.get(), 0, nullptr, &count),
+           "clCreateKernelsInProgram", dev.name);
   std::vector<cl_kernel> raw(count);
-  cl_check(clCreateKernelsInProgram(dev.program.get(), count, raw.data(), nullptr), "clCreateKernelsInProgram",
-           dev.name);
+  cl_check(clCreateKernelsInProgram(dev.program.get(), count, raw.data(), nullptr),
+           "clCreateKernelsInProgram", dev.name);
   std::vector<Kernel> kernels;
-  for (cl_kernel k : raw) kernels.push_back(Kernel{ClKernel(k)});  // owned before anything can throw
+  for (cl_kernel k : raw)
+    kernels.push_back(Kernel{ClKernel(k)});  // owned before anything can throw
   for (Kernel& k : kernels) {
     const std::string name = info_string(
-        [&](size_t n, void* v, size_t* r) { return clGetKernelInfo(k.handle.get(), CL_KERNEL_FUNCTION_NAME, n, v, r); },
+        [&](size_t n, void* v, size_t* r) {
+          return clGetKernelInfo(k.handle.get(), CL_KERNEL_FUNCTION_NAME, n, v, r);
+        },
         "clGetKernelInfo", dev.name);
     size_t max_local = 1;
-    cl_check(clGetKernelWorkGroupInfo(k.handle.get(), dev.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_local),
-                                      &max_local, nullptr),
+    cl_check(clGetKernelWorkGroupInfo(k.handle.get(), dev.id, CL_KERNEL_WORK_GROUP_SIZE,
+                                      sizeof(max_local), &max_local, nullptr),
              "clGetKernelWorkGroupInfo", dev.name);
     k.local_size = std::max<size_t>(1, std::min(kPreferredLocalSize, max_local));
     dev.kernels.emplace(name, std::move(k));
@@ -235,11 +248,13 @@ const Kernel& find_kernel(OpenClDevice& dev, const std::string& name) {
   }
   auto it = dev.kernels.find(name);
   if (it == dev.kernels.end())
-    throw sdk::Error(WICK_STATUS_INTERNAL, "kernel " + name + " is missing from the program on " + dev.name);
+    throw sdk::Error(WICK_STATUS_INTERNAL,
+                     "kernel " + name + " is missing from the program on " + dev.name);
   return it->second;
 }
 
-// ----- launching ------------------------------------------------------------------------------------
+// ----- launching
+// ------------------------------------------------------------------------------------
 
 // One kernel argument: its size and the address of its value (a cl_mem, a scalar, ...).
 struct KernelArg {
@@ -255,14 +270,16 @@ void launch(OpenClDevice& dev, const std::string& name, std::initializer_list<Ke
   // device has its own kernels, so setting them here does not race.
   cl_uint index = 0;
   for (const KernelArg& a : arguments) {
-    cl_check(clSetKernelArg(kernel.handle.get(), index++, a.size, a.value), "clSetKernelArg", dev.name);
+    cl_check(clSetKernelArg(kernel.handle.get(), index++, a.size, a.value), "clSetKernelArg",
+             dev.name);
   }
-  cl_check(clSetKernelArg(kernel.handle.get(), index, sizeof(geometry), &geometry), "clSetKernelArg", dev.name);
+  cl_check(clSetKernelArg(kernel.handle.get(), index, sizeof(geometry), &geometry),
+           "clSetKernelArg", dev.name);
   const size_t wanted = std::min(static_cast<size_t>(geometry.numel), kMaxGlobalSize);
   const size_t local = kernel.local_size;
   const size_t global = (wanted + local - 1) / local * local;
-  cl_check(clEnqueueNDRangeKernel(dev.queue.get(), kernel.handle.get(), 1, nullptr, &global, &local, 0, nullptr,
-                                  nullptr),
+  cl_check(clEnqueueNDRangeKernel(dev.queue.get(), kernel.handle.get(), 1, nullptr, &global, &local,
+                                  0, nullptr, nullptr),
            ("clEnqueueNDRangeKernel(" + name + ")").c_str(), dev.name);
 }
 
@@ -277,7 +294,8 @@ const char* bits_suffix(size_t element_size) {
 }
 
 // Matmul operands [..., M, K] x [..., K, N] -> [..., M, N], seen as elementwise over the output:
-// lhs with its K axis replaced by a stride-0 N axis, rhs with a stride-0 M axis (see DEFINE_MATMUL).
+// lhs with its K axis replaced by a stride-0 N axis, rhs with a stride-0 M axis (see
+// DEFINE_MATMUL).
 struct MatmulViews {
   std::vector<int64_t> lhs_strides, rhs_strides;
   wick_tensor_desc inputs[2];
@@ -289,12 +307,14 @@ struct MatmulViews {
 // broadcast by the host, inner extents that agree.
 wick_support check_matmul(const wick_op_desc& op) {
   const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &c = op.outputs[0];
-  if (a.dtype != c.dtype || b.dtype != c.dtype || c.rank < 2 || a.rank != c.rank || b.rank != c.rank)
+  if (a.dtype != c.dtype || b.dtype != c.dtype || c.rank < 2 || a.rank != c.rank ||
+      b.rank != c.rank)
     return WICK_SUPPORT_NO_PARAMS;
   const int r = c.rank;
   for (int d = 0; d < r - 2; ++d)
     if (a.shape[d] != c.shape[d] || b.shape[d] != c.shape[d]) return WICK_SUPPORT_NO_PARAMS;
-  if (a.shape[r - 2] != c.shape[r - 2] || b.shape[r - 1] != c.shape[r - 1] || a.shape[r - 1] != b.shape[r - 2])
+  if (a.shape[r - 2] != c.shape[r - 2] || b.shape[r - 1] != c.shape[r - 1] ||
+      a.shape[r - 1] != b.shape[r - 2])
     return WICK_SUPPORT_NO_PARAMS;
   return WICK_SUPPORT_YES;
 }
@@ -321,7 +341,8 @@ MatmulViews matmul_views(const wick_op_desc& op) {
   return v;
 }
 
-// ----- the kernel table -----------------------------------------------------------------------------
+// ----- the kernel table
+// -----------------------------------------------------------------------------
 
 template <size_t Inputs>
 wick_support check_geometry(const wick_op_desc& op) {
@@ -334,7 +355,8 @@ std::array<cl_mem, kMaxOperands> operand_mems(const OpenClDevice& dev, const wic
   for (size_t k = 0; k <= op.num_inputs; ++k) {
     const wick_buffer* b = k == 0 ? op.outputs[0].buffer : op.inputs[k - 1].buffer;
     if (b->device != &dev)
-      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "an operand's buffer belongs to another device than " + dev.name);
+      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                       "an operand's buffer belongs to another device than " + dev.name);
     mems[k] = as_buffer(b).mem.get();
   }
   return mems;
@@ -347,11 +369,14 @@ void run_copy_or_fill(OpenClDevice& dev, const wick_op_desc& op) {
   const size_t element_size = sdk::dtype_size(op.outputs[0].dtype);
   const KernelArg out{sizeof(cl_mem), &mems[0]};
   if (op.op == WICK_OP_COPY) {
-    launch(dev, std::string("copy_") + bits_suffix(element_size), {out, {sizeof(cl_mem), &mems[1]}}, geometry);
+    launch(dev, std::string("copy_") + bits_suffix(element_size), {out, {sizeof(cl_mem), &mems[1]}},
+           geometry);
     return;
   }
-  const auto pattern = fill_pattern(op.outputs[0].dtype, *static_cast<const wick_fill_params*>(op.params));
-  launch(dev, std::string("fill_") + bits_suffix(element_size), {out, {element_size, pattern.data()}}, geometry);
+  const auto pattern =
+      fill_pattern(op.outputs[0].dtype, *static_cast<const wick_fill_params*>(op.params));
+  launch(dev, std::string("fill_") + bits_suffix(element_size),
+         {out, {element_size, pattern.data()}}, geometry);
 }
 
 // Unary and binary ops: the kernel named <op>_<dtype> (kernel_source.cpp).
@@ -359,9 +384,14 @@ void run_elementwise(OpenClDevice& dev, const wick_op_desc& op) {
   const StridedArgs geometry = make_strided_args(op);
   if (geometry.numel == 0) return;
   const auto mems = operand_mems(dev, op);
-  const std::string kernel = std::string(sdk::op_name(op.op)) + "_" + sdk::dtype_name(op.outputs[0].dtype);
-  if (op.num_inputs == 1) launch(dev, kernel, {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}}, geometry);
-  else launch(dev, kernel, {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]}}, geometry);
+  const std::string kernel =
+      std::string(sdk::op_name(op.op)) + "_" + sdk::dtype_name(op.outputs[0].dtype);
+  if (op.num_inputs == 1)
+    launch(dev, kernel, {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}}, geometry);
+  else
+    launch(dev, kernel,
+           {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]}},
+           geometry);
 }
 
 void run_matmul(OpenClDevice& dev, const wick_op_desc& op) {
@@ -374,8 +404,8 @@ void run_matmul(OpenClDevice& dev, const wick_op_desc& op) {
     const size_t element_size = sdk::dtype_size(op.outputs[0].dtype);
     const uint64_t zero = 0;
     cl_mem out = as_buffer(op.outputs[0].buffer).mem.get();
-    launch(dev, std::string("fill_") + bits_suffix(element_size), {{sizeof(cl_mem), &out}, {element_size, &zero}},
-           zeros);
+    launch(dev, std::string("fill_") + bits_suffix(element_size),
+           {{sizeof(cl_mem), &out}, {element_size, &zero}}, zeros);
     return;
   }
   const StridedArgs geometry = make_strided_args(v.op);
@@ -384,8 +414,12 @@ void run_matmul(OpenClDevice& dev, const wick_op_desc& op) {
   // The real operands must lie inside their buffers.
   (void)make_strided_args(op);
   launch(dev, std::string("matmul_") + sdk::dtype_name(op.outputs[0].dtype),
-         {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]},
-          {sizeof(int64_t), &v.k_extent}, {sizeof(int64_t), &v.lhs_k}, {sizeof(int64_t), &v.rhs_k}},
+         {{sizeof(cl_mem), &mems[0]},
+          {sizeof(cl_mem), &mems[1]},
+          {sizeof(cl_mem), &mems[2]},
+          {sizeof(int64_t), &v.k_extent},
+          {sizeof(int64_t), &v.lhs_k},
+          {sizeof(int64_t), &v.rhs_k}},
          geometry);
 }
 
@@ -395,12 +429,18 @@ sdk::KernelTable<OpenClDevice> make_kernel_table(bool has_fp64) {
   sdk::KernelTable<OpenClDevice> table;
   for (size_t i = 0; i < kKernelRowCount; ++i) {
     const KernelRow& row = kKernelRows[i];
-    const sdk::DTypeSet dtypes = has_fp64 ? row.dtypes : row.dtypes & ~sdk::dtype_bit(WICK_DTYPE_F64);
-    if (row.op == WICK_OP_COPY) table.add({row.op, dtypes, &run_copy_or_fill, &check_geometry<1>});
-    else if (row.op == WICK_OP_FILL) table.add({row.op, dtypes, &run_copy_or_fill, &check_geometry<0>});
-    else if (row.op == WICK_OP_MATMUL) table.add({row.op, dtypes, &run_matmul, &check_matmul});
-    else if (sdk::op_info(row.op)->min_inputs == 1) table.add({row.op, dtypes, &run_elementwise, &check_geometry<1>});
-    else table.add({row.op, dtypes, &run_elementwise, &check_geometry<2>});
+    const sdk::DTypeSet dtypes =
+        has_fp64 ? row.dtypes : row.dtypes & ~sdk::dtype_bit(WICK_DTYPE_F64);
+    if (row.op == WICK_OP_COPY)
+      table.add({row.op, dtypes, &run_copy_or_fill, &check_geometry<1>});
+    else if (row.op == WICK_OP_FILL)
+      table.add({row.op, dtypes, &run_copy_or_fill, &check_geometry<0>});
+    else if (row.op == WICK_OP_MATMUL)
+      table.add({row.op, dtypes, &run_matmul, &check_matmul});
+    else if (sdk::op_info(row.op)->min_inputs == 1)
+      table.add({row.op, dtypes, &run_elementwise, &check_geometry<1>});
+    else
+      table.add({row.op, dtypes, &run_elementwise, &check_geometry<2>});
   }
   return table;
 }
@@ -417,17 +457,21 @@ class OpenClPlugin final : public sdk::Plugin {
     // The ICD loader answers CL_PLATFORM_NOT_FOUND_KHR (-1001) when no vendor driver is installed.
     constexpr cl_int kPlatformNotFound = -1001;
     if (status == kPlatformNotFound || (status == CL_SUCCESS && platform_count == 0)) {
-      const std::string cause = status == CL_SUCCESS ? "clGetPlatformIDs found 0 platforms"
-                                                     : "clGetPlatformIDs returned CL_PLATFORM_NOT_FOUND_KHR (-1001)";
-      return {{}, "no OpenCL platform (ICD loader found no vendor: " + cause +
-                      "; install a vendor driver such as pocl-opencl-icd, see /etc/OpenCL/vendors)"};
+      const std::string cause = status == CL_SUCCESS
+                                    ? "clGetPlatformIDs found 0 platforms"
+                                    : "clGetPlatformIDs returned CL_PLATFORM_NOT_FOUND_KHR (-1001)";
+      return {{},
+              "no OpenCL platform (ICD loader found no vendor: " + cause +
+                  "; install a vendor driver such as pocl-opencl-icd, see /etc/OpenCL/vendors)"};
     }
     if (status != CL_SUCCESS) {
-      return {{}, std::string("no OpenCL platform: clGetPlatformIDs failed: ") + cl_error_name(status) + " (" +
-                      std::to_string(status) + ")"};
+      return {{},
+              std::string("no OpenCL platform: clGetPlatformIDs failed: ") + cl_error_name(status) +
+                  " (" + std::to_string(status) + ")"};
     }
     std::vector<cl_platform_id> platforms(platform_count);
-    cl_check(clGetPlatformIDs(platform_count, platforms.data(), nullptr), "clGetPlatformIDs", "the ICD loader");
+    cl_check(clGetPlatformIDs(platform_count, platforms.data(), nullptr), "clGetPlatformIDs",
+             "the ICD loader");
 
     // A broken platform or device is skipped and named in the message; the others still serve.
     std::string notes;
@@ -442,7 +486,8 @@ class OpenClPlugin final : public sdk::Plugin {
         if (found == CL_DEVICE_NOT_FOUND || count == 0) continue;
         cl_check(found, "clGetDeviceIDs", platform_name);
         std::vector<cl_device_id> ids(count);
-        cl_check(clGetDeviceIDs(platform, wanted, count, ids.data(), nullptr), "clGetDeviceIDs", platform_name);
+        cl_check(clGetDeviceIDs(platform, wanted, count, ids.data(), nullptr), "clGetDeviceIDs",
+                 platform_name);
         for (cl_device_id id : ids) {
           try {
             devices_.push_back(open_device(platform, id, platform_name, build_options));
@@ -459,7 +504,8 @@ class OpenClPlugin final : public sdk::Plugin {
     for (const auto& dev : devices_) result.devices.push_back(dev.get());
     if (devices_.empty()) {
       result.message = "no OpenCL device of type \"" + device_type + "\" on " +
-                       std::to_string(platform_count) + " platform(s) (" + platform_names + ")" + notes;
+                       std::to_string(platform_count) + " platform(s) (" + platform_names + ")" +
+                       notes;
     } else {
       result.message = "OpenCL platform(s): " + platform_names + notes;
     }
@@ -487,33 +533,40 @@ class OpenClPlugin final : public sdk::Plugin {
     OpenClDevice& dev = as_device(device);
     if (size_bytes > dev.max_allocation)
       throw sdk::Error(WICK_STATUS_OUT_OF_MEMORY,
-                       "buffer of " + std::to_string(size_bytes) + " bytes exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                       "buffer of " + std::to_string(size_bytes) +
+                           " bytes exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
                            std::to_string(dev.max_allocation) + " bytes) on " + dev.name);
     auto buffer = std::make_unique<OpenClBuffer>();
     buffer->device = &dev;
     buffer->size = size_bytes;
     // OpenCL refuses empty buffers; an empty one holds a byte nobody can reach.
     cl_int status = CL_SUCCESS;
-    buffer->mem = ClMem(
-        clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE, std::max<uint64_t>(size_bytes, 1), nullptr, &status));
+    buffer->mem = ClMem(clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE,
+                                       std::max<uint64_t>(size_bytes, 1), nullptr, &status));
     cl_check(status, "clCreateBuffer", dev.name);
     return buffer.release();
   }
 
   void write(wick_buffer* dst, uint64_t offset, const void* src, uint64_t size) override {
-    if (size == 0) return;
-    const OpenClBuffer& buffer = as_buffer(dst);
-    OpenClDevice& dev = as_device(buffer.device);
-    cl_check(clEnqueueWriteBuffer(dev.queue.get(), buffer.mem.get(), CL_TRUE, offset, size, src, 0, nullptr, nullptr),
-             "clEnqueueWriteBuffer", dev.name);
+    transfer(
+        dst,
+        [&](const OpenClBuffer& b, cl_command_queue q) {
+          return std::pair{
+              clEnqueueWriteBuffer(q, b.mem.get(), CL_TRUE, offset, size, src, 0, nullptr, nullptr),
+              "clEnqueueWriteBuffer"};
+        },
+        size);
   }
 
   void read(const wick_buffer* src, uint64_t offset, void* dst, uint64_t size) override {
-    if (size == 0) return;
-    const OpenClBuffer& buffer = as_buffer(src);
-    OpenClDevice& dev = as_device(buffer.device);
-    cl_check(clEnqueueReadBuffer(dev.queue.get(), buffer.mem.get(), CL_TRUE, offset, size, dst, 0, nullptr, nullptr),
-             "clEnqueueReadBuffer", dev.name);
+    transfer(
+        src,
+        [&](const OpenClBuffer& b, cl_command_queue q) {
+          return std::pair{
+              clEnqueueReadBuffer(q, b.mem.get(), CL_TRUE, offset, size, dst, 0, nullptr, nullptr),
+              "clEnqueueReadBuffer"};
+        },
+        size);
   }
 
   void copy(const wick_buffer* src, uint64_t src_offset, wick_buffer* dst, uint64_t dst_offset,
@@ -529,7 +582,8 @@ class OpenClPlugin final : public sdk::Plugin {
       write(dst, dst_offset, staging.data(), size);
       return;
     }
-    const bool overlap = &from == &to && src_offset < dst_offset + size && dst_offset < src_offset + size;
+    const bool overlap =
+        &from == &to && src_offset < dst_offset + size && dst_offset < src_offset + size;
     if (!overlap) {
       enqueue_copy(dev, from.mem.get(), src_offset, to.mem.get(), dst_offset, size);
       return;
@@ -551,16 +605,29 @@ class OpenClPlugin final : public sdk::Plugin {
     if (const wick_support s = dev.table.supports(op); s != WICK_SUPPORT_YES) {
       const bool unsupported = s == WICK_SUPPORT_NO_OP || s == WICK_SUPPORT_NO_DTYPE;
       throw sdk::Error(unsupported ? WICK_STATUS_UNSUPPORTED : WICK_STATUS_INVALID_ARGUMENT,
-                       std::string(sdk::op_name(op.op)) + " with these dtypes, shapes or params is not supported on " +
-                           dev.name + " (supports() says so)");
+                       std::string(sdk::op_name(op.op)) +
+                           " with these dtypes, shapes or params is not supported on " + dev.name +
+                           " (supports() says so)");
     }
     dev.table.execute(dev, op);
   }
 
  private:
-  static void enqueue_copy(OpenClDevice& dev, cl_mem from, uint64_t from_offset, cl_mem to, uint64_t to_offset,
-                           uint64_t size) {
-    cl_check(clEnqueueCopyBuffer(dev.queue.get(), from, to, from_offset, to_offset, size, 0, nullptr, nullptr),
+  // A blocking host transfer on the buffer's device queue: enqueue(buffer, queue) -> (status,
+  // what).
+  template <class Enqueue>
+  static void transfer(const wick_buffer* buffer, Enqueue&& enqueue, uint64_t size) {
+    if (size == 0) return;
+    const OpenClBuffer& b = as_buffer(buffer);
+    OpenClDevice& dev = as_device(b.device);
+    const auto [status, what] = enqueue(b, dev.queue.get());
+    cl_check(status, what, dev.name);
+  }
+
+  static void enqueue_copy(OpenClDevice& dev, cl_mem from, uint64_t from_offset, cl_mem to,
+                           uint64_t to_offset, uint64_t size) {
+    cl_check(clEnqueueCopyBuffer(dev.queue.get(), from, to, from_offset, to_offset, size, 0,
+                                 nullptr, nullptr),
              "clEnqueueCopyBuffer", dev.name);
   }
 

@@ -29,7 +29,7 @@ struct KernelRow {
   using Check = wick_support (*)(const wick_op_desc& op);
 
   wick_op_code op;
-  DTypeSet dtypes;         // the op dtypes this kernel runs (a subset of the table's class)
+  DTypeSet dtypes;  // the op dtypes this kernel runs (a subset of the table's class)
   Run run;
   Check check = nullptr;  // optional: shapes and params beyond the op table's rules
 };
@@ -70,8 +70,8 @@ class KernelTable {
   void execute(Context& ctx, const wick_op_desc& op) const {
     const Row* row = find(op.op);
     if (row == nullptr)
-      throw Error(WICK_STATUS_UNSUPPORTED,
-                  std::string("op ") + op_name(op.op) + " (" + std::to_string(op.op) + ") is not implemented");
+      throw Error(WICK_STATUS_UNSUPPORTED, std::string("op ") + op_name(op.op) + " (" +
+                                               std::to_string(op.op) + ") is not implemented");
     row->run(ctx, op);
   }
 

@@ -7,9 +7,9 @@
 //   sdk::check_signature(op)  // arity, params struct and dtypes against the table
 #pragma once
 
-#include <wick/sdk/dtype.hpp>
 #include <wick/wick_ops.h>
 #include <wick/wick_plugin.h>
+#include <wick/sdk/dtype.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +21,20 @@ namespace wick::sdk {
 
 enum class OpKind { MEMORY, UNARY, BINARY, COMPARE, SELECT, REDUCE, SCAN, INDEX, NN, FUSED };
 // The params struct an op takes (wick_<name>_params); `none` takes NULL.
-enum class ParamsKind { none, fill, iota, rng, unary, reduce, axis, conv, window, sort, norm, attention };
+enum class ParamsKind {
+  none,
+  fill,
+  iota,
+  rng,
+  unary,
+  reduce,
+  axis,
+  conv,
+  window,
+  sort,
+  norm,
+  attention
+};
 // The dtypes an op is defined for (see wick_ops.h).
 enum class DTypeClass { ANY, NUM, FLOAT, INT, INT_BOOL };
 // The first output's dtype: the op's dtype, bool, an index dtype (i32 or i64), any dtype (cast),
@@ -30,7 +43,9 @@ enum class OutDType { SAME, BOOL, INDEX, ANY, ACC };
 
 // A set of dtypes: bit t for wick_dtype t.
 using DTypeSet = uint32_t;
-constexpr DTypeSet dtype_bit(wick_dtype t) { return DTypeSet(1) << static_cast<unsigned>(t); }
+constexpr DTypeSet dtype_bit(wick_dtype t) {
+  return DTypeSet(1) << static_cast<unsigned>(t);
+}
 inline constexpr DTypeSet kFloatDTypes = dtype_bit(WICK_DTYPE_F32) | dtype_bit(WICK_DTYPE_F64) |
                                          dtype_bit(WICK_DTYPE_F16) | dtype_bit(WICK_DTYPE_BF16);
 inline constexpr DTypeSet kIntDTypes = dtype_bit(WICK_DTYPE_I8) | dtype_bit(WICK_DTYPE_U8) |
@@ -81,10 +96,10 @@ template <ParamsKind K>
 struct ParamsStruct {
   using type = void;
 };
-#define WICK_PARAMS_STRUCT(K)       \
-  template <>                       \
+#define WICK_PARAMS_STRUCT(K)          \
+  template <>                          \
   struct ParamsStruct<ParamsKind::K> { \
-    using type = wick_##K##_params; \
+    using type = wick_##K##_params;    \
   };
 WICK_PARAMS_STRUCT(fill)
 WICK_PARAMS_STRUCT(iota)
@@ -100,14 +115,24 @@ WICK_PARAMS_STRUCT(attention)
 #undef WICK_PARAMS_STRUCT
 template <ParamsKind K>
 constexpr size_t params_size() {
-  if constexpr (std::is_void_v<typename ParamsStruct<K>::type>) return 0;
-  else return sizeof(typename ParamsStruct<K>::type);
+  if constexpr (std::is_void_v<typename ParamsStruct<K>::type>)
+    return 0;
+  else
+    return sizeof(typename ParamsStruct<K>::type);
 }
 
 inline constexpr OpInfo kOps[] = {
-#define WICK_OP_ROW(NAME, CODE, name, KIND, IN_MIN, IN_MAX, OUTS, PARAMS, DTYPES, OUT)      \
-  {WICK_OP_##NAME, #name, OpKind::KIND, IN_MIN, IN_MAX, OUTS, ParamsKind::PARAMS,           \
-   params_size<ParamsKind::PARAMS>(), DTypeClass::DTYPES, OutDType::OUT},
+#define WICK_OP_ROW(NAME, CODE, name, KIND, IN_MIN, IN_MAX, OUTS, PARAMS, DTYPES, OUT) \
+  {WICK_OP_##NAME,                                                                     \
+   #name,                                                                              \
+   OpKind::KIND,                                                                       \
+   IN_MIN,                                                                             \
+   IN_MAX,                                                                             \
+   OUTS,                                                                               \
+   ParamsKind::PARAMS,                                                                 \
+   params_size<ParamsKind::PARAMS>(),                                                  \
+   DTypeClass::DTYPES,                                                                 \
+   OutDType::OUT},
     WICK_OP_LIST(WICK_OP_ROW)
 #undef WICK_OP_ROW
 };
