@@ -7,8 +7,8 @@
 // so the host falls back.
 #include "cl_error.hpp"
 #include "cl_handle.hpp"
-#include "kernel_source.hpp"
 
+#include <wick/gpu/kernels.hpp>
 #include <wick/sdk/dtype.hpp>
 #include <wick/sdk/elementwise.hpp>
 #include <wick/sdk/kernel_table.hpp>
@@ -28,12 +28,7 @@
 
 namespace wick::opencl {
 
-using sdk::check_elementwise_geometry;
-using sdk::fill_pattern;
 using sdk::kMaxOperands;
-using sdk::kMaxRank;
-using sdk::make_strided_args;
-using sdk::StridedArgs;
 
 namespace {
 
@@ -181,7 +176,7 @@ std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id 
 }
 
 // ----- the program
-// --------------------------------------------------------------------------------
+// ---------------------------------------------------------------------------------
 
 std::string build_log(const OpenClDevice& dev) {
   try {
@@ -196,13 +191,14 @@ std::string build_log(const OpenClDevice& dev) {
 }
 
 void build_program(OpenClDevice& dev) {
-  const char* source = kKernelSource;
+  // Rendered once per process from the kernel description the GPU plugins share (gpu-common).
+  static const std::string program_source = gpu::render_program(gpu::Dialect::OpenCL);
+  const char* source = program_source.c_str();
   cl_int status = CL_SUCCESS;
   dev.program =
       ClProgram(clCreateProgramWithSource(dev.context.get(), 1, &source, nullptr, &status));
   cl_check(status, "clCreateProgramWithSource", dev.name);
-  const std::string options = "-DWICK_MAX_RANK=" + std::to_string(kMaxRank) +
-                              (dev.build_options.empty() ? "" : " " + dev.build_options);
+  const std::string& options = dev.build_options;
   status = clBuildProgram(dev.program.get(), 1, &dev.id, options.c_str(), nullptr, nullptr);
   if (status != CL_SUCCESS) {
     cl_check(status, "clBuildProgram", dev.name,
@@ -256,191 +252,53 @@ const Kernel& find_kernel(OpenClDevice& dev, const std::string& name) {
 // ----- launching
 // ------------------------------------------------------------------------------------
 
-// One kernel argument: its size and the address of its value (a cl_mem, a scalar, ...).
-struct KernelArg {
-  size_t size;
-  const void* value;
-};
-
-// Sets the arguments (then the geometry, always last) and enqueues over args.numel elements.
-void launch(OpenClDevice& dev, const std::string& name, std::initializer_list<KernelArg> arguments,
-            const StridedArgs& geometry) {
-  const Kernel& kernel = find_kernel(dev, name);
+// Sets the call's arguments and enqueues over its elements (grid-stride: the global size is
+// capped).
+void launch(OpenClDevice& dev, const gpu::KernelCall& call) {
+  const Kernel& kernel = find_kernel(dev, call.kernel);
   // Arguments are state of the shared cl_kernel; the host serialises calls per device, and each
   // device has its own kernels, so setting them here does not race.
-  cl_uint index = 0;
-  for (const KernelArg& a : arguments) {
-    cl_check(clSetKernelArg(kernel.handle.get(), index++, a.size, a.value), "clSetKernelArg",
-             dev.name);
+  for (size_t i = 0; i < call.count(); ++i) {
+    cl_check(
+        clSetKernelArg(kernel.handle.get(), static_cast<cl_uint>(i), call.size(i), call.value(i)),
+        ("clSetKernelArg(" + call.kernel + ")").c_str(), dev.name);
   }
-  cl_check(clSetKernelArg(kernel.handle.get(), index, sizeof(geometry), &geometry),
-           "clSetKernelArg", dev.name);
-  const size_t wanted = std::min(static_cast<size_t>(geometry.numel), kMaxGlobalSize);
+  const size_t wanted = std::min(static_cast<size_t>(call.numel), kMaxGlobalSize);
   const size_t local = kernel.local_size;
   const size_t global = (wanted + local - 1) / local * local;
   cl_check(clEnqueueNDRangeKernel(dev.queue.get(), kernel.handle.get(), 1, nullptr, &global, &local,
                                   0, nullptr, nullptr),
-           ("clEnqueueNDRangeKernel(" + name + ")").c_str(), dev.name);
-}
-
-// Kernel name suffix for an element size: copy and fill move bits, whatever the dtype.
-const char* bits_suffix(size_t element_size) {
-  switch (element_size) {
-    case 1: return "u8";
-    case 2: return "u16";
-    case 4: return "u32";
-    default: return "u64";
-  }
-}
-
-// Matmul operands [..., M, K] x [..., K, N] -> [..., M, N], seen as elementwise over the output:
-// lhs with its K axis replaced by a stride-0 N axis, rhs with a stride-0 M axis (see
-// DEFINE_MATMUL).
-struct MatmulViews {
-  std::vector<int64_t> lhs_strides, rhs_strides;
-  wick_tensor_desc inputs[2];
-  wick_op_desc op;
-  int64_t k_extent, lhs_k, rhs_k;
-};
-
-// Matmul shapes (the op table and the kernel table checked arity and dtypes): batch dims already
-// broadcast by the host, inner extents that agree.
-wick_support check_matmul(const wick_op_desc& op) {
-  const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &c = op.outputs[0];
-  if (a.dtype != c.dtype || b.dtype != c.dtype || c.rank < 2 || a.rank != c.rank ||
-      b.rank != c.rank)
-    return WICK_SUPPORT_NO_PARAMS;
-  const int r = c.rank;
-  for (int d = 0; d < r - 2; ++d)
-    if (a.shape[d] != c.shape[d] || b.shape[d] != c.shape[d]) return WICK_SUPPORT_NO_PARAMS;
-  if (a.shape[r - 2] != c.shape[r - 2] || b.shape[r - 1] != c.shape[r - 1] ||
-      a.shape[r - 1] != b.shape[r - 2])
-    return WICK_SUPPORT_NO_PARAMS;
-  return WICK_SUPPORT_YES;
-}
-
-MatmulViews matmul_views(const wick_op_desc& op) {
-  const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &c = op.outputs[0];
-  const int r = c.rank;
-  MatmulViews v;
-  v.lhs_strides.assign(a.strides, a.strides + r);
-  v.rhs_strides.assign(b.strides, b.strides + r);
-  v.k_extent = a.shape[r - 1];
-  v.lhs_k = a.strides[r - 1];
-  v.rhs_k = b.strides[r - 2];
-  v.lhs_strides[static_cast<size_t>(r - 1)] = 0;  // [..., M, N]: row i of lhs for every j
-  v.rhs_strides[static_cast<size_t>(r - 2)] = 0;  // [..., M, N]: column j of rhs for every i
-  v.inputs[0] = a;
-  v.inputs[0].shape = c.shape;
-  v.inputs[0].strides = v.lhs_strides.data();
-  v.inputs[1] = b;
-  v.inputs[1].shape = c.shape;
-  v.inputs[1].strides = v.rhs_strides.data();
-  v.op = op;
-  v.op.inputs = v.inputs;
-  return v;
+           ("clEnqueueNDRangeKernel(" + call.kernel + ")").c_str(), dev.name);
 }
 
 // ----- the kernel table
 // -----------------------------------------------------------------------------
 
-template <size_t Inputs>
-wick_support check_geometry(const wick_op_desc& op) {
-  return check_elementwise_geometry(op, Inputs).support;
-}
-
-// The buffers of an op's operands, output first; each must belong to this device.
-std::array<cl_mem, kMaxOperands> operand_mems(const OpenClDevice& dev, const wick_op_desc& op) {
-  std::array<cl_mem, kMaxOperands> mems{};
-  for (size_t k = 0; k <= op.num_inputs; ++k) {
+// Any generated kernel (gpu-common): the buffers' cl_mem handles, output first, and the arguments
+// the kernel description plans for the op.
+void run_generated(OpenClDevice& dev, const wick_op_desc& op) {
+  cl_mem mems[kMaxOperands] = {};
+  const void* handles[kMaxOperands] = {};
+  for (size_t k = 0; k <= op.num_inputs && k < static_cast<size_t>(kMaxOperands); ++k) {
     const wick_buffer* b = k == 0 ? op.outputs[0].buffer : op.inputs[k - 1].buffer;
-    if (b->device != &dev)
+    if (b == nullptr || b->device != &dev)
       throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
                        "an operand's buffer belongs to another device than " + dev.name);
     mems[k] = as_buffer(b).mem.get();
+    handles[k] = &mems[k];
   }
-  return mems;
+  const gpu::KernelCall call = gpu::plan_call(op, handles, sizeof(cl_mem), dev.has_fp64);
+  if (call.numel > 0) launch(dev, call);
 }
 
-void run_copy_or_fill(OpenClDevice& dev, const wick_op_desc& op) {
-  const StridedArgs geometry = make_strided_args(op);
-  if (geometry.numel == 0) return;
-  const auto mems = operand_mems(dev, op);
-  const size_t element_size = sdk::dtype_size(op.outputs[0].dtype);
-  const KernelArg out{sizeof(cl_mem), &mems[0]};
-  if (op.op == WICK_OP_COPY) {
-    launch(dev, std::string("copy_") + bits_suffix(element_size), {out, {sizeof(cl_mem), &mems[1]}},
-           geometry);
-    return;
-  }
-  const auto pattern =
-      fill_pattern(op.outputs[0].dtype, *static_cast<const wick_fill_params*>(op.params));
-  launch(dev, std::string("fill_") + bits_suffix(element_size),
-         {out, {element_size, pattern.data()}}, geometry);
-}
-
-// Unary and binary ops: the kernel named <op>_<dtype> (kernel_source.cpp).
-void run_elementwise(OpenClDevice& dev, const wick_op_desc& op) {
-  const StridedArgs geometry = make_strided_args(op);
-  if (geometry.numel == 0) return;
-  const auto mems = operand_mems(dev, op);
-  const std::string kernel =
-      std::string(sdk::op_name(op.op)) + "_" + sdk::dtype_name(op.outputs[0].dtype);
-  if (op.num_inputs == 1)
-    launch(dev, kernel, {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}}, geometry);
-  else
-    launch(dev, kernel,
-           {{sizeof(cl_mem), &mems[0]}, {sizeof(cl_mem), &mems[1]}, {sizeof(cl_mem), &mems[2]}},
-           geometry);
-}
-
-void run_matmul(OpenClDevice& dev, const wick_op_desc& op) {
-  const MatmulViews v = matmul_views(op);
-  if (v.k_extent == 0) {  // an empty inner dimension: the product is all zeros
-    wick_op_desc fill = op;
-    fill.num_inputs = 0;
-    const StridedArgs zeros = make_strided_args(fill);
-    if (zeros.numel == 0) return;
-    const size_t element_size = sdk::dtype_size(op.outputs[0].dtype);
-    const uint64_t zero = 0;
-    cl_mem out = as_buffer(op.outputs[0].buffer).mem.get();
-    launch(dev, std::string("fill_") + bits_suffix(element_size),
-           {{sizeof(cl_mem), &out}, {element_size, &zero}}, zeros);
-    return;
-  }
-  const StridedArgs geometry = make_strided_args(v.op);
-  if (geometry.numel == 0) return;
-  const auto mems = operand_mems(dev, op);
-  // The real operands must lie inside their buffers.
-  (void)make_strided_args(op);
-  launch(dev, std::string("matmul_") + sdk::dtype_name(op.outputs[0].dtype),
-         {{sizeof(cl_mem), &mems[0]},
-          {sizeof(cl_mem), &mems[1]},
-          {sizeof(cl_mem), &mems[2]},
-          {sizeof(int64_t), &v.k_extent},
-          {sizeof(int64_t), &v.lhs_k},
-          {sizeof(int64_t), &v.rhs_k}},
-         geometry);
-}
-
-// The device's kernel table: every row of kernel_source.cpp, without f64 where the device lacks
-// cl_khr_fp64.
+// The device's kernel table: every op the kernel description covers, on its dtypes (without f64
+// where the device lacks cl_khr_fp64).
 sdk::KernelTable<OpenClDevice> make_kernel_table(bool has_fp64) {
   sdk::KernelTable<OpenClDevice> table;
-  for (size_t i = 0; i < kKernelRowCount; ++i) {
-    const KernelRow& row = kKernelRows[i];
-    const sdk::DTypeSet dtypes =
-        has_fp64 ? row.dtypes : row.dtypes & ~sdk::dtype_bit(WICK_DTYPE_F64);
-    if (row.op == WICK_OP_COPY)
-      table.add({row.op, dtypes, &run_copy_or_fill, &check_geometry<1>});
-    else if (row.op == WICK_OP_FILL)
-      table.add({row.op, dtypes, &run_copy_or_fill, &check_geometry<0>});
-    else if (row.op == WICK_OP_MATMUL)
-      table.add({row.op, dtypes, &run_matmul, &check_matmul});
-    else if (sdk::op_info(row.op)->min_inputs == 1)
-      table.add({row.op, dtypes, &run_elementwise, &check_geometry<1>});
-    else
-      table.add({row.op, dtypes, &run_elementwise, &check_geometry<2>});
+  for (const sdk::OpInfo& o : sdk::kOps) {
+    sdk::DTypeSet dtypes = gpu::generated_dtypes(o.code);
+    if (!has_fp64) dtypes &= ~sdk::dtype_bit(WICK_DTYPE_F64);
+    if (dtypes != 0) table.add({o.code, dtypes, &run_generated, &gpu::check_call});
   }
   return table;
 }

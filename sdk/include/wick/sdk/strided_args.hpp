@@ -8,11 +8,11 @@
 namespace wick::sdk {
 
 inline constexpr int kMaxRank = 8;
-inline constexpr int kMaxOperands = 3;  // out[0] plus up to two inputs
+inline constexpr int kMaxOperands = 4;  // out[0] plus up to three inputs (where)
 
 struct StridedArgs {
   int64_t shape[kMaxRank];
-  int64_t strides[kMaxOperands][kMaxRank];  // operand 0 is out[0], then in[0], in[1]
+  int64_t strides[kMaxOperands][kMaxRank];  // operand 0 is out[0], then the inputs
   int64_t offsets[kMaxOperands];            // element offset of element [0, ..., 0]
   int64_t rank;
   int64_t numel;

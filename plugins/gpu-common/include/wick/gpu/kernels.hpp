@@ -1,0 +1,84 @@
+// wick/gpu/kernels.hpp — one description of the GPU plugins' kernels, rendered to OpenCL C (the
+// opencl plugin, tested on PoCL) and to CUDA C (the cuda plugin, compiled at run time with NVRTC).
+//
+// The description is data: per-op expressions (one row per op, keyed by the op table's codes) in
+// a neutral C dialect, and kernel families (unary, predicate, binary, compare, where, cast, iota,
+// random numbers, copy/fill) generated per dtype. A dialect is a prelude of macros (kernel and
+// address-space qualifiers, the global index, bit casts, 64-bit types) in front of common code, so
+// the index arithmetic, the dtype conversions and every op's expression are the same text for both
+// backends; PoCL's runs check the logic the CUDA plugin runs.
+//
+// Kernels (every kernel ends with a `wk_args` by value: shape, strides and offsets of up to four
+// operands, output first; see wick/sdk/strided_args.hpp):
+//   unary_<dt>(out, x, int op, double alpha, double beta, int mode, args)   ops of kind UNARY, out
+//   dt predicate_<dt>(out bool, x, int op, args)                                 is_nan, is_inf,
+//   logical_not binary_<dt>(out, x, y, int op, args)                                      ops of
+//   kind BINARY compare_<dt>(out bool, x, y, int op, args)                                ops of
+//   kind COMPARE where_<dt>(out, cond bool, x, y, args) cast_<from>_<to>(out, x, args)
+//   iota_<dt>(out, int axis, double fstart, double fstep, long istart, long istep, args)
+//   rng_uniform_<dt>, rng_normal_<dt>(out, ulong seed, ulong offset, double a, double b, args)
+//   copy_<u8|u16|u32|u64>(out, x, args), fill_<u8|u16|u32|u64>(out, bits, args)
+// f64 kernels are guarded by WK_HAS_F64 (the OpenCL prelude defines it where cl_khr_fp64 is).
+#pragma once
+
+#include <wick/sdk/op_table.hpp>
+
+#include <string>
+
+namespace wick::gpu {
+
+enum class Dialect { OpenCL, CUDA };
+
+// The whole program's source for a dialect. max_rank is WICK's kMaxRank
+// (wick/sdk/strided_args.hpp).
+std::string render_program(Dialect dialect);
+
+// The ops the generated kernels implement, with the dtypes each runs (f64 included: a plugin
+// removes it on devices without doubles). Ops of other kinds are not in these sets.
+sdk::DTypeSet generated_dtypes(wick_op_code op);
+
+// The kernel that runs `op` on dtype `t` (the op's dtype, sdk::op_dtype; for cast, `to` is the
+// output's), e.g. "binary_f32"; empty for an op the generator does not cover.
+std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to = WICK_DTYPE_INVALID);
+
+}  // namespace wick::gpu
+
+#include <wick/sdk/strided_args.hpp>
+
+#include <vector>
+
+namespace wick::gpu {
+
+// One kernel launch: the kernel's name and its arguments in order, each as bytes (the geometry,
+// a StridedArgs, is the last). OpenCL passes them to clSetKernelArg, CUDA to cuLaunchKernel.
+class KernelCall {
+ public:
+  std::string kernel;
+  int64_t numel = 0;  // elements to cover (0: nothing to launch)
+
+  template <class T>
+  void add(const T& value) {
+    add_bytes(&value, sizeof value);
+  }
+  void add_bytes(const void* data, size_t size);
+  size_t count() const { return sizes_.size(); }
+  size_t size(size_t i) const { return sizes_[i]; }
+  const void* value(size_t i) const { return bytes_.data() + offsets_[i]; }
+
+ private:
+  std::vector<size_t> sizes_, offsets_;
+  std::vector<unsigned char> bytes_;
+};
+
+// The check row of a GPU plugin's kernel table for a generated op: every input broadcast to the
+// output's shape (matmul: [..., M, K] x [..., K, N] with batch dims broadcast by the host).
+wick_support check_call(const wick_op_desc& op);
+
+// The launch of op: `handles` are the buffers' device handles (cl_mem, CUdeviceptr, ...), output
+// first, then the inputs, each `handle_size` bytes; `wide_is_double` says whether the device's
+// widest float is f64 (the kernels' wk_wide). Throws sdk::Error when an operand reaches outside its
+// buffer.
+KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t handle_size,
+                     bool wide_is_double);
+
+}  // namespace wick::gpu

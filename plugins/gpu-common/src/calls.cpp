@@ -1,0 +1,184 @@
+// From an op descriptor to a launch of a generated kernel: which kernel, and its arguments.
+#include "generator.hpp"
+
+#include <wick/sdk/elementwise.hpp>
+#include <wick/sdk/plugin.hpp>
+
+#include <cstring>
+
+namespace wick::gpu {
+
+void KernelCall::add_bytes(const void* data, size_t size) {
+  offsets_.push_back(bytes_.size());
+  sizes_.push_back(size);
+  bytes_.resize(bytes_.size() + size);
+  std::memcpy(bytes_.data() + offsets_.back(), data, size);
+}
+
+namespace {
+
+bool same_shape(const wick_tensor_desc& a, const wick_tensor_desc& b) {
+  if (a.rank != b.rank) return false;
+  for (int i = 0; i < a.rank; ++i)
+    if (a.shape[i] != b.shape[i]) return false;
+  return true;
+}
+
+wick_support check_matmul(const wick_op_desc& op) {
+  const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &c = op.outputs[0];
+  const int r = c.rank;
+  if (c.rank < 2 || a.rank != r || b.rank != r) return WICK_SUPPORT_NO_PARAMS;
+  for (int d = 0; d < r - 2; ++d)
+    if (a.shape[d] != c.shape[d] || b.shape[d] != c.shape[d]) return WICK_SUPPORT_NO_PARAMS;
+  if (a.shape[r - 2] != c.shape[r - 2] || b.shape[r - 1] != c.shape[r - 1] ||
+      a.shape[r - 1] != b.shape[r - 2])
+    return WICK_SUPPORT_NO_PARAMS;
+  return WICK_SUPPORT_YES;
+}
+
+// A float parameter in the kernels' wk_wide, or in the compute type of a unary kernel.
+void add_wide(KernelCall& call, double v, bool as_double) {
+  if (as_double)
+    call.add(v);
+  else
+    call.add(static_cast<float>(v));
+}
+
+void add_handles(KernelCall& call, const void* const* handles, size_t count, size_t handle_size) {
+  for (size_t k = 0; k < count; ++k) call.add_bytes(handles[k], handle_size);
+}
+
+void add_unary_params(KernelCall& call, const wick_op_desc& op, wick_dtype t) {
+  double alpha = 0, beta = 0;
+  int32_t mode = WICK_ROUND_HALF_AWAY_FROM_ZERO;
+  if (op.params != nullptr) {
+    const auto& p = *static_cast<const wick_unary_params*>(op.params);
+    alpha = p.alpha;
+    beta = p.beta;
+    if (p.struct_size >= offsetof(wick_unary_params, mode) + sizeof(int32_t)) mode = p.mode;
+  }
+  call.add(static_cast<int32_t>(op.op));
+  if (sdk::dtype_is_float(t)) {
+    add_wide(call, alpha, t == WICK_DTYPE_F64);
+    add_wide(call, beta, t == WICK_DTYPE_F64);
+  } else {
+    call.add(static_cast<int64_t>(alpha));
+    call.add(static_cast<int64_t>(beta));
+  }
+  call.add(mode);
+}
+
+// The inner size and extent of the iota axis in the output's C order (extent 0: the flat index).
+void add_iota_params(KernelCall& call, const wick_op_desc& op, bool wide_is_double) {
+  const auto& p = *static_cast<const wick_iota_params*>(op.params);
+  const wick_tensor_desc& out = op.outputs[0];
+  int64_t inner = 1, extent = 0;
+  if (p.axis >= 0 && p.axis < out.rank) {
+    for (int d = out.rank - 1; d > p.axis; --d) inner *= out.shape[d];
+    extent = out.shape[p.axis];
+  }
+  call.add(inner);
+  call.add(extent);
+  add_wide(call, p.float_start, wide_is_double);
+  add_wide(call, p.float_step, wide_is_double);
+  call.add(p.int_start);
+  call.add(p.int_step);
+}
+
+void add_rng_params(KernelCall& call, const wick_op_desc& op, bool wide_is_double) {
+  const auto& p = *static_cast<const wick_rng_params*>(op.params);
+  call.add(p.seed);
+  call.add(p.offset);
+  add_wide(call, p.a, wide_is_double);
+  add_wide(call, p.b, wide_is_double);
+}
+
+// Matmul as an elementwise kernel over the output [..., M, N]: lhs viewed with its K axis
+// replaced by a stride-0 N axis (row i for every j), rhs with a stride-0 M axis; the kernel walks
+// K.
+KernelCall plan_matmul(const wick_op_desc& op, const void* const* handles, size_t handle_size) {
+  const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &c = op.outputs[0];
+  const int r = c.rank;
+  const int64_t k_extent = a.shape[r - 1];
+  KernelCall call;
+  if (k_extent == 0) {  // an empty inner dimension: the product is all zeros
+    wick_op_desc fill = op;
+    fill.num_inputs = 0;
+    const sdk::StridedArgs zeros = sdk::make_strided_args(fill);
+    call.kernel = kernel_name(WICK_OP_FILL, c.dtype);
+    add_handles(call, handles, 1, handle_size);
+    const uint64_t zero = 0;  // the fill value, at the element size
+    call.add_bytes(&zero, sdk::dtype_size(c.dtype));
+    call.add_bytes(&zeros, sizeof zeros);
+    call.numel = zeros.numel;
+    return call;
+  }
+  (void)sdk::make_strided_args(op);  // the real operands must lie inside their buffers
+  std::vector<int64_t> ls(a.strides, a.strides + r), rs(b.strides, b.strides + r);
+  ls[static_cast<size_t>(r - 1)] = 0;
+  rs[static_cast<size_t>(r - 2)] = 0;
+  wick_tensor_desc views[2] = {a, b};
+  views[0].shape = c.shape;
+  views[0].strides = ls.data();
+  views[1].shape = c.shape;
+  views[1].strides = rs.data();
+  wick_op_desc v = op;
+  v.inputs = views;
+  const sdk::StridedArgs geometry = sdk::make_strided_args(v);
+  call.kernel = "matmul_" + std::string(detail::type_info(c.dtype).name);
+  add_handles(call, handles, 3, handle_size);
+  call.add(k_extent);
+  call.add(a.strides[r - 1]);
+  call.add(b.strides[r - 2]);
+  call.add_bytes(&geometry, sizeof geometry);
+  call.numel = geometry.numel;
+  return call;
+}
+
+}  // namespace
+
+wick_support check_call(const wick_op_desc& op) {
+  if (op.op == WICK_OP_MATMUL) return check_matmul(op);
+  for (size_t i = 0; i < op.num_inputs; ++i)
+    if (!same_shape(op.inputs[i], op.outputs[0])) return WICK_SUPPORT_NO_PARAMS;
+  if (op.op == WICK_OP_IOTA &&
+      static_cast<const wick_iota_params*>(op.params)->axis >= op.outputs[0].rank)
+    return WICK_SUPPORT_NO_PARAMS;
+  return WICK_SUPPORT_YES;
+}
+
+KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t handle_size,
+                     bool wide_is_double) {
+  if (op.op == WICK_OP_MATMUL) return plan_matmul(op, handles, handle_size);
+  const wick_tensor_desc& out = op.outputs[0];
+  const wick_dtype t = sdk::op_dtype(op);
+  KernelCall call;
+  call.kernel = kernel_name(op.op, t, out.dtype);
+  if (call.kernel.empty())
+    throw sdk::Error(WICK_STATUS_UNSUPPORTED, std::string("no generated kernel for ") +
+                                                  sdk::op_name(op.op) + " on " +
+                                                  sdk::dtype_name(t));
+  const sdk::StridedArgs geometry = sdk::make_strided_args(op);
+  add_handles(call, handles, 1 + op.num_inputs, handle_size);
+  const sdk::OpInfo& info = *sdk::op_info(op.op);
+  if (info.kind == sdk::OpKind::UNARY && info.out == sdk::OutDType::BOOL)
+    call.add(static_cast<int32_t>(op.op));
+  else if (info.kind == sdk::OpKind::UNARY)
+    add_unary_params(call, op, t);
+  else if (info.kind == sdk::OpKind::BINARY || info.kind == sdk::OpKind::COMPARE)
+    call.add(static_cast<int32_t>(op.op));
+  else if (op.op == WICK_OP_IOTA)
+    add_iota_params(call, op, wide_is_double);
+  else if (op.op == WICK_OP_RNG_UNIFORM || op.op == WICK_OP_RNG_NORMAL)
+    add_rng_params(call, op, wide_is_double);
+  else if (op.op == WICK_OP_FILL) {
+    const auto pattern =
+        sdk::fill_pattern(out.dtype, *static_cast<const wick_fill_params*>(op.params));
+    call.add_bytes(pattern.data(), sdk::dtype_size(out.dtype));
+  }
+  call.add_bytes(&geometry, sizeof geometry);
+  call.numel = geometry.numel;
+  return call;
+}
+
+}  // namespace wick::gpu

@@ -1,0 +1,340 @@
+// Renders the kernel families of wick/gpu/kernels.hpp for every dtype, from the op table (which
+// ops of each kind exist, and their dtype classes) and the per-op expressions (op_exprs.cpp).
+#include "generator.hpp"
+
+#include <wick/sdk/strided_args.hpp>
+
+#include <string>
+#include <vector>
+
+namespace wick::gpu {
+
+namespace detail {
+
+namespace {
+
+const TypeInfo kTypes[] = {
+    {WICK_DTYPE_F32, "f32", "float", "float", "float", "", 32, true},
+    {WICK_DTYPE_F64, "f64", "double", "double", "double", "", 64, true},
+    {WICK_DTYPE_F16, "f16", "wk_u16", "float", "float", "", 16, true},
+    {WICK_DTYPE_BF16, "bf16", "wk_u16", "float", "float", "", 16, true},
+    {WICK_DTYPE_I8, "i8", "wk_i8", "wk_i8", "wk_u32", "wk_u8", 8, true},
+    {WICK_DTYPE_U8, "u8", "wk_u8", "wk_u8", "wk_u32", "wk_u8", 8, false},
+    {WICK_DTYPE_I16, "i16", "wk_i16", "wk_i16", "wk_u32", "wk_u16", 16, true},
+    {WICK_DTYPE_I32, "i32", "wk_i32", "wk_i32", "wk_u32", "wk_u32", 32, true},
+    {WICK_DTYPE_I64, "i64", "wk_i64", "wk_i64", "wk_u64", "wk_u64", 64, true},
+    {WICK_DTYPE_U32, "u32", "wk_u32", "wk_u32", "wk_u32", "wk_u32", 32, false},
+    {WICK_DTYPE_U64, "u64", "wk_u64", "wk_u64", "wk_u64", "wk_u64", 64, false},
+    {WICK_DTYPE_BOOL, "bool", "wk_bool", "wk_bool", "wk_u32", "wk_u8", 8, false},
+};
+
+bool is_float(wick_dtype t) {
+  return sdk::has_dtype(sdk::kFloatDTypes, t);
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+// An expression with its placeholders filled for type t.
+std::string instantiate(const char* expr, const TypeInfo& t) {
+  std::string s = expr;
+  s = replace_all(s, "$C", t.compute);
+  s = replace_all(s, "$T", t.storage);
+  s = replace_all(s, "$U", t.unsigned_of);
+  s = replace_all(s, "$W", t.wide);
+  s = replace_all(s, "$S", t.is_signed ? "1" : "0");
+  s = replace_all(s, "$B", std::to_string(t.bits));
+  return s;
+}
+
+// The expression of op on type t, or nullptr where the op is not defined for it.
+const char* expr_for(const OpExpr& e, wick_dtype t) {
+  if (is_float(t)) return e.on_float;
+  return t == WICK_DTYPE_BOOL ? e.on_bool : e.on_int;
+}
+
+// Loading an element as its compute type, and storing a compute value.
+std::string load(const TypeInfo& t, const std::string& ptr, const std::string& at) {
+  const std::string x = ptr + "[" + at + "]";
+  if (t.dtype == WICK_DTYPE_F16) return "wk_f16_to_f32(" + x + ")";
+  if (t.dtype == WICK_DTYPE_BF16) return "wk_bf16_to_f32(" + x + ")";
+  return x;
+}
+std::string store(const TypeInfo& t, const std::string& value) {
+  if (t.dtype == WICK_DTYPE_F16) return "wk_f32_to_f16(" + value + ")";
+  if (t.dtype == WICK_DTYPE_BF16) return "wk_f32_to_bf16(" + value + ")";
+  return std::string("(") + t.storage + ")(" + value + ")";
+}
+
+// The switch over every op of `kinds` defined for t, assigning `r`.
+std::string op_switch(const TypeInfo& t, std::initializer_list<sdk::OpKind> kinds,
+                      sdk::OutDType out) {
+  std::string s = "      switch (op) {\n";
+  for (const sdk::OpInfo& o : sdk::kOps) {
+    bool kind_ok = false;
+    for (sdk::OpKind k : kinds) kind_ok = kind_ok || o.kind == k;
+    if (!kind_ok || o.out != out || !sdk::has_dtype(sdk::dtypes_of(o.dtypes), t.dtype)) continue;
+    const OpExpr* e = op_expr(o.code);
+    const char* expr = e != nullptr ? expr_for(*e, t.dtype) : nullptr;
+    if (expr == nullptr) continue;
+    s += "        case " + std::to_string(o.code) + ": r = " + instantiate(expr, t) + "; break;\n";
+  }
+  return s + "        default: r = 0; break;\n      }\n";
+}
+
+// Kernels are emitted inside #ifdef WK_HAS_F64 for f64.
+void guarded(std::string& out, const TypeInfo& t, const std::string& code) {
+  if (t.dtype == WICK_DTYPE_F64)
+    out += "#ifdef WK_HAS_F64\n" + code + "#endif\n";
+  else
+    out += code;
+}
+
+std::string param_type(const TypeInfo& t) {
+  return is_float(t.dtype) ? t.compute : "wk_i64";
+}
+
+void emit_unary(std::string& out, const TypeInfo& t) {
+  const std::string C = t.compute, S = t.storage, P = param_type(t);
+  std::string k = "WK_KERNEL unary_" + std::string(t.name) + "(WK_G " + S + "* out, WK_G const " +
+                  S + "* x, int op, " + P + " alpha, " + P +
+                  " beta, int mode, wk_args a) {\n"
+                  "  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&a, i, o);\n"
+                  "    const " +
+                  C + " v = " + load(t, "x", "o[1]") + ";\n    " + C + " r;\n";
+  k += op_switch(t, {sdk::OpKind::UNARY}, sdk::OutDType::SAME);
+  k += "    out[o[0]] = " + store(t, "r") + ";\n  }\n}\n";
+  k += "WK_KERNEL predicate_" + std::string(t.name) + "(WK_G wk_bool* out, WK_G const " + S +
+       "* x, int op, wk_args a) {\n  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n"
+       "    wk_offsets(&a, i, o);\n    const " +
+       C + " v = " + load(t, "x", "o[1]") + ";\n    int r;\n";
+  k += op_switch(t, {sdk::OpKind::UNARY}, sdk::OutDType::BOOL);
+  k += "    out[o[0]] = (wk_bool)(r != 0);\n  }\n}\n";
+  guarded(out, t, k);
+}
+
+void emit_binary(std::string& out, const TypeInfo& t) {
+  const std::string C = t.compute, S = t.storage, name = t.name;
+  const std::string head =
+      "(WK_G const " + S + "* x, WK_G const " + S +
+      "* y, int op, wk_args a) {\n"
+      "  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&a, i, o);\n"
+      "    const " +
+      C + " a = " + load(t, "x", "o[1]") + ";\n    const " + C + " b = " + load(t, "y", "o[2]") +
+      ";\n";
+  std::string k =
+      "WK_KERNEL binary_" + name + "(WK_G " + S + "* out, " + head.substr(1) + "    " + C + " r;\n";
+  k += op_switch(t, {sdk::OpKind::BINARY}, sdk::OutDType::SAME);
+  k += "    out[o[0]] = " + store(t, "r") + ";\n  }\n}\n";
+  k += "WK_KERNEL compare_" + name + "(WK_G wk_bool* out, " + head.substr(1) + "    int r;\n";
+  k += op_switch(t, {sdk::OpKind::COMPARE}, sdk::OutDType::BOOL);
+  k += "    out[o[0]] = (wk_bool)(r != 0);\n  }\n}\n";
+  guarded(out, t, k);
+}
+
+void emit_where(std::string& out, const TypeInfo& t) {
+  const std::string S = t.storage;
+  guarded(out, t,
+          "WK_KERNEL where_" + std::string(t.name) + "(WK_G " + S +
+              "* out, WK_G const wk_bool* c, WK_G const " + S + "* x, WK_G const " + S +
+              "* y, wk_args a) {\n  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n"
+              "    wk_offsets(&a, i, o);\n    out[o[0]] = c[o[1]] ? x[o[2]] : y[o[3]];\n  }\n}\n");
+}
+
+// docs/ops.md, Cast: NaN to an integer is 0, out-of-range values saturate, 16-bit floats go
+// through f32, integers wrap.
+std::string cast_value(const TypeInfo& from, const TypeInfo& to, const std::string& v) {
+  if (to.dtype == WICK_DTYPE_BOOL) return "(wk_bool)(" + v + " != 0)";
+  if (is_float(to.dtype)) {
+    if (to.dtype == WICK_DTYPE_F16 || to.dtype == WICK_DTYPE_BF16) return store(to, "(float)" + v);
+    return "(" + std::string(to.compute) + ")" + v;
+  }
+  if (!is_float(from.dtype)) return "(" + std::string(to.storage) + ")" + v;
+  // The type's bounds, and the same in the source's compute type: MIN is a power of two (exact),
+  // and a value >= the rounded MAX is above every value of the type.
+  const std::string C = from.compute, T = to.storage, U = to.unsigned_of;
+  const std::string top = "((" + U + ")1 << " + std::to_string(to.bits - 1) + ")";
+  const std::string lo = to.is_signed ? "(" + T + ")" + top : "(" + T + ")0";
+  const std::string hi = to.is_signed ? "(" + T + ")(" + top + " - 1)" : "(" + T + ")~(" + U + ")0";
+  return "(isnan(" + v + ") ? (" + T + ")0 : " + v + " <= (" + C + ")" + lo + " ? " + lo + " : " +
+         v + " >= (" + C + ")" + hi + " ? " + hi + " : (" + T + ")" + v + ")";
+}
+
+void emit_cast(std::string& out, const TypeInfo& from) {
+  for (const TypeInfo& to : kTypes) {
+    if (to.dtype == from.dtype) continue;
+    const std::string k = "WK_KERNEL cast_" + std::string(from.name) + "_" + to.name + "(WK_G " +
+                          to.storage + "* out, WK_G const " + from.storage +
+                          "* x, wk_args a) {\n  WK_FOR_EACH(a) {\n"
+                          "    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&a, i, o);\n    const " +
+                          from.compute + " v = " + load(from, "x", "o[1]") +
+                          ";\n    out[o[0]] = " + cast_value(from, to, "v") + ";\n  }\n}\n";
+    if (from.dtype == WICK_DTYPE_F64 || to.dtype == WICK_DTYPE_F64)
+      out += "#ifdef WK_HAS_F64\n" + k + "#endif\n";
+    else
+      out += k;
+  }
+}
+
+// iota: start + step * k, k the index along the axis: (flat index / inner) % extent, with extent 0
+// for the flat index itself; floats in the widest float, rounded once (16-bit through f32);
+// integers wrap.
+void emit_iota(std::string& out, const TypeInfo& t) {
+  std::string k =
+      "WK_KERNEL iota_" + std::string(t.name) + "(WK_G " + t.storage +
+      "* out, wk_i64 inner, wk_i64 extent, wk_wide fstart, wk_wide fstep, wk_i64 istart, "
+      "wk_i64 istep, wk_args a) {\n  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n"
+      "    wk_offsets(&a, i, o);\n    const wk_i64 k = extent == 0 ? i : (i / inner) % extent;\n";
+  if (is_float(t.dtype))
+    k += "    out[o[0]] = " +
+         store(t, "(" + std::string(t.compute) + ")(fstart + fstep * (wk_wide)k)") + ";\n";
+  else
+    k += "    out[o[0]] = (" + std::string(t.storage) +
+         ")((wk_u64)istart + (wk_u64)istep * (wk_u64)k);\n";
+  guarded(out, t, k + "  }\n}\n");
+}
+
+// Random numbers from the Philox stream: uniform with 24 random bits (53 for f64), normal by
+// Box-Muller; a + (b - a) u and a + b n in the widest float, rounded once.
+void emit_rng(std::string& out, const TypeInfo& t) {
+  const std::string head =
+      "(WK_G " + std::string(t.storage) +
+      "* out, wk_u64 seed, wk_u64 offset, wk_wide lo, wk_wide hi, wk_args a) {\n"
+      "  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&a, i, o);\n"
+      "    const wk_philox w = wk_philox_for(seed, offset, (wk_u64)i);\n";
+  const std::string u =
+      t.dtype == WICK_DTYPE_F64
+          ? "(wk_wide)(((wk_u64)w.w[0] << 21) | (w.w[1] >> 11)) * (wk_wide)1.1102230246251565e-16"
+          : "(wk_wide)(w.w[0] >> 8) * (wk_wide)5.9604644775390625e-08";
+  const std::string C = t.compute;
+  std::string k = "WK_KERNEL rng_uniform_" + std::string(t.name) + head +
+                  "    out[o[0]] = " + store(t, "(" + C + ")(lo + (hi - lo) * (" + u + "))") +
+                  ";\n  }\n}\n";
+  k += "WK_KERNEL rng_normal_" + std::string(t.name) + head +
+       "    const wk_wide u1 = ((wk_wide)w.w[0] + (wk_wide)1) * (wk_wide)2.3283064365386963e-10;\n"
+       "    const wk_wide u2 = (wk_wide)w.w[1] * (wk_wide)2.3283064365386963e-10;\n"
+       "    const wk_wide n = sqrt((wk_wide)-2 * log(u1)) * "
+       "cos((wk_wide)6.283185307179586476925286766559 * u2);\n"
+       "    out[o[0]] = " +
+       store(t, "(" + C + ")(lo + hi * n)") + ";\n  }\n}\n";
+  guarded(out, t, k);
+}
+
+// Matmul over the output's elements: the host views lhs and rhs so that offsets give row i of lhs
+// and column j of rhs, and the kernel walks K. Floats accumulate in their compute type (f32 for
+// 16-bit floats), integers and bool in 64 bits, wrapping (as the CPU plugin does).
+void emit_matmul(std::string& out, const TypeInfo& t) {
+  const bool f = is_float(t.dtype);
+  const std::string acc = f ? t.compute : "wk_u64";
+  const std::string x = "(" + acc + ")" +
+                        (f ? load(t, "x", "o[1] + k * x_k")
+                           : "(" + std::string(t.unsigned_of) + ")x[o[1] + k * x_k]");
+  const std::string y = "(" + acc + ")" +
+                        (f ? load(t, "y", "o[2] + k * y_k")
+                           : "(" + std::string(t.unsigned_of) + ")y[o[2] + k * y_k]");
+  const std::string result = t.dtype == WICK_DTYPE_BOOL ? "(wk_bool)(acc != 0)"
+                             : f                        ? store(t, "acc")
+                                                        : "(" + std::string(t.storage) + ")acc";
+  guarded(
+      out, t,
+      "WK_KERNEL matmul_" + std::string(t.name) + "(WK_G " + t.storage + "* out, WK_G const " +
+          t.storage + "* x, WK_G const " + t.storage +
+          "* y, wk_i64 k_extent, wk_i64 x_k, wk_i64 y_k, wk_args a) {\n"
+          "  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&a, i, o);\n    " +
+          acc + " acc = 0;\n    for (wk_i64 k = 0; k < k_extent; ++k) acc += " + x + " * " + y +
+          ";\n    out[o[0]] = " + result + ";\n  }\n}\n");
+}
+
+// Copy and fill move bits: one kernel per element size serves every dtype.
+void emit_copy_fill(std::string& out) {
+  for (const char* bits : {"u8", "u16", "u32", "u64"}) {
+    const std::string T = std::string("wk_") + bits;
+    out += "WK_KERNEL copy_" + std::string(bits) + "(WK_G " + T + "* out, WK_G const " + T +
+           "* x, wk_args a) {\n  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    "
+           "wk_offsets(&a, i, o);\n"
+           "    out[o[0]] = x[o[1]];\n  }\n}\n";
+    out += "WK_KERNEL fill_" + std::string(bits) + "(WK_G " + T + "* out, " + T +
+           " value, wk_args a) {\n  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    "
+           "wk_offsets(&a, i, o);\n"
+           "    out[o[0]] = value;\n  }\n}\n";
+  }
+}
+
+}  // namespace
+
+const TypeInfo& type_info(wick_dtype t) {
+  for (const TypeInfo& info : kTypes)
+    if (info.dtype == t) return info;
+  return kTypes[0];
+}
+
+}  // namespace detail
+
+std::string render_program(Dialect dialect) {
+  using namespace detail;
+  std::string src = dialect == Dialect::OpenCL ? kOpenClPrelude : kCudaPrelude;
+  src += "#define WK_MAX_RANK " + std::to_string(sdk::kMaxRank) + "\n#define WK_MAX_OPERANDS " +
+         std::to_string(sdk::kMaxOperands) + "\n";
+  src += kCommon;
+  emit_copy_fill(src);
+  for (const TypeInfo& t : kTypes) {
+    emit_unary(src, t);
+    emit_binary(src, t);
+    emit_where(src, t);
+    emit_cast(src, t);
+    if (t.dtype != WICK_DTYPE_BOOL) emit_iota(src, t);
+    if (is_float(t.dtype)) emit_rng(src, t);
+    emit_matmul(src, t);
+  }
+  return src;
+}
+
+sdk::DTypeSet generated_dtypes(wick_op_code op) {
+  const sdk::OpInfo* info = sdk::op_info(op);
+  if (info == nullptr) return 0;
+  const sdk::DTypeSet all = sdk::dtypes_of(sdk::DTypeClass::ANY);
+  switch (info->kind) {
+    case sdk::OpKind::UNARY:
+    case sdk::OpKind::BINARY:
+    case sdk::OpKind::COMPARE: {
+      const detail::OpExpr* e = detail::op_expr(op);
+      if (e == nullptr) return 0;
+      sdk::DTypeSet set = 0;
+      for (const detail::TypeInfo& t : detail::kTypes)
+        if (detail::expr_for(*e, t.dtype) != nullptr) set |= sdk::dtype_bit(t.dtype);
+      return set & sdk::dtypes_of(info->dtypes);
+    }
+    case sdk::OpKind::SELECT: return all;
+    case sdk::OpKind::NN: return op == WICK_OP_MATMUL ? all : 0;
+    case sdk::OpKind::MEMORY:
+      if (op == WICK_OP_IOTA) return sdk::dtypes_of(sdk::DTypeClass::NUM);
+      if (op == WICK_OP_RNG_UNIFORM || op == WICK_OP_RNG_NORMAL) return sdk::kFloatDTypes;
+      return all;  // copy, fill, cast
+    default: return 0;
+  }
+}
+
+std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to) {
+  const sdk::OpInfo* info = sdk::op_info(op);
+  if (info == nullptr || !sdk::has_dtype(generated_dtypes(op), t)) return "";
+  const std::string dt = detail::type_info(t).name;
+  switch (info->kind) {
+    case sdk::OpKind::UNARY:
+      return (info->out == sdk::OutDType::BOOL ? "predicate_" : "unary_") + dt;
+    case sdk::OpKind::BINARY: return "binary_" + dt;
+    case sdk::OpKind::COMPARE: return "compare_" + dt;
+    case sdk::OpKind::SELECT: return "where_" + dt;
+    default: break;
+  }
+  if (op == WICK_OP_CAST) return "cast_" + dt + "_" + detail::type_info(to).name;
+  if (op == WICK_OP_IOTA) return "iota_" + dt;
+  if (op == WICK_OP_RNG_UNIFORM) return "rng_uniform_" + dt;
+  if (op == WICK_OP_RNG_NORMAL) return "rng_normal_" + dt;
+  static const char* const kBits[] = {"", "u8", "u16", "", "u32", "", "", "", "u64"};
+  return std::string(op == WICK_OP_COPY ? "copy_" : "fill_") + kBits[sdk::dtype_size(t)];
+}
+
+}  // namespace wick::gpu

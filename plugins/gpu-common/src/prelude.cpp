@@ -1,0 +1,226 @@
+// The dialect preludes and the common code every generated kernel uses: 64-bit types, bit casts,
+// the strided-offset walk, f16/bf16 conversions (round to nearest even, as wick/sdk/dtype.hpp
+// does), Philox-4x32-10 (as wick/sdk/philox.hpp), and the helpers of ops without a builtin.
+#include "generator.hpp"
+
+namespace wick::gpu::detail {
+
+const char* const kOpenClPrelude = R"CLC(
+#define WK_KERNEL __kernel void
+#define WK_G __global
+#define WK_FN inline
+#define WK_GID ((long)get_global_id(0))
+#define WK_GSIZE ((long)get_global_size(0))
+typedef char wk_i8;
+typedef uchar wk_u8;
+typedef short wk_i16;
+typedef ushort wk_u16;
+typedef int wk_i32;
+typedef uint wk_u32;
+typedef long wk_i64;
+typedef ulong wk_u64;
+#define WK_F32_BITS(f) as_uint(f)
+#define WK_BITS_F32(u) as_float(u)
+#define WK_POPCOUNT64(x) popcount(x)
+#define WK_CLZ64(x) clz(x)
+/* Results must not depend on contraction into fma (the CPU plugin does not contract). */
+#pragma OPENCL FP_CONTRACT OFF
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define WK_HAS_F64 1
+#define WK_F64_BITS(d) as_ulong(d)
+#endif
+)CLC";
+
+const char* const kCudaPrelude = R"CUDA(
+#define WK_KERNEL extern "C" __global__ void
+#define WK_G
+#define WK_FN __device__ inline
+#define WK_GID ((long long)blockIdx.x * blockDim.x + threadIdx.x)
+#define WK_GSIZE ((long long)gridDim.x * blockDim.x)
+typedef signed char wk_i8;
+typedef unsigned char wk_u8;
+typedef short wk_i16;
+typedef unsigned short wk_u16;
+typedef int wk_i32;
+typedef unsigned int wk_u32;
+typedef long long wk_i64;
+typedef unsigned long long wk_u64;
+#define WK_F32_BITS(f) __float_as_uint(f)
+#define WK_BITS_F32(u) __uint_as_float(u)
+#define WK_POPCOUNT64(x) __popcll(x)
+#define WK_CLZ64(x) __clzll((long long)(x))
+#define WK_HAS_F64 1
+#define WK_F64_BITS(d) ((wk_u64)__double_as_longlong(d))
+)CUDA";
+
+// Common code: the same text for both dialects.
+const char* const kCommon = R"GPU(
+typedef wk_u8 wk_bool;
+#define WK_INF_F WK_BITS_F32(0x7f800000u)
+#define WK_NAN_F WK_BITS_F32(0x7fc00000u)
+
+/* Mirrors wick::sdk::StridedArgs: all fields 64-bit, operand 0 the output, then the inputs. */
+typedef struct {
+  wk_i64 shape[WK_MAX_RANK];
+  wk_i64 strides[WK_MAX_OPERANDS][WK_MAX_RANK];
+  wk_i64 offsets[WK_MAX_OPERANDS];
+  wk_i64 rank;
+  wk_i64 numel;
+} wk_args;
+
+/* Element offsets of the i-th element (row-major over shape) in each operand; strides may be
+ * negative or 0. */
+WK_FN void wk_offsets(const wk_args* a, wk_i64 i, wk_i64* o) {
+  for (int k = 0; k < WK_MAX_OPERANDS; ++k) o[k] = a->offsets[k];
+  for (wk_i64 d = a->rank - 1; d >= 0; --d) {
+    const wk_i64 extent = a->shape[d];
+    const wk_i64 index = i % extent;
+    i /= extent;
+    for (int k = 0; k < WK_MAX_OPERANDS; ++k) o[k] += index * a->strides[k][d];
+  }
+}
+
+/* Grid-stride loop: the host caps the global size, so one work-item may handle many elements. */
+#define WK_FOR_EACH(a) for (wk_i64 i = WK_GID; i < (a).numel; i += WK_GSIZE)
+
+/* ---- 16-bit floats, stored as bits, computed in f32 ---- */
+WK_FN float wk_f16_to_f32(wk_u16 h) {
+  const wk_u32 sign = (wk_u32)(h & 0x8000u) << 16;
+  const wk_u32 e = (h >> 10) & 0x1fu;
+  const wk_u32 m = h & 0x3ffu;
+  if (e == 0x1fu) return WK_BITS_F32(sign | 0x7f800000u | (m << 13));
+  if (e != 0) return WK_BITS_F32(sign | ((e + 112u) << 23) | (m << 13));
+  return WK_BITS_F32(WK_F32_BITS((float)m * 5.9604644775390625e-8f) | sign);
+}
+WK_FN wk_u16 wk_f32_to_f16(float f) {
+  const wk_u32 x = WK_F32_BITS(f);
+  const wk_u32 sign = (x >> 16) & 0x8000u;
+  const wk_u32 ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) return (wk_u16)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
+  if (ax >= 0x477ff000u) return (wk_u16)(sign | 0x7c00u);
+  if (ax < 0x38800000u) {
+    /* Subnormal or zero: adding 0.5 aligns the mantissa so the FPU rounds to nearest even. */
+    const float r = WK_BITS_F32(ax) + 0.5f;
+    return (wk_u16)(sign | (WK_F32_BITS(r) - 0x3f000000u));
+  }
+  wk_u32 m = ax + 0xc8000000u;
+  m += 0x0fffu + ((m >> 13) & 1u);
+  return (wk_u16)(sign | (m >> 13));
+}
+WK_FN float wk_bf16_to_f32(wk_u16 b) { return WK_BITS_F32((wk_u32)b << 16); }
+WK_FN wk_u16 wk_f32_to_bf16(float f) {
+  wk_u32 x = WK_F32_BITS(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (wk_u16)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (wk_u16)(x >> 16);
+}
+
+/* ---- integers ---- */
+WK_FN wk_u64 wk_popcount(wk_u64 x) { return (wk_u64)WK_POPCOUNT64(x); }
+WK_FN wk_u64 wk_clz(wk_u64 x, int bits) { return x == 0 ? (wk_u64)bits : (wk_u64)WK_CLZ64(x) - (wk_u64)(64 - bits); }
+/* Exact modulo 2^64 (the caller truncates to its width); a negative exponent of a signed type:
+ * 1 for a = 1, +-1 for a = -1, else 0 (docs/ops.md). */
+WK_FN wk_u64 wk_ipow(wk_i64 a, wk_i64 b, int is_signed) {
+  if (is_signed && b < 0) return a == 1 ? 1u : a == -1 ? ((b & 1) ? (wk_u64)-1 : 1u) : 0u;
+  wk_u64 result = 1u, base = (wk_u64)a;
+  for (wk_u64 e = (wk_u64)b; e != 0u; e >>= 1) {
+    if (e & 1u) result *= base;
+    base *= base;
+  }
+  return result;
+}
+
+/* ---- Philox-4x32-10, the stream every plugin shares ---- */
+typedef struct {
+  wk_u32 w[4];
+} wk_philox;
+WK_FN wk_philox wk_philox_for(wk_u64 seed, wk_u64 offset, wk_u64 index) {
+  const wk_u64 lo = offset + index;
+  wk_u32 c0 = (wk_u32)lo, c1 = (wk_u32)(lo >> 32), c2 = lo < offset ? 1u : 0u, c3 = 0u;
+  wk_u32 k0 = (wk_u32)seed, k1 = (wk_u32)(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const wk_u64 p0 = (wk_u64)0xD2511F53u * c0;
+    const wk_u64 p1 = (wk_u64)0xCD9E8D57u * c2;
+    const wk_u32 n0 = (wk_u32)(p1 >> 32) ^ c1 ^ k0, n1 = (wk_u32)p1;
+    const wk_u32 n2 = (wk_u32)(p0 >> 32) ^ c3 ^ k1, n3 = (wk_u32)p0;
+    c0 = n0;
+    c1 = n1;
+    c2 = n2;
+    c3 = n3;
+  }
+  wk_philox r;
+  r.w[0] = c0;
+  r.w[1] = c1;
+  r.w[2] = c2;
+  r.w[3] = c3;
+  return r;
+}
+
+/* ---- float helpers of ops without a builtin, in the widest float the device has ---- */
+#ifdef WK_HAS_F64
+typedef double wk_wide;
+#else
+typedef float wk_wide;
+#endif
+WK_FN wk_wide wk_round_even(wk_wide x) {
+  const wk_wide r = round(x);
+  return fabs(x - trunc(x)) == (wk_wide)0.5 ? (wk_wide)2 * round(x / (wk_wide)2) : r;
+}
+/* Giles' approximation, then Newton steps on erf (erfc near +-1, where erf is too flat). */
+WK_FN wk_wide wk_erfinv(wk_wide y) {
+  if (!(y >= (wk_wide)-1 && y <= (wk_wide)1)) return (wk_wide)WK_NAN_F;
+  if (y == (wk_wide)1) return (wk_wide)WK_INF_F;
+  if (y == (wk_wide)-1) return -(wk_wide)WK_INF_F;
+  if (y == (wk_wide)0) return y;
+  wk_wide w = -log(((wk_wide)1 - y) * ((wk_wide)1 + y));
+  wk_wide p;
+  if (w < (wk_wide)5) {
+    w -= (wk_wide)2.5;
+    p = (wk_wide)2.81022636e-08;
+    p = (wk_wide)3.43273939e-07 + p * w;
+    p = (wk_wide)-3.5233877e-06 + p * w;
+    p = (wk_wide)-4.39150654e-06 + p * w;
+    p = (wk_wide)0.00021858087 + p * w;
+    p = (wk_wide)-0.00125372503 + p * w;
+    p = (wk_wide)-0.00417768164 + p * w;
+    p = (wk_wide)0.246640727 + p * w;
+    p = (wk_wide)1.50140941 + p * w;
+  } else {
+    w = sqrt(w) - (wk_wide)3;
+    p = (wk_wide)-0.000200214257;
+    p = (wk_wide)0.000100950558 + p * w;
+    p = (wk_wide)0.00134934322 + p * w;
+    p = (wk_wide)-0.00367342844 + p * w;
+    p = (wk_wide)0.00573950773 + p * w;
+    p = (wk_wide)-0.0076224613 + p * w;
+    p = (wk_wide)0.00943887047 + p * w;
+    p = (wk_wide)1.00167406 + p * w;
+    p = (wk_wide)2.83297682 + p * w;
+  }
+  wk_wide x = p * y;
+  for (int i = 0; i < 8; ++i) {
+    const wk_wide f = fabs(y) < (wk_wide)0.5 ? erf(x) - y
+                      : y > (wk_wide)0       ? ((wk_wide)1 - y) - erfc(x)
+                                             : erfc(-x) - ((wk_wide)1 + y);
+    const wk_wide step = f / ((wk_wide)1.1283791670955125738961589031215 * exp(-x * x));
+    x -= step;
+    if (!(fabs(step) > (wk_wide)1e-17 * fabs(x))) break;
+  }
+  return x;
+}
+/* gelu in the wide type: x sigmoid(2u) and 0.5 x erfc(-x / sqrt 2), without cancellation. */
+WK_FN wk_wide wk_gelu_tanh(wk_wide d) {
+  const wk_wide u = (wk_wide)0.79788456080286535587989211986876 * (d + (wk_wide)0.044715 * d * d * d);
+  return d / ((wk_wide)1 + exp((wk_wide)-2 * u));
+}
+WK_FN wk_wide wk_gelu_erf(wk_wide d) {
+  return (wk_wide)0.5 * d * erfc(-d * (wk_wide)0.70710678118654752440084436210485);
+}
+)GPU";
+
+}  // namespace wick::gpu::detail
