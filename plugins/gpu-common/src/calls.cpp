@@ -24,6 +24,39 @@ bool same_shape(const wick_tensor_desc& a, const wick_tensor_desc& b) {
   return true;
 }
 
+// Reductions keep the input's rank (reduced axes extent 1, axes distinct and in range); scans keep
+// its shape; arg-reductions keep its rank with the axis at extent 1.
+wick_support check_lines(const wick_op_desc& op) {
+  const wick_tensor_desc &x = op.inputs[0], &out = op.outputs[0];
+  if (x.rank != out.rank) return WICK_SUPPORT_NO_PARAMS;
+  std::vector<bool> walked(static_cast<size_t>(x.rank), false);
+  if (op.op >= WICK_OP_REDUCE_SUM && op.op <= WICK_OP_REDUCE_MIN) {
+    const auto& p = *static_cast<const wick_reduce_params*>(op.params);
+    if (p.struct_size < sizeof(wick_reduce_params) || p.num_axes < 0 ||
+        (p.num_axes > 0 && p.axes == nullptr))
+      return WICK_SUPPORT_NO_PARAMS;
+    for (int k = 0; k < p.num_axes; ++k) {
+      if (p.axes[k] < 0 || p.axes[k] >= x.rank || walked[static_cast<size_t>(p.axes[k])])
+        return WICK_SUPPORT_NO_PARAMS;
+      walked[static_cast<size_t>(p.axes[k])] = true;
+    }
+  } else {
+    const auto& p = *static_cast<const wick_axis_params*>(op.params);
+    if (p.struct_size < sizeof(wick_axis_params) || p.axis < 0 || p.axis >= x.rank)
+      return WICK_SUPPORT_NO_PARAMS;
+    const bool scan = sdk::op_info(op.op)->kind == sdk::OpKind::SCAN;
+    if (scan ? (p.flag < 0 || p.flag > 3) : (p.flag < 0 || p.flag > 1))
+      return WICK_SUPPORT_NO_PARAMS;
+    if (scan) return same_shape(x, out) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_PARAMS;
+    walked[static_cast<size_t>(p.axis)] = true;
+    if (x.shape[p.axis] == 0) return WICK_SUPPORT_NO_PARAMS;  // no element to point at
+  }
+  for (int d = 0; d < x.rank; ++d)
+    if (out.shape[d] != (walked[static_cast<size_t>(d)] ? 1 : x.shape[d]))
+      return WICK_SUPPORT_NO_PARAMS;
+  return WICK_SUPPORT_YES;
+}
+
 wick_support check_matmul(const wick_op_desc& op) {
   const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &c = op.outputs[0];
   const int r = c.rank;
@@ -135,10 +168,75 @@ KernelCall plan_matmul(const wick_op_desc& op, const void* const* handles, size_
   return call;
 }
 
+// A geometry over `shape` with operand 0's strides only (the inner loop of a reduction).
+sdk::StridedArgs inner_geometry(const std::vector<int64_t>& shape,
+                                const std::vector<int64_t>& strides) {
+  sdk::StridedArgs g{};
+  g.numel = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    g.shape[g.rank] = shape[d];
+    g.strides[0][g.rank] = strides[d];
+    g.numel *= shape[d];
+    ++g.rank;
+  }
+  return g;
+}
+
+// The outer geometry of an op that walks lines or reduced blocks: the output and the input viewed
+// over `shape` (the input's strides; the walked axes have extent 1 there).
+sdk::StridedArgs outer_geometry(const wick_op_desc& op, const int64_t* shape,
+                                const wick_tensor_desc& out_view) {
+  wick_tensor_desc in = op.inputs[0];
+  in.shape = shape;
+  wick_op_desc v = op;
+  v.inputs = &in;
+  v.num_inputs = 1;
+  v.outputs = &out_view;
+  return sdk::make_strided_args(v);
+}
+
+// reduce_*: one work-item per output element, an inner loop over the reduced axes.
+void plan_reduce(KernelCall& call, const wick_op_desc& op) {
+  const wick_tensor_desc &x = op.inputs[0], &out = op.outputs[0];
+  const auto& p = *static_cast<const wick_reduce_params*>(op.params);
+  std::vector<int64_t> shape, strides;
+  for (int k = 0; k < p.num_axes; ++k) {
+    shape.push_back(x.shape[p.axes[k]]);
+    strides.push_back(x.strides[p.axes[k]]);
+  }
+  const sdk::StridedArgs inner = inner_geometry(shape, strides);
+  call.add(static_cast<int32_t>(op.op));
+  call.add_bytes(&inner, sizeof inner);
+  const sdk::StridedArgs outer = outer_geometry(op, out.shape, out);
+  call.add_bytes(&outer, sizeof outer);
+  call.numel = outer.numel;
+}
+
+// Scans and arg-reductions: one work-item per line along the axis.
+void plan_lines(KernelCall& call, const wick_op_desc& op) {
+  const wick_tensor_desc &x = op.inputs[0], &out = op.outputs[0];
+  const auto& p = *static_cast<const wick_axis_params*>(op.params);
+  std::vector<int64_t> line_shape(x.shape, x.shape + x.rank);
+  line_shape[static_cast<size_t>(p.axis)] = 1;
+  wick_tensor_desc out_view = out;
+  out_view.shape = line_shape.data();
+  call.add(static_cast<int32_t>(op.op));
+  const bool scan = sdk::op_info(op.op)->kind == sdk::OpKind::SCAN;
+  call.add(static_cast<int32_t>(scan ? p.flag : p.flag == 1));
+  call.add(x.shape[p.axis]);
+  call.add(x.strides[p.axis]);
+  if (scan) call.add(out.strides[p.axis]);
+  const sdk::StridedArgs outer = outer_geometry(op, line_shape.data(), out_view);
+  call.add_bytes(&outer, sizeof outer);
+  call.numel = x.shape[p.axis] == 0 && scan ? 0 : outer.numel;
+}
+
 }  // namespace
 
 wick_support check_call(const wick_op_desc& op) {
   if (op.op == WICK_OP_MATMUL) return check_matmul(op);
+  const sdk::OpKind kind = sdk::op_info(op.op)->kind;
+  if (kind == sdk::OpKind::REDUCE || kind == sdk::OpKind::SCAN) return check_lines(op);
   for (size_t i = 0; i < op.num_inputs; ++i)
     if (!same_shape(op.inputs[i], op.outputs[0])) return WICK_SUPPORT_NO_PARAMS;
   if (op.op == WICK_OP_IOTA &&
@@ -158,9 +256,18 @@ KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t 
     throw sdk::Error(WICK_STATUS_UNSUPPORTED, std::string("no generated kernel for ") +
                                                   sdk::op_name(op.op) + " on " +
                                                   sdk::dtype_name(t));
+  const sdk::OpInfo& info = *sdk::op_info(op.op);
+  if (info.kind == sdk::OpKind::REDUCE || info.kind == sdk::OpKind::SCAN) {
+    (void)sdk::make_strided_args(op);  // every operand must lie inside its buffer
+    add_handles(call, handles, 2, handle_size);
+    if (info.kind == sdk::OpKind::REDUCE && op.op != WICK_OP_ARGMAX && op.op != WICK_OP_ARGMIN)
+      plan_reduce(call, op);
+    else
+      plan_lines(call, op);
+    return call;
+  }
   const sdk::StridedArgs geometry = sdk::make_strided_args(op);
   add_handles(call, handles, 1 + op.num_inputs, handle_size);
-  const sdk::OpInfo& info = *sdk::op_info(op.op);
   if (info.kind == sdk::OpKind::UNARY && info.out == sdk::OutDType::BOOL)
     call.add(static_cast<int32_t>(op.op));
   else if (info.kind == sdk::OpKind::UNARY)

@@ -248,6 +248,147 @@ void emit_matmul(std::string& out, const TypeInfo& t) {
           ";\n    out[o[0]] = " + result + ";\n  }\n}\n");
 }
 
+// ---- reductions, scans, arg-reductions: one work-item per output (or line), sequential in it, so
+// results are deterministic (no atomics). Sums and products accumulate in the widest float or in
+// 64 bits wrapping; max and min in the compute type, where NaN wins and stays (as the CPU plugin).
+
+std::string lowest(const TypeInfo& t) {
+  if (is_float(t.dtype)) return "-(" + std::string(t.compute) + ")WK_INF_F";
+  if (t.dtype == WICK_DTYPE_BOOL) return "(wk_bool)0";
+  return t.is_signed ? "(" + std::string(t.storage) + ")((" + t.unsigned_of + ")1 << " +
+                           std::to_string(t.bits - 1) + ")"
+                     : "(" + std::string(t.storage) + ")0";
+}
+std::string highest(const TypeInfo& t) {
+  if (is_float(t.dtype)) return "(" + std::string(t.compute) + ")WK_INF_F";
+  if (t.dtype == WICK_DTYPE_BOOL) return "(wk_bool)1";
+  return t.is_signed ? "(" + std::string(t.storage) + ")(((" + t.unsigned_of + ")1 << " +
+                           std::to_string(t.bits - 1) + ") - 1)"
+                     : "(" + std::string(t.storage) + ")~(" + t.unsigned_of + ")0";
+}
+std::string isnan_of(const TypeInfo& t, const std::string& v) {
+  return is_float(t.dtype) ? "isnan(" + v + ")" : "0";
+}
+// The accumulator of sums and products.
+std::string sum_acc(const TypeInfo& t) {
+  return is_float(t.dtype) ? "wk_wide" : "wk_u64";
+}
+std::string enter_sum(const TypeInfo& t, const std::string& v) {
+  return is_float(t.dtype) ? "(wk_wide)" + v : "(wk_u64)(wk_i64)" + v;
+}
+// A value of the accumulator stored to the output type o.
+std::string store_acc(const TypeInfo& o, const std::string& acc) {
+  return is_float(o.dtype) ? store(o, "(" + std::string(o.compute) + ")" + acc)
+                           : "(" + std::string(o.storage) + ")" + acc;
+}
+
+// The dtype sums and products of t write when widened (docs/ops.md).
+wick_dtype widened(wick_dtype t) {
+  return sdk::widened_dtype(t);
+}
+
+// Loop bodies shared by reductions (over an inner geometry) and scans (along one axis): `init`,
+// then `step` for each element `v` of the line.
+struct Fold {
+  std::string decl, step, result;
+};
+Fold fold(const TypeInfo& t, const TypeInfo& o, bool sum_like, const std::string& v) {
+  const std::string C = t.compute;
+  if (sum_like)
+    return {sum_acc(t) + " acc = op == " + std::to_string(WICK_OP_REDUCE_SUM) +
+                " || op == " + std::to_string(WICK_OP_CUMSUM) + " ? (" + sum_acc(t) + ")0 : (" +
+                sum_acc(t) + ")1;",
+            "acc = (op == " + std::to_string(WICK_OP_REDUCE_SUM) +
+                " || op == " + std::to_string(WICK_OP_CUMSUM) + ") ? acc + " + enter_sum(t, v) +
+                " : acc * " + enter_sum(t, v) + ";",
+            store_acc(o, "acc")};
+  const std::string max = "(op == " + std::to_string(WICK_OP_REDUCE_MAX) +
+                          " || op == " + std::to_string(WICK_OP_CUMMAX) + ")";
+  return {C + " acc = " + max + " ? " + lowest(t) + " : " + highest(t) + ";",
+          "if (" + isnan_of(t, v) + " || (" + max + " ? " + v + " > acc : " + v +
+              " < acc)) acc = " + v + ";",
+          store(o, "acc")};
+}
+
+void emit_reduce(std::string& out, const TypeInfo& t, const TypeInfo& o, bool sum_like) {
+  const Fold f = fold(t, o, sum_like, "v");
+  guarded(out, t,
+          "WK_KERNEL reduce_" + std::string(t.name) + "_" + o.name + (sum_like ? "" : "_ext") +
+              "(WK_G " + o.storage + "* out, WK_G const " + t.storage +
+              "* x, int op, wk_args inner, wk_args a) {\n  WK_FOR_EACH(a) {\n"
+              "    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&a, i, o);\n    " +
+              f.decl +
+              "\n"
+              "    for (wk_i64 j = 0; j < inner.numel; ++j) {\n      wk_i64 q[WK_MAX_OPERANDS];\n"
+              "      wk_offsets(&inner, j, q);\n      const " +
+              t.compute + " v = " + load(t, "x", "o[1] + q[0]") +
+              ";\n"
+              "      " +
+              f.step + "\n    }\n    out[o[0]] = " + f.result + ";\n  }\n}\n");
+}
+
+void emit_scan(std::string& out, const TypeInfo& t, const TypeInfo& o, bool sum_like) {
+  const Fold f = fold(t, o, sum_like, "v");
+  guarded(
+      out, t,
+      "WK_KERNEL scan_" + std::string(t.name) + "_" + o.name + (sum_like ? "" : "_ext") + "(WK_G " +
+          o.storage + "* out, WK_G const " + t.storage +
+          "* x, int op, int flag, wk_i64 n, wk_i64 xs, wk_i64 os, wk_args a) {\n"
+          "  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&a, i, o);\n    " +
+          f.decl +
+          "\n"
+          "    for (wk_i64 s = 0; s < n; ++s) {\n      const wk_i64 j = (flag & 1) ? n - 1 - s : "
+          "s;\n"
+          "      const " +
+          t.compute + " v = " + load(t, "x", "o[1] + j * xs") +
+          ";\n"
+          "      if (flag & 2) out[o[0] + j * os] = " +
+          f.result + ";\n      " + f.step +
+          "\n"
+          "      if (!(flag & 2)) out[o[0] + j * os] = " +
+          f.result + ";\n    }\n  }\n}\n");
+}
+
+// argmax / argmin along an axis: the first NaN wins outright; equal values keep the first, or the
+// last with `last`.
+void emit_arg(std::string& out, const TypeInfo& t, const char* index_type, const char* index_name) {
+  const std::string C = t.compute, nan = isnan_of(t, "v");
+  guarded(out, t,
+          "WK_KERNEL arg_" + std::string(t.name) + "_" + index_name + "(WK_G " + index_type +
+              "* out, WK_G const " + t.storage +
+              "* x, int op, int last, wk_i64 n, wk_i64 xs, wk_args a) {\n  WK_FOR_EACH(a) {\n"
+              "    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&a, i, o);\n    wk_i64 best_at = "
+              "0;\n    " +
+              C +
+              " best = 0;\n    int have = 0;\n    for (wk_i64 j = 0; j < n; ++j) {\n      const " +
+              C + " v = " + load(t, "x", "o[1] + j * xs") + ";\n      if (" + nan +
+              ") { best_at = j; break; }\n"
+              "      const int better = op == " +
+              std::to_string(WICK_OP_ARGMAX) +
+              " ? v > best : v < best;\n"
+              "      if (!have || better || (last && v == best)) { best = v; best_at = j; have = "
+              "1; }\n    }\n"
+              "    out[o[0]] = (" +
+              index_type + ")best_at;\n  }\n}\n");
+}
+
+void emit_reductions(std::string& out, const TypeInfo& t) {
+  const TypeInfo& w = type_info(widened(t.dtype));
+  for (bool sum_like : {true, false}) {
+    // Sums and products write t itself (not bool) or its widening; max and min write t.
+    if (!sum_like || t.dtype != WICK_DTYPE_BOOL) {
+      emit_reduce(out, t, t, sum_like);
+      emit_scan(out, t, t, sum_like);
+    }
+    if (sum_like && w.dtype != t.dtype) {
+      emit_reduce(out, t, w, true);
+      emit_scan(out, t, w, true);
+    }
+  }
+  emit_arg(out, t, "wk_i32", "i32");
+  emit_arg(out, t, "wk_i64", "i64");
+}
+
 // Copy and fill move bits: one kernel per element size serves every dtype.
 void emit_copy_fill(std::string& out) {
   for (const char* bits : {"u8", "u16", "u32", "u64"}) {
@@ -288,6 +429,7 @@ std::string render_program(Dialect dialect) {
     if (t.dtype != WICK_DTYPE_BOOL) emit_iota(src, t);
     if (is_float(t.dtype)) emit_rng(src, t);
     emit_matmul(src, t);
+    emit_reductions(src, t);
   }
   return src;
 }
@@ -309,6 +451,8 @@ sdk::DTypeSet generated_dtypes(wick_op_code op) {
     }
     case sdk::OpKind::SELECT: return all;
     case sdk::OpKind::NN: return op == WICK_OP_MATMUL ? all : 0;
+    case sdk::OpKind::REDUCE:
+    case sdk::OpKind::SCAN: return all;
     case sdk::OpKind::MEMORY:
       if (op == WICK_OP_IOTA) return sdk::dtypes_of(sdk::DTypeClass::NUM);
       if (op == WICK_OP_RNG_UNIFORM || op == WICK_OP_RNG_NORMAL) return sdk::kFloatDTypes;
@@ -327,6 +471,14 @@ std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to) {
     case sdk::OpKind::BINARY: return "binary_" + dt;
     case sdk::OpKind::COMPARE: return "compare_" + dt;
     case sdk::OpKind::SELECT: return "where_" + dt;
+    case sdk::OpKind::REDUCE:
+    case sdk::OpKind::SCAN: {
+      const std::string to_name = detail::type_info(to).name;
+      if (op == WICK_OP_ARGMAX || op == WICK_OP_ARGMIN) return "arg_" + dt + "_" + to_name;
+      const std::string family = info->kind == sdk::OpKind::REDUCE ? "reduce_" : "scan_";
+      if (info->out == sdk::OutDType::ACC) return family + dt + "_" + to_name;
+      return family + dt + "_" + dt + "_ext";
+    }
     default: break;
   }
   if (op == WICK_OP_CAST) return "cast_" + dt + "_" + detail::type_info(to).name;
