@@ -231,12 +231,118 @@ void plan_lines(KernelCall& call, const wick_op_desc& op) {
   call.numel = x.shape[p.axis] == 0 && scan ? 0 : outer.numel;
 }
 
+// The outer geometry of per-line ops over `line_shape`: `views` are the operands (the first as the
+// output) seen over that shape with their own strides.
+sdk::StridedArgs line_geometry(const wick_op_desc& op, const int64_t* line_shape,
+                               std::vector<wick_tensor_desc> views) {
+  for (wick_tensor_desc& v : views) v.shape = line_shape;
+  wick_op_desc g = op;
+  g.outputs = views.data();
+  g.num_outputs = 1;
+  g.inputs = views.data() + 1;
+  g.num_inputs = views.size() - 1;
+  return sdk::make_strided_args(g);
+}
+
+// sort: values (output 0), the input, indices (output 1), one line per work-item.
+void plan_sort(KernelCall& call, const wick_op_desc& op, const void* const* handles,
+               size_t handle_size) {
+  const wick_tensor_desc &x = op.inputs[0], &vals = op.outputs[0], &idx = op.outputs[1];
+  const auto& p = *static_cast<const wick_sort_params*>(op.params);
+  for (int k : {0, 2, 1}) call.add_bytes(handles[k], handle_size);
+  std::vector<int64_t> line(x.shape, x.shape + x.rank);
+  line[static_cast<size_t>(p.axis)] = 1;
+  call.add(static_cast<int32_t>(p.descending != 0));
+  for (int64_t v : {x.shape[p.axis], x.strides[p.axis], vals.strides[p.axis], idx.strides[p.axis]})
+    call.add(v);
+  const sdk::StridedArgs g = line_geometry(op, line.data(), {vals, x, idx});
+  call.add_bytes(&g, sizeof g);
+  call.numel = x.shape[p.axis] == 0 ? 0 : g.numel;
+}
+
+void plan_softmax(KernelCall& call, const wick_op_desc& op, const void* const* handles,
+                  size_t handle_size) {
+  const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
+  const int axis = static_cast<const wick_axis_params*>(op.params)->axis;
+  add_handles(call, handles, 2, handle_size);
+  std::vector<int64_t> line(x.shape, x.shape + x.rank);
+  line[static_cast<size_t>(axis)] = 1;
+  call.add(static_cast<int32_t>(op.op == WICK_OP_LOG_SOFTMAX));
+  for (int64_t v : {x.shape[axis], x.strides[axis], y.strides[axis]}) call.add(v);
+  const sdk::StridedArgs g = line_geometry(op, line.data(), {y, x});
+  call.add_bytes(&g, sizeof g);
+  call.numel = x.shape[axis] == 0 ? 0 : g.numel;
+}
+
+// layer_norm / rms_norm: rows over the leading axes, an inner geometry over the trailing ones with
+// the strides of x, y, weight and bias (absent ones: x's handle and zero strides, unused).
+void plan_norm(KernelCall& call, const wick_op_desc& op, const void* const* handles,
+               size_t handle_size, bool wide_is_double) {
+  const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
+  const auto& p = *static_cast<const wick_norm_params*>(op.params);
+  const bool has_w = op.num_inputs > 1, has_b = op.op == WICK_OP_LAYER_NORM && op.num_inputs > 2;
+  for (int k : {0, 1, has_w ? 2 : 1, has_b ? 3 : 1}) call.add_bytes(handles[k], handle_size);
+  call.add(static_cast<int32_t>(op.op == WICK_OP_RMS_NORM));
+  call.add(static_cast<int32_t>(has_w));
+  call.add(static_cast<int32_t>(has_b));
+  add_wide(call, p.epsilon, wide_is_double);
+  const int lead = x.rank - p.num_axes;
+  sdk::StridedArgs inner{};
+  inner.numel = 1;
+  for (int d = lead; d < x.rank; ++d, ++inner.rank) {
+    inner.shape[inner.rank] = x.shape[d];
+    inner.strides[0][inner.rank] = x.strides[d];
+    inner.strides[1][inner.rank] = y.strides[d];
+    inner.strides[2][inner.rank] = has_w ? op.inputs[1].strides[d - lead] : 0;
+    inner.strides[3][inner.rank] = has_b ? op.inputs[2].strides[d - lead] : 0;
+    inner.numel *= x.shape[d];
+  }
+  for (size_t k = 1; k <= (has_b ? 2u : has_w ? 1u : 0u); ++k)
+    inner.offsets[k + 1] =
+        static_cast<int64_t>(op.inputs[k].byte_offset / sdk::dtype_size(x.dtype));
+  call.add_bytes(&inner, sizeof inner);
+  std::vector<int64_t> rows(x.shape, x.shape + x.rank);
+  for (int d = lead; d < x.rank; ++d) rows[static_cast<size_t>(d)] = 1;
+  const sdk::StridedArgs g = line_geometry(op, rows.data(), {y, x});
+  call.add_bytes(&g, sizeof g);
+  call.numel = inner.numel == 0 ? 0 : g.numel;
+}
+
+// Sort, softmax and norms: the axis in range, the outputs shaped like the input, the norm's
+// weight and bias shaped like the normalised trailing axes.
+wick_support check_lines_of(const wick_op_desc& op) {
+  const wick_tensor_desc& x = op.inputs[0];
+  for (size_t k = 0; k < op.num_outputs; ++k)
+    if (!same_shape(x, op.outputs[k])) return WICK_SUPPORT_NO_PARAMS;
+  if (op.op == WICK_OP_SORT) {
+    const auto& p = *static_cast<const wick_sort_params*>(op.params);
+    return p.struct_size >= sizeof(wick_sort_params) && p.axis >= 0 && p.axis < x.rank
+               ? WICK_SUPPORT_YES
+               : WICK_SUPPORT_NO_PARAMS;
+  }
+  if (op.op == WICK_OP_SOFTMAX || op.op == WICK_OP_LOG_SOFTMAX) {
+    const int axis = static_cast<const wick_axis_params*>(op.params)->axis;
+    return axis >= 0 && axis < x.rank ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_PARAMS;
+  }
+  const auto& p = *static_cast<const wick_norm_params*>(op.params);
+  if (p.struct_size < sizeof(wick_norm_params) || p.num_axes < 1 || p.num_axes > x.rank)
+    return WICK_SUPPORT_NO_PARAMS;
+  for (size_t k = 1; k < op.num_inputs; ++k) {
+    const wick_tensor_desc& v = op.inputs[k];
+    if (v.rank != p.num_axes) return WICK_SUPPORT_NO_PARAMS;
+    for (int d = 0; d < v.rank; ++d)
+      if (v.shape[d] != x.shape[x.rank - p.num_axes + d]) return WICK_SUPPORT_NO_PARAMS;
+  }
+  return WICK_SUPPORT_YES;
+}
+
 }  // namespace
 
 wick_support check_call(const wick_op_desc& op) {
   if (op.op == WICK_OP_MATMUL) return check_matmul(op);
   const sdk::OpKind kind = sdk::op_info(op.op)->kind;
   if (kind == sdk::OpKind::REDUCE || kind == sdk::OpKind::SCAN) return check_lines(op);
+  if (kind == sdk::OpKind::INDEX || kind == sdk::OpKind::FUSED) return check_lines_of(op);
   for (size_t i = 0; i < op.num_inputs; ++i)
     if (!same_shape(op.inputs[i], op.outputs[0])) return WICK_SUPPORT_NO_PARAMS;
   if (op.op == WICK_OP_IOTA &&
@@ -251,7 +357,8 @@ KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t 
   const wick_tensor_desc& out = op.outputs[0];
   const wick_dtype t = sdk::op_dtype(op);
   KernelCall call;
-  call.kernel = kernel_name(op.op, t, out.dtype);
+  // Sort's kernel is named after its index dtype (output 1).
+  call.kernel = kernel_name(op.op, t, op.op == WICK_OP_SORT ? op.outputs[1].dtype : out.dtype);
   if (call.kernel.empty())
     throw sdk::Error(WICK_STATUS_UNSUPPORTED, std::string("no generated kernel for ") +
                                                   sdk::op_name(op.op) + " on " +
@@ -264,6 +371,21 @@ KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t 
       plan_reduce(call, op);
     else
       plan_lines(call, op);
+    return call;
+  }
+  if (info.kind == sdk::OpKind::INDEX || info.kind == sdk::OpKind::FUSED) {
+    for (size_t k = 0; k < op.num_outputs; ++k) {  // every operand must lie inside its buffer
+      wick_op_desc each = op;
+      each.outputs = &op.outputs[k];
+      each.num_outputs = 1;
+      (void)sdk::make_strided_args(each);
+    }
+    if (op.op == WICK_OP_SORT)
+      plan_sort(call, op, handles, handle_size);
+    else if (op.op == WICK_OP_SOFTMAX || op.op == WICK_OP_LOG_SOFTMAX)
+      plan_softmax(call, op, handles, handle_size);
+    else
+      plan_norm(call, op, handles, handle_size, wide_is_double);
     return call;
   }
   const sdk::StridedArgs geometry = sdk::make_strided_args(op);

@@ -389,6 +389,103 @@ void emit_reductions(std::string& out, const TypeInfo& t) {
   emit_arg(out, t, "wk_i64", "i64");
 }
 
+// Sort along an axis, one work-item per line: a stable insertion sort that moves the stored bits
+// (values are the input's elements, bit for bit) and compares in the compute type, NaN after every
+// number ascending and before every number descending.
+void emit_sort(std::string& out, const TypeInfo& t, const char* index_type,
+               const char* index_name) {
+  const std::string C = t.compute, S = t.storage, nan_a = isnan_of(t, "a"),
+                    nan_b = isnan_of(t, "b");
+  const std::string before = "(desc ? (!" + nan_b + " && (" + nan_a + " || a > b)) : (!" + nan_a +
+                             " && (" + nan_b + " || a < b)))";
+  guarded(out, t,
+          "WK_KERNEL sort_" + std::string(t.name) + "_" + index_name + "(WK_G " + S +
+              "* vals, WK_G const " + S + "* x, WK_G " + index_type +
+              "* idx, int desc, wk_i64 n, wk_i64 xs, wk_i64 vs, wk_i64 is, wk_args g) {\n"
+              "  WK_FOR_EACH(g) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&g, i, o);\n"
+              "    for (wk_i64 s = 0; s < n; ++s) {\n      const " +
+              S +
+              " raw = x[o[1] + s * xs];\n"
+              "      const " +
+              C + " a = " + load(t, "x", "o[1] + s * xs") +
+              ";\n      wk_i64 j = s;\n"
+              "      while (j > 0) {\n        const " +
+              C + " b = " + load(t, "vals", "o[0] + (j - 1) * vs") +
+              ";\n"
+              "        if (!" +
+              before +
+              ") break;\n        vals[o[0] + j * vs] = vals[o[0] + (j - 1) * vs];\n"
+              "        idx[o[2] + j * is] = idx[o[2] + (j - 1) * is];\n        --j;\n      }\n"
+              "      vals[o[0] + j * vs] = raw;\n      idx[o[2] + j * is] = (" +
+              index_type + ")s;\n    }\n  }\n}\n");
+}
+
+// softmax / log_softmax along an axis, one work-item per line, three passes in the compute type
+// (max, NaN winning; the sum of exp(x - max); the outputs), as the CPU plugin's loop.
+void emit_softmax(std::string& out, const TypeInfo& t) {
+  const std::string C = t.compute;
+  const std::string v = load(t, "x", "o[1] + j * xs");
+  guarded(out, t,
+          "WK_KERNEL softmax_" + std::string(t.name) + "(WK_G " + t.storage + "* y, WK_G const " +
+              t.storage +
+              "* x, int log_, wk_i64 n, wk_i64 xs, wk_i64 ys, wk_args g) {\n  WK_FOR_EACH(g) {\n"
+              "    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&g, i, o);\n    " +
+              C + " m = -(" + C +
+              ")WK_INF_F;\n"
+              "    for (wk_i64 j = 0; j < n; ++j) {\n      const " +
+              C + " v = " + v +
+              ";\n      if (v > m || v != v) m = v;\n    }\n"
+              "    " +
+              C + " sum = 0;\n    for (wk_i64 j = 0; j < n; ++j) sum += exp(" + v +
+              " - m);\n"
+              "    const " +
+              C + " lse = log(sum), inv = (" + C +
+              ")1 / sum;\n"
+              "    for (wk_i64 j = 0; j < n; ++j) {\n      const " +
+              C + " v = " + v +
+              ";\n"
+              "      y[o[0] + j * ys] = " +
+              store(t, "log_ ? v - m - lse : exp(v - m) * inv") + ";\n    }\n  }\n}\n");
+}
+
+// layer_norm / rms_norm over the trailing axes (an inner geometry whose operands are x, y, weight,
+// bias), one work-item per row: statistics in the widest float, two passes, then
+// (x - mean) * rstd [* weight] [+ bias] in the compute type, as the CPU plugin's loop.
+void emit_norm(std::string& out, const TypeInfo& t) {
+  const std::string C = t.compute;
+  const std::string xv = "(" + C + ")" + load(t, "x", "o[1] + q[0]");
+  guarded(out, t,
+          "WK_KERNEL norm_" + std::string(t.name) + "(WK_G " + t.storage + "* y, WK_G const " +
+              t.storage + "* x, WK_G const " + t.storage + "* w, WK_G const " + t.storage +
+              "* b, int rms, int has_w, int has_b, wk_wide eps, wk_args inner, wk_args g) {\n  "
+              "WK_FOR_EACH(g) {\n"
+              "    wk_i64 o[WK_MAX_OPERANDS], q[WK_MAX_OPERANDS];\n    wk_offsets(&g, i, o);\n"
+              "    wk_wide mean = 0, var = 0;\n    if (!rms) {\n      for (wk_i64 j = 0; j < "
+              "inner.numel; ++j) {\n"
+              "        wk_offsets(&inner, j, q);\n        mean += (wk_wide)" +
+              xv +
+              ";\n      }\n"
+              "      mean /= (wk_wide)inner.numel;\n    }\n    for (wk_i64 j = 0; j < inner.numel; "
+              "++j) {\n"
+              "      wk_offsets(&inner, j, q);\n      const wk_wide d = (wk_wide)" +
+              xv +
+              " - mean;\n      var += d * d;\n    }\n"
+              "    var /= (wk_wide)inner.numel;\n    const " +
+              C + " rstd = (" + C +
+              ")((wk_wide)1 / sqrt(var + eps));\n"
+              "    const " +
+              C + " mu = (" + C +
+              ")mean;\n    for (wk_i64 j = 0; j < inner.numel; ++j) {\n"
+              "      wk_offsets(&inner, j, q);\n      " +
+              C + " v = (" + xv +
+              " - mu) * rstd;\n"
+              "      if (has_w) v *= " +
+              load(t, "w", "q[2]") + ";\n      if (has_b) v += " + load(t, "b", "q[3]") +
+              ";\n"
+              "      y[o[0] + q[1]] = " +
+              store(t, "v") + ";\n    }\n  }\n}\n");
+}
+
 // Copy and fill move bits: one kernel per element size serves every dtype.
 void emit_copy_fill(std::string& out) {
   for (const char* bits : {"u8", "u16", "u32", "u64"}) {
@@ -430,6 +527,12 @@ std::string render_program(Dialect dialect) {
     if (is_float(t.dtype)) emit_rng(src, t);
     emit_matmul(src, t);
     emit_reductions(src, t);
+    emit_sort(src, t, "wk_i32", "i32");
+    emit_sort(src, t, "wk_i64", "i64");
+    if (is_float(t.dtype)) {
+      emit_softmax(src, t);
+      emit_norm(src, t);
+    }
   }
   return src;
 }
@@ -453,6 +556,12 @@ sdk::DTypeSet generated_dtypes(wick_op_code op) {
     case sdk::OpKind::NN: return op == WICK_OP_MATMUL ? all : 0;
     case sdk::OpKind::REDUCE:
     case sdk::OpKind::SCAN: return all;
+    case sdk::OpKind::INDEX: return op == WICK_OP_SORT ? all : 0;
+    case sdk::OpKind::FUSED:
+      return op == WICK_OP_SOFTMAX || op == WICK_OP_LOG_SOFTMAX || op == WICK_OP_LAYER_NORM ||
+                     op == WICK_OP_RMS_NORM
+                 ? sdk::kFloatDTypes
+                 : 0;
     case sdk::OpKind::MEMORY:
       if (op == WICK_OP_IOTA) return sdk::dtypes_of(sdk::DTypeClass::NUM);
       if (op == WICK_OP_RNG_UNIFORM || op == WICK_OP_RNG_NORMAL) return sdk::kFloatDTypes;
@@ -479,6 +588,9 @@ std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to) {
       if (info->out == sdk::OutDType::ACC) return family + dt + "_" + to_name;
       return family + dt + "_" + dt + "_ext";
     }
+    case sdk::OpKind::INDEX: return "sort_" + dt + "_" + detail::type_info(to).name;
+    case sdk::OpKind::FUSED:
+      return (op == WICK_OP_SOFTMAX || op == WICK_OP_LOG_SOFTMAX ? "softmax_" : "norm_") + dt;
     default: break;
   }
   if (op == WICK_OP_CAST) return "cast_" + dt + "_" + detail::type_info(to).name;

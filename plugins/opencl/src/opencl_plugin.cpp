@@ -277,10 +277,14 @@ void launch(OpenClDevice& dev, const gpu::KernelCall& call) {
 // Any generated kernel (gpu-common): the buffers' cl_mem handles, output first, and the arguments
 // the kernel description plans for the op.
 void run_generated(OpenClDevice& dev, const wick_op_desc& op) {
-  cl_mem mems[kMaxOperands] = {};
-  const void* handles[kMaxOperands] = {};
-  for (size_t k = 0; k <= op.num_inputs && k < static_cast<size_t>(kMaxOperands); ++k) {
-    const wick_buffer* b = k == 0 ? op.outputs[0].buffer : op.inputs[k - 1].buffer;
+  constexpr size_t kMaxHandles = 8;
+  if (op.num_outputs + op.num_inputs > kMaxHandles)
+    throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "too many operands for a generated kernel");
+  cl_mem mems[kMaxHandles] = {};
+  const void* handles[kMaxHandles] = {};
+  for (size_t k = 0; k < op.num_outputs + op.num_inputs; ++k) {
+    const wick_buffer* b =
+        k < op.num_outputs ? op.outputs[k].buffer : op.inputs[k - op.num_outputs].buffer;
     if (b == nullptr || b->device != &dev)
       throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
                        "an operand's buffer belongs to another device than " + dev.name);

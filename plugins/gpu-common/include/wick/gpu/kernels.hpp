@@ -74,10 +74,10 @@ class KernelCall {
 // output's shape (matmul: [..., M, K] x [..., K, N] with batch dims broadcast by the host).
 wick_support check_call(const wick_op_desc& op);
 
-// The launch of op: `handles` are the buffers' device handles (cl_mem, CUdeviceptr, ...), output
-// first, then the inputs, each `handle_size` bytes; `wide_is_double` says whether the device's
-// widest float is f64 (the kernels' wk_wide). Throws sdk::Error when an operand reaches outside its
-// buffer.
+// The launch of op: `handles` are the buffers' device handles (cl_mem, CUdeviceptr, ...), the
+// outputs' first, then the inputs', each `handle_size` bytes; `wide_is_double` says whether the
+// device's widest float is f64 (the kernels' wk_wide). Throws sdk::Error when an operand reaches
+// outside its buffer.
 KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t handle_size,
                      bool wide_is_double);
 
