@@ -95,7 +95,7 @@ std::string normal(const std::string& path) { return fs::path(path).lexically_no
 
 TEST_CASE("the default config is cuda, opencl, cpu; not strict; log level warn", "[config]") {
   const Config config = wick::default_config();
-  CHECK(names(config) == std::vector<std::string>{"cuda", "opencl", "cpu"});
+  CHECK(names(config) == std::vector<std::string>{"cuda", "opencl:gpu", "opencl:accelerator", "cpu"});
   CHECK_FALSE(config.strict);
   CHECK(config.log_level == "warn");
   CHECK(config.plugin_paths.empty());
@@ -118,7 +118,7 @@ TEST_CASE("the default config is itself a config document, with locations in it"
 TEST_CASE("resolving with no file, environment, flags or API gives the default", "[config]") {
   FakeEnv env({});
   const Config config = resolve();
-  CHECK(names(config) == std::vector<std::string>{"cuda", "opencl", "cpu"});
+  CHECK(names(config) == std::vector<std::string>{"cuda", "opencl:gpu", "opencl:accelerator", "cpu"});
   CHECK(config.log_level == "warn");
   CHECK(config.layers == std::vector<std::string>{"default"});
 }
@@ -202,13 +202,13 @@ TEST_CASE("plugin option tables may be written inline or with a quoted name", "[
 TEST_CASE("a document replaces only the values it sets", "[config]") {
   const Config config = parse("[log]\nlevel = \"debug\"\n");
   CHECK(config.log_level == "debug");
-  CHECK(names(config) == std::vector<std::string>{"cuda", "opencl", "cpu"});
+  CHECK(names(config) == std::vector<std::string>{"cuda", "opencl:gpu", "opencl:accelerator", "cpu"});
   CHECK(config.layers == std::vector<std::string>{"default", "t.toml"});
 }
 
 TEST_CASE("an empty document is a valid config", "[config]") {
-  CHECK(names(parse("")) == std::vector<std::string>{"cuda", "opencl", "cpu"});
-  CHECK(names(parse("# only a comment\n")) == std::vector<std::string>{"cuda", "opencl", "cpu"});
+  CHECK(names(parse("")) == std::vector<std::string>{"cuda", "opencl:gpu", "opencl:accelerator", "cpu"});
+  CHECK(names(parse("# only a comment\n")) == std::vector<std::string>{"cuda", "opencl:gpu", "opencl:accelerator", "cpu"});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -487,7 +487,7 @@ TEST_CASE("each layer overrides only what it sets", "[config][layers]") {
   FakeEnv env({{"WICK_LOG_LEVEL", "info"}});
   const Config config = resolve();
   CHECK(config.log_level == "info");
-  CHECK(names(config) == std::vector<std::string>{"cuda", "opencl", "cpu"});
+  CHECK(names(config) == std::vector<std::string>{"cuda", "opencl:gpu", "opencl:accelerator", "cpu"});
   CHECK_FALSE(config.strict);
 }
 

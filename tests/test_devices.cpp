@@ -49,15 +49,30 @@ TEST_CASE("cuda, when built, loads and never fails: usable, or unavailable with 
   CHECK(ok);
 }
 
-TEST_CASE("the default priority selects opencl here when cuda is unavailable", "[devices]") {
+TEST_CASE("the default priority never puts an OpenCL CPU device (PoCL) ahead of the CPU plugin", "[devices]") {
   const Selection& s = test::built_runtime().selection();
   auto cuda = test::built_runtime().registry().find("cuda");
   if (cuda != nullptr && cuda->state == PluginState::Usable) {
     CHECK(s.device.plugin_name() == "cuda");
+  } else if (s.device.plugin_name() == "opencl") {
+    CHECK(s.device.kind() != DeviceKind::CPU);  // an OpenCL GPU or accelerator
   } else {
-    CHECK(s.device.plugin_name() == "opencl");
-    CHECK_THAT(s.reason, Catch::Contains("priority 2 of 3"));
+    // Here: PoCL is the only OpenCL device, of kind cpu, so cpu-onednn is chosen.
+    CHECK(s.device.kind() == DeviceKind::CPU);
+    CHECK(s.device.plugin_name() != "opencl");
+    CHECK_THAT(s.reason, Catch::Contains("'cpu' is priority 4 of 4"));
   }
+}
+
+TEST_CASE("a priority entry plugin:kind picks that plugin's first device of the kind", "[devices]") {
+  const PluginRegistry& r = test::built_runtime().registry();
+  const Device pocl = r.find_device("opencl:cpu");
+  if (pocl.valid()) {
+    CHECK(pocl.plugin_name() == "opencl");
+    CHECK(pocl.kind() == DeviceKind::CPU);
+  }
+  CHECK_FALSE(r.find_device("cpu-onednn:gpu").valid());
+  CHECK(r.find_device("cpu-onednn:cpu").valid());
 }
 
 TEST_CASE("the same ops give the same results on cpu and opencl", "[devices][opencl]") {

@@ -494,10 +494,12 @@ const char kDefaultConfigText[] = R"(# Wick's built-in default configuration.
 # WICK_LOG_LEVEL), the command line and the API override the file; see docs/config.md.
 
 [devices]
-# Devices to try, in order: a plugin ("cuda"), one device of a plugin ("cuda:1"), or a device
-# kind ("cpu", "gpu", "accelerator"). The first usable one is chosen; a CPU device is always the
-# last resort. Unknown names are errors.
-priority = ["cuda", "opencl", "cpu"]
+# Devices to try, in order: a plugin ("cuda"), one device of a plugin ("cuda:1"), a plugin's
+# devices of one kind ("opencl:gpu"), or a device kind ("cpu", "gpu", "accelerator"). The first
+# usable one is chosen; a CPU device is always the last resort. Unknown names are errors. OpenCL
+# devices of kind cpu (PoCL) are left to an explicit "opencl" or "opencl:cpu": the CPU plugin is
+# faster on the same cores.
+priority = ["cuda", "opencl:gpu", "opencl:accelerator", "cpu"]
 # true: every fallback is an error instead of a logged warning, both at start-up (an entry above
 # is not usable) and per op (the device does not support an op, so the CPU would run it).
 strict = false

@@ -516,19 +516,23 @@ Device PluginRegistry::find_device(const std::string& entry) const {
     std::lock_guard lock(impl_->mutex);
     if (impl_->cpu.valid()) return impl_->cpu;
   }
+  // "plugin:index" picks one device of the plugin, "plugin:kind" its first device of that kind.
   const size_t colon = entry.find(':');
   const std::string name = entry.substr(0, colon);
+  const std::string qualifier = colon == std::string::npos ? "" : entry.substr(colon + 1);
+  const bool by_kind = !qualifier.empty() && contains(kDeviceKinds, qualifier);
   int index = -1;
-  if (colon != std::string::npos) {
+  if (!qualifier.empty() && !by_kind) {
     try {
-      index = std::stoi(entry.substr(colon + 1));
+      index = std::stoi(qualifier);
     } catch (const std::exception&) {
       return Device();
     }
   }
   for (const Device& d : devices()) {
     const bool name_match = d.plugin_name() == name || to_string(d.kind()) == name;
-    if (name_match && (index < 0 || d.index() == index)) return d;
+    if (!name_match) continue;
+    if (by_kind ? to_string(d.kind()) == qualifier : (index < 0 || d.index() == index)) return d;
   }
   return Device();
 }
@@ -644,7 +648,14 @@ Selection select_device(const PluginRegistry& registry, const Config& config) {
       return sel;
     }
     std::string why;
-    if (auto info = registry.find(name)) {
+    if (auto info = registry.find(name); info && info->state == PluginState::Usable) {
+      // The plugin is usable, but none of its devices is the index or kind the entry names.
+      std::vector<std::string> have;
+      for (const DeviceInfo& d : info->devices)
+        have.push_back(d.name + " (" + to_string(d.kind) + ")");
+      why = "usable, but has no device '" + entry.name.substr(name.size() + 1) +
+            "' (its devices: " + text::join(have, ", ") + ")";
+    } else if (info) {
       why = std::string(to_string(info->state)) + ": " + info->reason;
     } else {
       why = "no usable plugin provides it";
