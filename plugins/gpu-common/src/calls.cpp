@@ -4,6 +4,7 @@
 #include <wick/sdk/elementwise.hpp>
 #include <wick/sdk/plugin.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 namespace wick::gpu {
@@ -308,6 +309,99 @@ void plan_norm(KernelCall& call, const wick_op_desc& op, const void* const* hand
   call.numel = inner.numel == 0 ? 0 : g.numel;
 }
 
+// Mirrors the kernels' wk_window (prelude.cpp): all fields 64-bit, same order.
+struct WindowArgs {
+  int64_t in[sdk::kMaxRank], xs[sdk::kMaxRank], win[sdk::kMaxRank], stride[sdk::kMaxRank];
+  int64_t lo[sdk::kMaxRank], dil[sdk::kMaxRank], out[sdk::kMaxRank], ys[sdk::kMaxRank];
+  int64_t rank, taps;
+};
+
+// The extent of a window op's output along one axis (0 when the window does not fit).
+int64_t window_extent(int64_t in, int64_t w, int64_t s, int64_t lo, int64_t hi, int64_t d) {
+  const int64_t span = in + lo + hi - ((w - 1) * d + 1);
+  return span < 0 ? 0 : span / s + 1;
+}
+
+wick_support check_window(const wick_op_desc& op) {
+  const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
+  const auto& p = *static_cast<const wick_window_params*>(op.params);
+  if (p.struct_size < sizeof(wick_window_params) || p.rank != x.rank || y.rank != x.rank)
+    return WICK_SUPPORT_NO_PARAMS;
+  if (p.rank > 0 && (p.window == nullptr || p.strides == nullptr || p.padding_lo == nullptr ||
+                     p.padding_hi == nullptr || p.dilations == nullptr))
+    return WICK_SUPPORT_NO_PARAMS;
+  for (int i = 0; i < p.rank; ++i) {
+    if (p.window[i] < 1 || p.strides[i] < 1 || p.dilations[i] < 1) return WICK_SUPPORT_NO_PARAMS;
+    if (y.shape[i] != window_extent(x.shape[i], p.window[i], p.strides[i], p.padding_lo[i],
+                                    p.padding_hi[i], p.dilations[i]))
+      return WICK_SUPPORT_NO_PARAMS;
+  }
+  return WICK_SUPPORT_YES;
+}
+
+void plan_window(KernelCall& call, const wick_op_desc& op, const void* const* handles,
+                 size_t handle_size) {
+  const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
+  const auto& p = *static_cast<const wick_window_params*>(op.params);
+  WindowArgs w{};
+  w.rank = std::max(p.rank, 1);
+  w.taps = 1;
+  for (int i = 0; i < w.rank; ++i) {
+    const bool real = p.rank > 0;
+    w.in[i] = real ? x.shape[i] : 1;
+    w.xs[i] = real ? x.strides[i] : 1;
+    w.win[i] = real ? p.window[i] : 1;
+    w.stride[i] = real ? p.strides[i] : 1;
+    w.lo[i] = real ? p.padding_lo[i] : 0;
+    w.dil[i] = real ? p.dilations[i] : 1;
+    w.out[i] = real ? y.shape[i] : 1;
+    w.ys[i] = real ? y.strides[i] : 1;
+    w.taps *= w.win[i];
+  }
+  add_handles(call, handles, 2, handle_size);
+  call.add(static_cast<int32_t>(op.op));
+  call.add(w);
+  call.add(static_cast<int64_t>(x.byte_offset / sdk::dtype_size(x.dtype)));
+  call.add(static_cast<int64_t>(y.byte_offset / sdk::dtype_size(y.dtype)));
+  int64_t numel = 1;
+  for (int i = 0; i < y.rank; ++i) numel *= y.shape[i];
+  call.add(numel);
+  call.numel = numel;
+}
+
+// Batch norm: x [N, C, ...] and four [C] vectors (mean, var, weight, bias).
+wick_support check_batch_norm(const wick_op_desc& op) {
+  const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
+  if (x.rank < 2 || !same_shape(x, y)) return WICK_SUPPORT_NO_PARAMS;
+  for (size_t k = 1; k < op.num_inputs; ++k)
+    if (op.inputs[k].rank != 1 || op.inputs[k].shape[0] != x.shape[1])
+      return WICK_SUPPORT_NO_PARAMS;
+  return WICK_SUPPORT_YES;
+}
+
+void plan_batch_norm(KernelCall& call, const wick_op_desc& op, const void* const* handles,
+                     size_t handle_size, bool wide_is_double) {
+  const wick_tensor_desc& x = op.inputs[0];
+  add_handles(call, handles, 6, handle_size);
+  add_wide(call, static_cast<const wick_norm_params*>(op.params)->epsilon, wide_is_double);
+  int64_t inner = 1;
+  for (int d = 2; d < x.rank; ++d) inner *= x.shape[d];
+  call.add(inner);
+  call.add(x.shape[1]);
+  sdk::StridedArgs vectors{};  // strides[0][k], offsets[k]: the k-th [C] vector
+  for (size_t k = 1; k < 5; ++k) {
+    const wick_tensor_desc& v = op.inputs[k];
+    vectors.strides[0][k - 1] = v.strides[0];
+    vectors.offsets[k - 1] = static_cast<int64_t>(v.byte_offset / sdk::dtype_size(v.dtype));
+  }
+  call.add(vectors);
+  wick_op_desc xy = op;
+  xy.num_inputs = 1;
+  const sdk::StridedArgs g = sdk::make_strided_args(xy);
+  call.add(g);
+  call.numel = g.numel;
+}
+
 // Sort, softmax and norms: the axis in range, the outputs shaped like the input, the norm's
 // weight and bias shaped like the normalised trailing axes.
 wick_support check_lines_of(const wick_op_desc& op) {
@@ -342,6 +436,8 @@ wick_support check_call(const wick_op_desc& op) {
   if (op.op == WICK_OP_MATMUL) return check_matmul(op);
   const sdk::OpKind kind = sdk::op_info(op.op)->kind;
   if (kind == sdk::OpKind::REDUCE || kind == sdk::OpKind::SCAN) return check_lines(op);
+  if (op.op == WICK_OP_BATCH_NORM) return check_batch_norm(op);
+  if (kind == sdk::OpKind::NN) return check_window(op);
   if (kind == sdk::OpKind::INDEX || kind == sdk::OpKind::FUSED) return check_lines_of(op);
   for (size_t i = 0; i < op.num_inputs; ++i)
     if (!same_shape(op.inputs[i], op.outputs[0])) return WICK_SUPPORT_NO_PARAMS;
@@ -373,14 +469,19 @@ KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t 
       plan_lines(call, op);
     return call;
   }
-  if (info.kind == sdk::OpKind::INDEX || info.kind == sdk::OpKind::FUSED) {
+  if (info.kind == sdk::OpKind::INDEX || info.kind == sdk::OpKind::FUSED ||
+      info.kind == sdk::OpKind::NN) {
     for (size_t k = 0; k < op.num_outputs; ++k) {  // every operand must lie inside its buffer
       wick_op_desc each = op;
       each.outputs = &op.outputs[k];
       each.num_outputs = 1;
       (void)sdk::make_strided_args(each);
     }
-    if (op.op == WICK_OP_SORT)
+    if (info.kind == sdk::OpKind::NN)
+      plan_window(call, op, handles, handle_size);
+    else if (op.op == WICK_OP_BATCH_NORM)
+      plan_batch_norm(call, op, handles, handle_size, wide_is_double);
+    else if (op.op == WICK_OP_SORT)
       plan_sort(call, op, handles, handle_size);
     else if (op.op == WICK_OP_SOFTMAX || op.op == WICK_OP_LOG_SOFTMAX)
       plan_softmax(call, op, handles, handle_size);

@@ -486,6 +486,83 @@ void emit_norm(std::string& out, const TypeInfo& t) {
               store(t, "v") + ";\n    }\n  }\n}\n");
 }
 
+// Window reductions, one work-item per output element: the taps in odometer order (last axis
+// fastest, as the CPU plugin walks them), padded positions skipped (they hold the identity). Sums
+// and products of integers wrap in 64 bits; floats accumulate in the compute type.
+void emit_window(std::string& out, const TypeInfo& t) {
+  const std::string C = t.compute, acc = is_float(t.dtype) ? C : "wk_u64";
+  const std::string enter = is_float(t.dtype) ? "v" : "(wk_u64)(wk_i64)v";
+  const std::string sum = std::to_string(WICK_OP_WINDOW_SUM),
+                    prod = std::to_string(WICK_OP_WINDOW_PROD),
+                    max = std::to_string(WICK_OP_WINDOW_MAX);
+  guarded(
+      out, t,
+      "WK_KERNEL window_" + std::string(t.name) + "(WK_G " + t.storage + "* y, WK_G const " +
+          t.storage +
+          "* x, int op, wk_window w, wk_i64 xoff, wk_i64 yoff, wk_i64 numel) {\n"
+          "  for (wk_i64 i = WK_GID; i < numel; i += WK_GSIZE) {\n    wk_i64 pos[WK_MAX_RANK];\n"
+          "    wk_i64 rest = i, yo = yoff;\n    for (wk_i64 d = w.rank - 1; d >= 0; --d) {\n"
+          "      pos[d] = rest % w.out[d];\n      rest /= w.out[d];\n      yo += pos[d] * "
+          "w.ys[d];\n    }\n"
+          "    const int arith = op == " +
+          sum + " || op == " + prod +
+          ";\n"
+          "    " +
+          acc + " s = op == " + prod + " ? (" + acc + ")1 : (" + acc +
+          ")0;\n"
+          "    " +
+          C + " m = op == " + max + " ? " + lowest(t) + " : " + highest(t) +
+          ";\n"
+          "    for (wk_i64 tap = 0; tap < w.taps; ++tap) {\n      wk_i64 tr = tap, xo = xoff;\n    "
+          "  int real = 1;\n"
+          "      for (wk_i64 d = w.rank - 1; d >= 0; --d) {\n        const wk_i64 k = tr % "
+          "w.win[d];\n"
+          "        tr /= w.win[d];\n        const wk_i64 at = pos[d] * w.stride[d] - w.lo[d] + k * "
+          "w.dil[d];\n"
+          "        if (at < 0 || at >= w.in[d]) real = 0;\n        xo += at * w.xs[d];\n      }\n"
+          "      if (!real) continue;\n      const " +
+          C + " v = " + load(t, "x", "xo") +
+          ";\n"
+          "      if (arith) s = op == " +
+          sum + " ? s + " + enter + " : s * " + enter +
+          ";\n"
+          "      else if (op == " +
+          max +
+          " ? (v > m || v != v) : (v < m || v != v)) m = v;\n    }\n"
+          "    y[yo] = arith ? " +
+          (is_float(t.dtype) ? store(t, "s") : "(" + std::string(t.storage) + ")s") + " : " +
+          store(t, "m") + ";\n  }\n}\n");
+}
+
+// Batch norm (inference), elementwise over x with the channel (i / inner) % channels of the C-order
+// index: (x - mean) * a + b, a = weight / sqrt(var + eps) in the widest float, as the CPU plugin.
+void emit_batch_norm(std::string& out, const TypeInfo& t) {
+  const std::string C = t.compute, S = t.storage;
+  auto vec = [&](const char* p, const char* k) {
+    return "(wk_wide)" + load(t, p, std::string("c * s[") + k + "] + off[" + k + "]");
+  };
+  guarded(out, t,
+          "WK_KERNEL batch_norm_" + std::string(t.name) + "(WK_G " + S + "* y, WK_G const " + S +
+              "* x, WK_G const " + S + "* mean, WK_G const " + S + "* var, WK_G const " + S +
+              "* w, WK_G const " + S +
+              "* b, wk_wide eps, wk_i64 inner, wk_i64 channels, wk_args s4, wk_args a) {\n"
+              "  const wk_i64* s = s4.strides[0];\n  const wk_i64* off = s4.offsets;\n  "
+              "WK_FOR_EACH(a) {\n"
+              "    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&a, i, o);\n    const wk_i64 c = (i "
+              "/ inner) % channels;\n"
+              "    const " +
+              C + " m = (" + C + ")" + vec("mean", "0") +
+              ";\n"
+              "    const " +
+              C + " sc = (" + C + ")(" + vec("w", "2") + " / sqrt(" + vec("var", "1") +
+              " + eps));\n"
+              "    const " +
+              C + " sh = (" + C + ")" + vec("b", "3") +
+              ";\n"
+              "    y[o[0]] = " +
+              store(t, "(" + load(t, "x", "o[1]") + " - m) * sc + sh") + ";\n  }\n}\n");
+}
+
 // Copy and fill move bits: one kernel per element size serves every dtype.
 void emit_copy_fill(std::string& out) {
   for (const char* bits : {"u8", "u16", "u32", "u64"}) {
@@ -529,9 +606,11 @@ std::string render_program(Dialect dialect) {
     emit_reductions(src, t);
     emit_sort(src, t, "wk_i32", "i32");
     emit_sort(src, t, "wk_i64", "i64");
+    if (t.dtype != WICK_DTYPE_BOOL) emit_window(src, t);
     if (is_float(t.dtype)) {
       emit_softmax(src, t);
       emit_norm(src, t);
+      emit_batch_norm(src, t);
     }
   }
   return src;
@@ -553,15 +632,16 @@ sdk::DTypeSet generated_dtypes(wick_op_code op) {
       return set & sdk::dtypes_of(info->dtypes);
     }
     case sdk::OpKind::SELECT: return all;
-    case sdk::OpKind::NN: return op == WICK_OP_MATMUL ? all : 0;
+    case sdk::OpKind::NN:
+      if (op == WICK_OP_MATMUL) return all;
+      if (op == WICK_OP_WINDOW_SUM || op == WICK_OP_WINDOW_PROD || op == WICK_OP_WINDOW_MAX ||
+          op == WICK_OP_WINDOW_MIN)
+        return sdk::dtypes_of(sdk::DTypeClass::NUM) & sdk::dtypes_of(info->dtypes);
+      return 0;
     case sdk::OpKind::REDUCE:
     case sdk::OpKind::SCAN: return all;
     case sdk::OpKind::INDEX: return op == WICK_OP_SORT ? all : 0;
-    case sdk::OpKind::FUSED:
-      return op == WICK_OP_SOFTMAX || op == WICK_OP_LOG_SOFTMAX || op == WICK_OP_LAYER_NORM ||
-                     op == WICK_OP_RMS_NORM
-                 ? sdk::kFloatDTypes
-                 : 0;
+    case sdk::OpKind::FUSED: return op == WICK_OP_ATTENTION ? 0 : sdk::kFloatDTypes;
     case sdk::OpKind::MEMORY:
       if (op == WICK_OP_IOTA) return sdk::dtypes_of(sdk::DTypeClass::NUM);
       if (op == WICK_OP_RNG_UNIFORM || op == WICK_OP_RNG_NORMAL) return sdk::kFloatDTypes;
@@ -590,7 +670,9 @@ std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to) {
     }
     case sdk::OpKind::INDEX: return "sort_" + dt + "_" + detail::type_info(to).name;
     case sdk::OpKind::FUSED:
+      if (op == WICK_OP_BATCH_NORM) return "batch_norm_" + dt;
       return (op == WICK_OP_SOFTMAX || op == WICK_OP_LOG_SOFTMAX ? "softmax_" : "norm_") + dt;
+    case sdk::OpKind::NN: return op == WICK_OP_MATMUL ? "matmul_" + dt : "window_" + dt;
     default: break;
   }
   if (op == WICK_OP_CAST) return "cast_" + dt + "_" + detail::type_info(to).name;

@@ -81,6 +81,14 @@ WK_FN void wk_offsets(const wk_args* a, wk_i64 i, wk_i64* o) {
   }
 }
 
+/* The geometry of a window op: per axis the operand's extent and strides, the window, its strides,
+ * low padding and dilation, the output's extent and strides; taps = the window's element count. */
+typedef struct {
+  wk_i64 in[WK_MAX_RANK], xs[WK_MAX_RANK], win[WK_MAX_RANK], stride[WK_MAX_RANK];
+  wk_i64 lo[WK_MAX_RANK], dil[WK_MAX_RANK], out[WK_MAX_RANK], ys[WK_MAX_RANK];
+  wk_i64 rank, taps;
+} wk_window;
+
 /* Grid-stride loop: the host caps the global size, so one work-item may handle many elements. */
 #define WK_FOR_EACH(a) for (wk_i64 i = WK_GID; i < (a).numel; i += WK_GSIZE)
 
