@@ -37,7 +37,8 @@ TEST_CASE("opencl is usable on PoCL", "[devices][opencl]") {
   CHECK_FALSE(info->devices.empty());
 }
 
-TEST_CASE("cuda, when built, loads and never fails: usable, or unavailable with a reason", "[devices][cuda]") {
+TEST_CASE("cuda, when built, loads and never fails: usable, or unavailable with a reason",
+          "[devices][cuda]") {
   auto info = test::built_runtime().registry().find("cuda");
   if (info == nullptr || info->state == PluginState::NotFound) {
     WARN("the CUDA plugin was not built (no CUDA toolkit at configure time)");
@@ -49,7 +50,8 @@ TEST_CASE("cuda, when built, loads and never fails: usable, or unavailable with 
   CHECK(ok);
 }
 
-TEST_CASE("the default priority never puts an OpenCL CPU device (PoCL) ahead of the CPU plugin", "[devices]") {
+TEST_CASE("the default priority never puts an OpenCL CPU device (PoCL) ahead of the CPU plugin",
+          "[devices]") {
   const Selection& s = test::built_runtime().selection();
   auto cuda = test::built_runtime().registry().find("cuda");
   if (cuda != nullptr && cuda->state == PluginState::Usable) {
@@ -64,7 +66,8 @@ TEST_CASE("the default priority never puts an OpenCL CPU device (PoCL) ahead of 
   }
 }
 
-TEST_CASE("a priority entry plugin:kind picks that plugin's first device of the kind", "[devices]") {
+TEST_CASE("a priority entry plugin:kind picks that plugin's first device of the kind",
+          "[devices]") {
   const PluginRegistry& r = test::built_runtime().registry();
   const Device pocl = r.find_device("opencl:cpu");
   if (pocl.valid()) {
@@ -90,7 +93,11 @@ TEST_CASE("the same ops give the same results on cpu and opencl", "[devices][ope
   };
   SECTION("strided copies: transpose, permute, negative steps") {
     auto [x, y] = both([&](const Device& d) {
-      return Tensor::from_vector(av, {2, 3, 4}, d).permute({2, 0, 1}).flip(1).slice(2, 2, std::nullopt, -2).contiguous();
+      return Tensor::from_vector(av, {2, 3, 4}, d)
+          .permute({2, 0, 1})
+          .flip(1)
+          .slice(2, 2, std::nullopt, -2)
+          .contiguous();
     });
     CHECK(x.to_vector<float>() == y.to_vector<float>());
     CHECK(x.numel() == 4 * 2 * 2);
@@ -101,7 +108,8 @@ TEST_CASE("the same ops give the same results on cpu and opencl", "[devices][ope
     });
     CHECK(x.to_vector<float>() == y.to_vector<float>());
     auto [i, j] = both([&](const Device& d) {
-      return Tensor::from_vector<int32_t>({1, -2, 3}, {3, 1}, d) + Tensor::from_vector<int32_t>({10, 20}, {1, 2}, d);
+      return Tensor::from_vector<int32_t>({1, -2, 3}, {3, 1}, d) +
+             Tensor::from_vector<int32_t>({10, 20}, {1, 2}, d);
     });
     CHECK(i.to_vector<int32_t>() == std::vector<int32_t>{11, 21, 8, 18, 13, 23});
     CHECK(j.to_vector<int32_t>() == i.to_vector<int32_t>());
@@ -127,26 +135,30 @@ TEST_CASE("the same ops give the same results on cpu and opencl", "[devices][ope
     (void)x;
     // Hand-worked: rows sub, mul, div, maximum, minimum; NaN wherever an operand is NaN.
     const std::vector<float> got = y.to_vector<float>();
-    const std::vector<float> want = {-2, -7, nan, nan, 3, -10, nan, nan, 1.0f / 3, -0.4f, nan, nan,
-                                     3, 5, nan, nan, 1, -2, nan, nan};
+    const std::vector<float> want = {-2,  -7,  nan, nan, 3,   -10, nan, nan, 1.0f / 3, -0.4f,
+                                     nan, nan, 3,   5,   nan, nan, 1,   -2,  nan,      nan};
     REQUIRE(got.size() == want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       INFO("element " << i);
-      if (std::isnan(want[i])) CHECK(std::isnan(got[i]));
-      else CHECK(got[i] == Approx(want[i]));
+      if (std::isnan(want[i]))
+        CHECK(std::isnan(got[i]));
+      else
+        CHECK(got[i] == Approx(want[i]));
     }
     auto [i, j] = both([&](const Device& d) {
       return Tensor::from_vector<int32_t>({7, -7, 5, std::numeric_limits<int32_t>::min()}, d) /
              Tensor::from_vector<int32_t>({2, 2, 0, -1}, d);
     });
-    CHECK(j.to_vector<int32_t>() == std::vector<int32_t>{3, -3, 0, std::numeric_limits<int32_t>::min()});
+    CHECK(j.to_vector<int32_t>() ==
+          std::vector<int32_t>{3, -3, 0, std::numeric_limits<int32_t>::min()});
     CHECK(i.to_vector<int32_t>() == j.to_vector<int32_t>());
   }
   SECTION("unary math in f32 agrees within a few ulp") {
     auto [x, y] = both([&](const Device& d) {
       const Tensor a = Tensor::from_vector(av, {24}, d);
-      return Tensor::stack({a.neg(), a.abs(), a.exp(), a.abs().sqrt(), a.tanh(), a.sigmoid(), a.relu(),
-                            a.sin(), a.cos(), (a.abs() + 1.0).log()}, 0);
+      return Tensor::stack({a.neg(), a.abs(), a.exp(), a.abs().sqrt(), a.tanh(), a.sigmoid(),
+                            a.relu(), a.sin(), a.cos(), (a.abs() + 1.0).log()},
+                           0);
     });
     const std::vector<float> c = x.to_vector<float>(), g = y.to_vector<float>();
     REQUIRE(c.size() == g.size());
@@ -172,4 +184,17 @@ TEST_CASE("the same ops give the same results on cpu and opencl", "[devices][ope
     });
     CHECK(x.to_vector<float>() == y.to_vector<float>());
   }
+}
+
+TEST_CASE("an index out of range on the OpenCL device is an error naming it, not a wild read",
+          "[devices][opencl]") {
+  const Device cl = opencl();
+  const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3}, cl);
+  const Tensor good = Tensor::from_vector<int64_t>({2, -1, 0}, {3}, cl);  // -1 counts from the end
+  CHECK(x.index_select(good, 1).to_vector<float>() == std::vector<float>{3, 3, 1, 6, 6, 4});
+  const Tensor bad = Tensor::from_vector<int64_t>({0, 7}, {2}, cl);
+  CHECK_THROWS_WITH(x.index_select(bad, 1), Catch::Contains("index 7 is out of range") &&
+                                                Catch::Contains("axis 1 of extent 3"));
+  // The device stays usable after the error.
+  CHECK(x.index_select(good, 1).to_vector<float>() == std::vector<float>{3, 3, 1, 6, 6, 4});
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace wick::gpu {
 
@@ -14,6 +15,12 @@ void KernelCall::add_bytes(const void* data, size_t size) {
   sizes_.push_back(size);
   bytes_.resize(bytes_.size() + size);
   std::memcpy(bytes_.data() + offsets_.back(), data, size);
+}
+
+void KernelCall::replace(size_t i, const void* data, size_t size) {
+  if (i >= sizes_.size() || sizes_[i] != size)
+    throw std::logic_error("KernelCall::replace: no such argument");
+  std::memcpy(bytes_.data() + offsets_[i], data, size);
 }
 
 namespace {
@@ -402,6 +409,122 @@ void plan_batch_norm(KernelCall& call, const wick_op_desc& op, const void* const
   call.numel = g.numel;
 }
 
+// Mirrors the kernels' wk_index (prelude.cpp): all fields 64-bit, same order.
+struct IndexArgs {
+  int64_t rank, shape[sdk::kMaxRank];
+  int64_t os[sdk::kMaxRank], xs[sdk::kMaxRank], is[sdk::kMaxRank], ss[sdk::kMaxRank],
+      limit[sdk::kMaxRank];
+  int64_t off[4];
+  int64_t axis, n, x_axis_stride, k_extent, k_is, k_ss;
+};
+
+int64_t element_offset(const wick_tensor_desc& d) {
+  return static_cast<int64_t>(d.byte_offset / sdk::dtype_size(d.dtype));
+}
+
+wick_support check_index(const wick_op_desc& op) {
+  const auto& p = *static_cast<const wick_axis_params*>(op.params);
+  const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &out = op.outputs[0];
+  if (p.struct_size < sizeof(wick_axis_params) || p.axis < 0 || p.axis >= x.rank ||
+      x.rank > sdk::kMaxRank)
+    return WICK_SUPPORT_NO_PARAMS;
+  if (ids.dtype != WICK_DTYPE_I32 && ids.dtype != WICK_DTYPE_I64) return WICK_SUPPORT_NO_DTYPE;
+  if (op.op == WICK_OP_INDEX_SELECT) {
+    if (out.rank != x.rank - 1 + ids.rank || out.rank > sdk::kMaxRank)
+      return WICK_SUPPORT_NO_PARAMS;
+    for (int i = 0; i < out.rank; ++i) {
+      const int64_t want = i < p.axis              ? x.shape[i]
+                           : i < p.axis + ids.rank ? ids.shape[i - p.axis]
+                                                   : x.shape[i - ids.rank + 1];
+      if (out.shape[i] != want) return WICK_SUPPORT_NO_PARAMS;
+    }
+    return WICK_SUPPORT_YES;
+  }
+  if (op.op == WICK_OP_INDEX_REDUCE) {
+    const wick_tensor_desc& src = op.inputs[2];
+    if (p.flag < WICK_REDUCE_MODE_SET || p.flag > WICK_REDUCE_MODE_MIN || ids.rank != 1 ||
+        !same_shape(x, out) || src.rank != x.rank || src.dtype != x.dtype)
+      return WICK_SUPPORT_NO_PARAMS;
+    for (int i = 0; i < x.rank; ++i)
+      if (src.shape[i] != (i == p.axis ? ids.shape[0] : x.shape[i])) return WICK_SUPPORT_NO_PARAMS;
+    return WICK_SUPPORT_YES;
+  }
+  // gather_elements / scatter_elements: ids no larger than x off the axis.
+  if (ids.rank != x.rank) return WICK_SUPPORT_NO_PARAMS;
+  for (int i = 0; i < x.rank; ++i)
+    if (i != p.axis && ids.shape[i] > x.shape[i]) return WICK_SUPPORT_NO_PARAMS;
+  if (op.op == WICK_OP_GATHER_ELEMENTS)
+    return same_shape(ids, out) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_PARAMS;
+  const wick_tensor_desc& src = op.inputs[2];
+  return p.flag >= WICK_REDUCE_MODE_SET && p.flag <= WICK_REDUCE_MODE_MIN && same_shape(ids, src) &&
+                 same_shape(x, out) && src.dtype == x.dtype
+             ? WICK_SUPPORT_YES
+             : WICK_SUPPORT_NO_PARAMS;
+}
+
+void plan_index(KernelCall& call, const wick_op_desc& op, const void* const* handles,
+                size_t handle_size) {
+  const auto& p = *static_cast<const wick_axis_params*>(op.params);
+  const wick_tensor_desc &x = op.inputs[0], &ids = op.inputs[1], &out = op.outputs[0];
+  const int axis = p.axis;
+  IndexArgs g{};
+  g.rank = out.rank;
+  for (int d = 0; d < out.rank; ++d) {
+    g.shape[d] = out.shape[d];
+    g.os[d] = out.strides[d];
+    g.limit[d] = INT64_MAX;
+  }
+  g.n = x.shape[axis];
+  g.x_axis_stride = x.strides[axis];
+  g.axis = -1;
+  g.off[0] = element_offset(out);
+  g.off[1] = element_offset(x);
+  g.off[2] = element_offset(ids);
+  const bool scatter = op.op == WICK_OP_INDEX_REDUCE || op.op == WICK_OP_SCATTER_ELEMENTS;
+  if (op.op == WICK_OP_INDEX_SELECT) {
+    for (int d = 0; d < out.rank; ++d) {
+      if (d < axis)
+        g.xs[d] = x.strides[d];
+      else if (d < axis + ids.rank)
+        g.is[d] = ids.strides[d - axis];
+      else
+        g.xs[d] = x.strides[d - ids.rank + 1];
+    }
+  } else if (op.op == WICK_OP_GATHER_ELEMENTS) {
+    for (int d = 0; d < out.rank; ++d) {
+      g.xs[d] = d == axis ? 0 : x.strides[d];
+      g.is[d] = ids.strides[d];
+    }
+  } else {
+    const wick_tensor_desc& src = op.inputs[2];
+    g.axis = axis;
+    g.off[3] = element_offset(src);
+    for (int d = 0; d < out.rank; ++d) {
+      g.xs[d] = x.strides[d];
+      if (d == axis) continue;
+      g.ss[d] = src.strides[d];
+      if (op.op == WICK_OP_SCATTER_ELEMENTS) {
+        g.is[d] = ids.strides[d];
+        g.limit[d] = ids.shape[d];
+      }
+    }
+    const bool elements = op.op == WICK_OP_SCATTER_ELEMENTS;
+    g.k_extent = elements ? ids.shape[axis] : ids.shape[0];
+    g.k_is = elements ? ids.strides[axis] : ids.strides[0];
+    g.k_ss = src.strides[axis];
+  }
+  add_handles(call, handles, scatter ? 4 : 3, handle_size);  // out, x, ids[, src]
+  if (scatter) call.add(static_cast<int32_t>(p.flag));
+  call.error_slot = static_cast<int>(call.count());
+  call.add_bytes(handles[0], handle_size);  // replaced by the error buffer's handle
+  call.add(g);
+  int64_t numel = 1;
+  for (int d = 0; d < out.rank; ++d) numel *= out.shape[d];
+  call.numel = numel;
+  call.context = std::string(sdk::op_name(op.op)) + " along axis " + std::to_string(axis) +
+                 " of extent " + std::to_string(g.n);
+}
+
 // Sort, softmax and norms: the axis in range, the outputs shaped like the input, the norm's
 // weight and bias shaped like the normalised trailing axes.
 wick_support check_lines_of(const wick_op_desc& op) {
@@ -438,6 +561,7 @@ wick_support check_call(const wick_op_desc& op) {
   if (kind == sdk::OpKind::REDUCE || kind == sdk::OpKind::SCAN) return check_lines(op);
   if (op.op == WICK_OP_BATCH_NORM) return check_batch_norm(op);
   if (kind == sdk::OpKind::NN) return check_window(op);
+  if (kind == sdk::OpKind::INDEX && op.op != WICK_OP_SORT) return check_index(op);
   if (kind == sdk::OpKind::INDEX || kind == sdk::OpKind::FUSED) return check_lines_of(op);
   for (size_t i = 0; i < op.num_inputs; ++i)
     if (!same_shape(op.inputs[i], op.outputs[0])) return WICK_SUPPORT_NO_PARAMS;
@@ -453,8 +577,12 @@ KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t 
   const wick_tensor_desc& out = op.outputs[0];
   const wick_dtype t = sdk::op_dtype(op);
   KernelCall call;
-  // Sort's kernel is named after its index dtype (output 1).
-  call.kernel = kernel_name(op.op, t, op.op == WICK_OP_SORT ? op.outputs[1].dtype : out.dtype);
+  // Index ops' kernels are named after their index dtype (sort's output 1, the others' input 1).
+  const sdk::OpKind kind = sdk::op_info(op.op)->kind;
+  const wick_dtype to = op.op == WICK_OP_SORT        ? op.outputs[1].dtype
+                        : kind == sdk::OpKind::INDEX ? op.inputs[1].dtype
+                                                     : out.dtype;
+  call.kernel = kernel_name(op.op, t, to);
   if (call.kernel.empty())
     throw sdk::Error(WICK_STATUS_UNSUPPORTED, std::string("no generated kernel for ") +
                                                   sdk::op_name(op.op) + " on " +
@@ -479,6 +607,8 @@ KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t 
     }
     if (info.kind == sdk::OpKind::NN)
       plan_window(call, op, handles, handle_size);
+    else if (info.kind == sdk::OpKind::INDEX && op.op != WICK_OP_SORT)
+      plan_index(call, op, handles, handle_size);
     else if (op.op == WICK_OP_BATCH_NORM)
       plan_batch_norm(call, op, handles, handle_size, wide_is_double);
     else if (op.op == WICK_OP_SORT)

@@ -63,6 +63,12 @@ std::string load(const TypeInfo& t, const std::string& ptr, const std::string& a
   if (t.dtype == WICK_DTYPE_BF16) return "wk_bf16_to_f32(" + x + ")";
   return x;
 }
+// A stored value as its compute type.
+std::string to_compute(const TypeInfo& t, const std::string& value) {
+  if (t.dtype == WICK_DTYPE_F16) return "wk_f16_to_f32(" + value + ")";
+  if (t.dtype == WICK_DTYPE_BF16) return "wk_bf16_to_f32(" + value + ")";
+  return value;
+}
 std::string store(const TypeInfo& t, const std::string& value) {
   if (t.dtype == WICK_DTYPE_F16) return "wk_f32_to_f16(" + value + ")";
   if (t.dtype == WICK_DTYPE_BF16) return "wk_f32_to_bf16(" + value + ")";
@@ -563,6 +569,75 @@ void emit_batch_norm(std::string& out, const TypeInfo& t) {
               store(t, "(" + load(t, "x", "o[1]") + " - m) * sc + sh") + ";\n  }\n}\n");
 }
 
+// index_select and gather_elements move bits: one kernel per element size and index dtype.
+void emit_gather(std::string& out, const char* bits, const char* it, const char* it_name) {
+  const std::string T = std::string("wk_") + bits;
+  out +=
+      "WK_KERNEL gather_" + std::string(bits) + "_" + it_name + "(WK_G " + T +
+      "* out, WK_G const " + T + "* x, WK_G const " + it +
+      "* ids, WK_G wk_i64* err, wk_index g) {\n"
+      "  wk_i64 numel = 1;\n  for (wk_i64 d = 0; d < g.rank; ++d) numel *= g.shape[d];\n"
+      "  for (wk_i64 i = WK_GID; i < numel; i += WK_GSIZE) {\n"
+      "    wk_i64 rest = i, o = g.off[0], xo = g.off[1], io = g.off[2];\n"
+      "    for (wk_i64 d = g.rank - 1; d >= 0; --d) {\n      const wk_i64 q = rest % g.shape[d];\n"
+      "      rest /= g.shape[d];\n      o += q * g.os[d];\n      xo += q * g.xs[d];\n      io += q "
+      "* g.is[d];\n    }\n"
+      "    const wk_i64 id = wk_resolve((wk_i64)ids[io], g.n, err);\n    if (id < 0) continue;\n"
+      "    out[o] = x[xo + id * g.x_axis_stride];\n  }\n}\n";
+}
+
+// index_reduce and scatter_elements, one work-item per output element: out = x there, combined
+// (set, add, mul, max, min) with every src element whose index points at it, in index order (so
+// results are deterministic and equal the CPU plugin's sequential ones).
+void emit_scatter(std::string& out, const TypeInfo& t, const char* it, const char* it_name) {
+  const std::string C = t.compute, S = t.storage;
+  std::string add, mul;
+  if (t.dtype == WICK_DTYPE_BOOL) {
+    add = "(wk_bool)(a || b)";
+    mul = "(wk_bool)(a && b)";
+  } else if (is_float(t.dtype)) {
+    add = store(t, "(" + C + ")(" + to_compute(t, "a") + " + " + to_compute(t, "b") + ")");
+    mul = store(t, "(" + C + ")(" + to_compute(t, "a") + " * " + to_compute(t, "b") + ")");
+  } else {
+    add = "(" + S + ")((wk_u64)(wk_i64)a + (wk_u64)(wk_i64)b)";
+    mul = "(" + S + ")((wk_u64)(wk_i64)a * (wk_u64)(wk_i64)b)";
+  }
+  const std::string xa = to_compute(t, "a"), xb = to_compute(t, "b");
+  const std::string nan_a = isnan_of(t, "ca"), nan_b = isnan_of(t, "cb");
+  guarded(
+      out, t,
+      "WK_KERNEL scatter_" + std::string(t.name) + "_" + it_name + "(WK_G " + S +
+          "* out, WK_G const " + S + "* x, WK_G const " + it + "* ids, WK_G const " + S +
+          "* src, int mode, WK_G wk_i64* err, wk_index g) {\n"
+          "  wk_i64 numel = 1;\n  for (wk_i64 d = 0; d < g.rank; ++d) numel *= g.shape[d];\n"
+          "  for (wk_i64 i = WK_GID; i < numel; i += WK_GSIZE) {\n"
+          "    wk_i64 rest = i, o = g.off[0], xo = g.off[1], io = g.off[2], so = g.off[3], at = "
+          "0;\n    int inside = 1;\n"
+          "    for (wk_i64 d = g.rank - 1; d >= 0; --d) {\n      const wk_i64 q = rest % "
+          "g.shape[d];\n"
+          "      rest /= g.shape[d];\n      o += q * g.os[d];\n      xo += q * g.xs[d];\n"
+          "      if (d == g.axis) { at = q; continue; }\n      if (q >= g.limit[d]) inside = 0;\n"
+          "      io += q * g.is[d];\n      so += q * g.ss[d];\n    }\n"
+          "    " +
+          S +
+          " a = x[xo];\n    for (wk_i64 k = 0; inside && k < g.k_extent; ++k) {\n"
+          "      const wk_i64 id = wk_resolve((wk_i64)ids[io + k * g.k_is], g.n, err);\n"
+          "      if (id != at) continue;\n      const " +
+          S +
+          " b = src[so + k * g.k_ss];\n"
+          "      const " +
+          C + " ca = " + (is_float(t.dtype) ? xa : "(" + C + ")a") +
+          ", cb = " + (is_float(t.dtype) ? xb : "(" + C + ")b") +
+          ";\n"
+          "      if (mode == 0) a = b;\n      else if (mode == 1) a = " +
+          add + ";\n      else if (mode == 2) a = " + mul +
+          ";\n"
+          "      else if (!" +
+          nan_a + " && (" + nan_b +
+          " || (mode == 3 ? cb > ca : cb < ca))) a = b;\n    }\n"
+          "    out[o] = a;\n  }\n}\n");
+}
+
 // Copy and fill move bits: one kernel per element size serves every dtype.
 void emit_copy_fill(std::string& out) {
   for (const char* bits : {"u8", "u16", "u32", "u64"}) {
@@ -595,6 +670,10 @@ std::string render_program(Dialect dialect) {
          std::to_string(sdk::kMaxOperands) + "\n";
   src += kCommon;
   emit_copy_fill(src);
+  for (const char* bits : {"u8", "u16", "u32", "u64"}) {
+    emit_gather(src, bits, "wk_i32", "i32");
+    emit_gather(src, bits, "wk_i64", "i64");
+  }
   for (const TypeInfo& t : kTypes) {
     emit_unary(src, t);
     emit_binary(src, t);
@@ -604,6 +683,8 @@ std::string render_program(Dialect dialect) {
     if (is_float(t.dtype)) emit_rng(src, t);
     emit_matmul(src, t);
     emit_reductions(src, t);
+    emit_scatter(src, t, "wk_i32", "i32");
+    emit_scatter(src, t, "wk_i64", "i64");
     emit_sort(src, t, "wk_i32", "i32");
     emit_sort(src, t, "wk_i64", "i64");
     if (t.dtype != WICK_DTYPE_BOOL) emit_window(src, t);
@@ -640,7 +721,7 @@ sdk::DTypeSet generated_dtypes(wick_op_code op) {
       return 0;
     case sdk::OpKind::REDUCE:
     case sdk::OpKind::SCAN: return all;
-    case sdk::OpKind::INDEX: return op == WICK_OP_SORT ? all : 0;
+    case sdk::OpKind::INDEX: return all;
     case sdk::OpKind::FUSED: return op == WICK_OP_ATTENTION ? 0 : sdk::kFloatDTypes;
     case sdk::OpKind::MEMORY:
       if (op == WICK_OP_IOTA) return sdk::dtypes_of(sdk::DTypeClass::NUM);
@@ -668,7 +749,15 @@ std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to) {
       if (info->out == sdk::OutDType::ACC) return family + dt + "_" + to_name;
       return family + dt + "_" + dt + "_ext";
     }
-    case sdk::OpKind::INDEX: return "sort_" + dt + "_" + detail::type_info(to).name;
+    case sdk::OpKind::INDEX: {
+      const std::string index = detail::type_info(to).name;  // the index dtype
+      if (op == WICK_OP_SORT) return "sort_" + dt + "_" + index;
+      if (op == WICK_OP_INDEX_SELECT || op == WICK_OP_GATHER_ELEMENTS) {
+        static const char* const kBits[] = {"", "u8", "u16", "", "u32", "", "", "", "u64"};
+        return std::string("gather_") + kBits[sdk::dtype_size(t)] + "_" + index;
+      }
+      return "scatter_" + dt + "_" + index;
+    }
     case sdk::OpKind::FUSED:
       if (op == WICK_OP_BATCH_NORM) return "batch_norm_" + dt;
       return (op == WICK_OP_SOFTMAX || op == WICK_OP_LOG_SOFTMAX ? "softmax_" : "norm_") + dt;

@@ -89,6 +89,30 @@ typedef struct {
   wk_i64 rank, taps;
 } wk_window;
 
+/* The geometry of the indexed ops, over the output's own dims (not collapsed): per dim the strides
+ * of out, x, ids and src (0 where a dim does not move that operand), their element offsets; n, the
+ * extent indices address (negative ones count from its end); x's stride along it. Scatters loop
+ * over ids along `axis`: k_extent positions, ids and src strides k_is and k_ss; positions off the
+ * axis beyond `limit` get nothing. */
+typedef struct {
+  wk_i64 rank, shape[WK_MAX_RANK];
+  wk_i64 os[WK_MAX_RANK], xs[WK_MAX_RANK], is[WK_MAX_RANK], ss[WK_MAX_RANK], limit[WK_MAX_RANK];
+  wk_i64 off[4];
+  wk_i64 axis, n, x_axis_stride, k_extent, k_is, k_ss;
+} wk_index;
+
+/* An index read as i64, resolved into [0, n) (negative counts from the end), or reported through
+ * err (err[0] = 1, err[1] = the index) and -1 returned. */
+WK_FN wk_i64 wk_resolve(wk_i64 id, wk_i64 n, WK_G wk_i64* err) {
+  const wk_i64 r = id < 0 ? id + n : id;
+  if (r < 0 || r >= n) {
+    err[0] = 1;
+    err[1] = id;
+    return -1;
+  }
+  return r;
+}
+
 /* Grid-stride loop: the host caps the global size, so one work-item may handle many elements. */
 #define WK_FOR_EACH(a) for (wk_i64 i = WK_GID; i < (a).numel; i += WK_GSIZE)
 

@@ -62,6 +62,8 @@ struct OpenClDevice final : wick_device {
   std::string build_error;
   // What supports() answers from (filled when the device opens; kernel_source.cpp's rows).
   sdk::KernelTable<OpenClDevice> table;
+  // Two i64 that index-checking kernels report an out-of-range index through (created on use).
+  ClMem error_buffer;
 };
 
 struct OpenClBuffer final : wick_buffer {
@@ -291,8 +293,29 @@ void run_generated(OpenClDevice& dev, const wick_op_desc& op) {
     mems[k] = as_buffer(b).mem.get();
     handles[k] = &mems[k];
   }
-  const gpu::KernelCall call = gpu::plan_call(op, handles, sizeof(cl_mem), dev.has_fp64);
-  if (call.numel > 0) launch(dev, call);
+  gpu::KernelCall call = gpu::plan_call(op, handles, sizeof(cl_mem), dev.has_fp64);
+  if (call.numel == 0) return;
+  if (call.error_slot < 0) return launch(dev, call);
+  // Kernels that check indices report through a per-device error buffer: zeroed, launched, read.
+  if (!dev.error_buffer) {
+    cl_int status = CL_SUCCESS;
+    dev.error_buffer = ClMem(clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE,
+                                            2 * sizeof(int64_t), nullptr, &status));
+    cl_check(status, "clCreateBuffer (error buffer)", dev.name);
+  }
+  int64_t report[2] = {0, 0};
+  cl_check(clEnqueueWriteBuffer(dev.queue.get(), dev.error_buffer.get(), CL_FALSE, 0, sizeof report,
+                                report, 0, nullptr, nullptr),
+           "clEnqueueWriteBuffer (error buffer)", dev.name);
+  const cl_mem flag = dev.error_buffer.get();
+  call.replace(static_cast<size_t>(call.error_slot), &flag, sizeof flag);
+  launch(dev, call);
+  cl_check(clEnqueueReadBuffer(dev.queue.get(), dev.error_buffer.get(), CL_TRUE, 0, sizeof report,
+                               report, 0, nullptr, nullptr),
+           "clEnqueueReadBuffer (error buffer)", dev.name);
+  if (report[0] != 0)
+    throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                     "index " + std::to_string(report[1]) + " is out of range in " + call.context);
 }
 
 // The device's kernel table: every op the kernel description covers, on its dtypes (without f64

@@ -55,12 +55,19 @@ class KernelCall {
  public:
   std::string kernel;
   int64_t numel = 0;  // elements to cover (0: nothing to launch)
+  // Kernels that check indices take an error buffer (two i64: a flag and the bad index, zeroed
+  // before the launch, read after it): the argument slot to put its handle in, or -1. `context`
+  // names the op, the axis and its extent for the error message.
+  int error_slot = -1;
+  std::string context;
 
   template <class T>
   void add(const T& value) {
     add_bytes(&value, sizeof value);
   }
   void add_bytes(const void* data, size_t size);
+  // Overwrites argument i (same size), e.g. the error buffer's handle in error_slot.
+  void replace(size_t i, const void* data, size_t size);
   size_t count() const { return sizes_.size(); }
   size_t size(size_t i) const { return sizes_[i]; }
   const void* value(size_t i) const { return bytes_.data() + offsets_[i]; }
