@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 namespace wick::gpu {
@@ -24,6 +25,10 @@ void KernelCall::replace(size_t i, const void* data, size_t size) {
 }
 
 namespace {
+
+int64_t element_offset(const wick_tensor_desc& d) {
+  return static_cast<int64_t>(d.byte_offset / sdk::dtype_size(d.dtype));
+}
 
 bool same_shape(const wick_tensor_desc& a, const wick_tensor_desc& b) {
   if (a.rank != b.rank) return false;
@@ -376,6 +381,73 @@ void plan_window(KernelCall& call, const wick_op_desc& op, const void* const* ha
   call.numel = numel;
 }
 
+// Mirrors the kernels' wk_conv (prelude.cpp): all fields 64-bit, same order.
+struct ConvArgs {
+  int64_t r, n, o, cg, og;
+  int64_t in[sdk::kMaxRank], k[sdk::kMaxRank], out[sdk::kMaxRank], stride[sdk::kMaxRank];
+  int64_t lo[sdk::kMaxRank], dil[sdk::kMaxRank], idil[sdk::kMaxRank];
+  int64_t xs[sdk::kMaxRank], ws[sdk::kMaxRank], ys[sdk::kMaxRank];
+  int64_t xoff, woff, yoff, taps;
+};
+
+// The convolution's geometry (docs/ops.md), or nullopt when the operands and params disagree.
+std::optional<ConvArgs> conv_args(const wick_op_desc& op) {
+  const auto& p = *static_cast<const wick_conv_params*>(op.params);
+  const wick_tensor_desc &x = op.inputs[0], &w = op.inputs[1], &y = op.outputs[0];
+  const int r = p.spatial_rank;
+  if (p.struct_size < sizeof(wick_conv_params) || r < 1 || r + 2 > sdk::kMaxRank ||
+      x.rank != r + 2 || w.rank != r + 2 || y.rank != r + 2 || p.groups < 1 ||
+      p.strides == nullptr || p.padding_lo == nullptr || p.padding_hi == nullptr ||
+      p.dilations == nullptr)
+    return std::nullopt;
+  ConvArgs g{};
+  g.r = r;
+  g.n = x.shape[0];
+  g.o = w.shape[0];
+  if (g.o % p.groups != 0 || w.shape[1] * p.groups != x.shape[1] || y.shape[0] != g.n ||
+      y.shape[1] != g.o)
+    return std::nullopt;
+  g.cg = w.shape[1];
+  g.og = g.o / p.groups;
+  g.taps = 1;
+  for (int i = 0; i < r; ++i) {
+    const int64_t idil = p.input_dilations != nullptr ? p.input_dilations[i] : 1;
+    if (p.strides[i] < 1 || p.dilations[i] < 1 || idil < 1 || w.shape[2 + i] < 1)
+      return std::nullopt;
+    g.in[i] = x.shape[2 + i];
+    g.k[i] = w.shape[2 + i];
+    g.stride[i] = p.strides[i];
+    g.lo[i] = p.padding_lo[i];
+    g.dil[i] = p.dilations[i];
+    g.idil[i] = idil;
+    const int64_t dilated = g.in[i] == 0 ? 0 : (g.in[i] - 1) * idil + 1;
+    const int64_t span =
+        dilated + p.padding_lo[i] + p.padding_hi[i] - ((g.k[i] - 1) * g.dil[i] + 1);
+    g.out[i] = span < 0 ? 0 : span / g.stride[i] + 1;
+    if (y.shape[2 + i] != g.out[i]) return std::nullopt;
+    g.taps *= g.k[i];
+  }
+  for (int d = 0; d < r + 2; ++d) {
+    g.xs[d] = x.strides[d];
+    g.ws[d] = w.strides[d];
+    g.ys[d] = y.strides[d];
+  }
+  g.xoff = element_offset(x);
+  g.woff = element_offset(w);
+  g.yoff = element_offset(y);
+  return g;
+}
+
+void plan_conv(KernelCall& call, const wick_op_desc& op, const void* const* handles,
+               size_t handle_size) {
+  const ConvArgs g = *conv_args(op);
+  add_handles(call, handles, 3, handle_size);
+  call.add(g);
+  int64_t numel = g.n * g.o;
+  for (int d = 0; d < g.r; ++d) numel *= g.out[d];
+  call.numel = numel;
+}
+
 // Batch norm: x [N, C, ...] and four [C] vectors (mean, var, weight, bias).
 wick_support check_batch_norm(const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
@@ -417,10 +489,6 @@ struct IndexArgs {
   int64_t off[4];
   int64_t axis, n, x_axis_stride, k_extent, k_is, k_ss;
 };
-
-int64_t element_offset(const wick_tensor_desc& d) {
-  return static_cast<int64_t>(d.byte_offset / sdk::dtype_size(d.dtype));
-}
 
 wick_support check_index(const wick_op_desc& op) {
   const auto& p = *static_cast<const wick_axis_params*>(op.params);
@@ -560,6 +628,7 @@ wick_support check_call(const wick_op_desc& op) {
   const sdk::OpKind kind = sdk::op_info(op.op)->kind;
   if (kind == sdk::OpKind::REDUCE || kind == sdk::OpKind::SCAN) return check_lines(op);
   if (op.op == WICK_OP_BATCH_NORM) return check_batch_norm(op);
+  if (op.op == WICK_OP_CONV) return conv_args(op) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_PARAMS;
   if (kind == sdk::OpKind::NN) return check_window(op);
   if (kind == sdk::OpKind::INDEX && op.op != WICK_OP_SORT) return check_index(op);
   if (kind == sdk::OpKind::INDEX || kind == sdk::OpKind::FUSED) return check_lines_of(op);
@@ -605,7 +674,9 @@ KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t 
       each.num_outputs = 1;
       (void)sdk::make_strided_args(each);
     }
-    if (info.kind == sdk::OpKind::NN)
+    if (op.op == WICK_OP_CONV)
+      plan_conv(call, op, handles, handle_size);
+    else if (info.kind == sdk::OpKind::NN)
       plan_window(call, op, handles, handle_size);
     else if (info.kind == sdk::OpKind::INDEX && op.op != WICK_OP_SORT)
       plan_index(call, op, handles, handle_size);

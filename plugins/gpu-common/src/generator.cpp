@@ -638,6 +638,49 @@ void emit_scatter(std::string& out, const TypeInfo& t, const char* it, const cha
           "    out[o] = a;\n  }\n}\n");
 }
 
+// Convolution, one work-item per output element: the taps in odometer order, then the group's
+// channels, taps in padding or between input-dilation holes skipped; floats accumulate in the
+// widest float, integers in 64 bits wrapping (as the CPU plugin's reference loop).
+void emit_conv(std::string& out, const TypeInfo& t) {
+  const bool f = is_float(t.dtype);
+  const std::string acc = f ? "wk_wide" : "wk_u64";
+  const std::string xv =
+      f ? "(wk_wide)" + load(t, "x", "xo + c * g.xs[1]") : "(wk_u64)(wk_i64)x[xo + c * g.xs[1]]";
+  const std::string wv =
+      f ? "(wk_wide)" + load(t, "w", "wo + c * g.ws[1]") : "(wk_u64)(wk_i64)w[wo + c * g.ws[1]]";
+  const std::string result =
+      f ? store(t, "(" + std::string(t.compute) + ")acc") : "(" + std::string(t.storage) + ")acc";
+  guarded(
+      out, t,
+      "WK_KERNEL conv_" + std::string(t.name) + "(WK_G " + t.storage + "* y, WK_G const " +
+          t.storage + "* x, WK_G const " + t.storage +
+          "* w, wk_conv g) {\n  wk_i64 numel = g.n * g.o;\n"
+          "  for (wk_i64 d = 0; d < g.r; ++d) numel *= g.out[d];\n"
+          "  for (wk_i64 i = WK_GID; i < numel; i += WK_GSIZE) {\n    wk_i64 pos[WK_MAX_RANK];\n   "
+          " wk_i64 rest = i;\n"
+          "    for (wk_i64 d = g.r - 1; d >= 0; --d) {\n      pos[d] = rest % g.out[d];\n      "
+          "rest /= g.out[d];\n    }\n"
+          "    const wk_i64 o = rest % g.o, n = rest / g.o, grp = o / g.og;\n    " +
+          acc +
+          " acc = 0;\n"
+          "    for (wk_i64 tap = 0; tap < g.taps; ++tap) {\n"
+          "      wk_i64 tr = tap, xo = g.xoff + n * g.xs[0] + grp * g.cg * g.xs[1], wo = g.woff + "
+          "o * g.ws[0];\n"
+          "      int real = 1;\n      for (wk_i64 d = g.r - 1; d >= 0; --d) {\n        const "
+          "wk_i64 k = tr % g.k[d];\n"
+          "        tr /= g.k[d];\n        const wk_i64 v = pos[d] * g.stride[d] - g.lo[d] + k * "
+          "g.dil[d];\n"
+          "        if (v < 0 || v % g.idil[d] != 0 || v / g.idil[d] >= g.in[d]) real = 0;\n"
+          "        xo += (v / g.idil[d]) * g.xs[2 + d];\n        wo += k * g.ws[2 + d];\n      }\n"
+          "      if (!real) continue;\n      for (wk_i64 c = 0; c < g.cg; ++c) acc += " +
+          xv + " * " + wv +
+          ";\n    }\n"
+          "    wk_i64 yo = g.yoff + n * g.ys[0] + o * g.ys[1];\n    for (wk_i64 d = 0; d < g.r; "
+          "++d) yo += pos[d] * g.ys[2 + d];\n"
+          "    y[yo] = " +
+          result + ";\n  }\n}\n");
+}
+
 // Copy and fill move bits: one kernel per element size serves every dtype.
 void emit_copy_fill(std::string& out) {
   for (const char* bits : {"u8", "u16", "u32", "u64"}) {
@@ -687,7 +730,10 @@ std::string render_program(Dialect dialect) {
     emit_scatter(src, t, "wk_i64", "i64");
     emit_sort(src, t, "wk_i32", "i32");
     emit_sort(src, t, "wk_i64", "i64");
-    if (t.dtype != WICK_DTYPE_BOOL) emit_window(src, t);
+    if (t.dtype != WICK_DTYPE_BOOL) {
+      emit_window(src, t);
+      emit_conv(src, t);
+    }
     if (is_float(t.dtype)) {
       emit_softmax(src, t);
       emit_norm(src, t);
@@ -715,6 +761,7 @@ sdk::DTypeSet generated_dtypes(wick_op_code op) {
     case sdk::OpKind::SELECT: return all;
     case sdk::OpKind::NN:
       if (op == WICK_OP_MATMUL) return all;
+      if (op == WICK_OP_CONV) return sdk::dtypes_of(sdk::DTypeClass::NUM);
       if (op == WICK_OP_WINDOW_SUM || op == WICK_OP_WINDOW_PROD || op == WICK_OP_WINDOW_MAX ||
           op == WICK_OP_WINDOW_MIN)
         return sdk::dtypes_of(sdk::DTypeClass::NUM) & sdk::dtypes_of(info->dtypes);
@@ -761,7 +808,8 @@ std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to) {
     case sdk::OpKind::FUSED:
       if (op == WICK_OP_BATCH_NORM) return "batch_norm_" + dt;
       return (op == WICK_OP_SOFTMAX || op == WICK_OP_LOG_SOFTMAX ? "softmax_" : "norm_") + dt;
-    case sdk::OpKind::NN: return op == WICK_OP_MATMUL ? "matmul_" + dt : "window_" + dt;
+    case sdk::OpKind::NN:
+      return (op == WICK_OP_MATMUL ? "matmul_" : op == WICK_OP_CONV ? "conv_" : "window_") + dt;
     default: break;
   }
   if (op == WICK_OP_CAST) return "cast_" + dt + "_" + detail::type_info(to).name;

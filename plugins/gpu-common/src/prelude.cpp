@@ -113,6 +113,18 @@ WK_FN wk_i64 wk_resolve(wk_i64 id, wk_i64 n, WK_G wk_i64* err) {
   return r;
 }
 
+/* The geometry of a convolution: spatial rank r, batch n, output channels o, input channels per
+ * group cg, output channels per group og; per spatial axis the input, kernel and output extents,
+ * stride, low padding, dilation and input dilation; the full strides of x, w and y; offsets; the
+ * kernel's element count taps. */
+typedef struct {
+  wk_i64 r, n, o, cg, og;
+  wk_i64 in[WK_MAX_RANK], k[WK_MAX_RANK], out[WK_MAX_RANK], stride[WK_MAX_RANK];
+  wk_i64 lo[WK_MAX_RANK], dil[WK_MAX_RANK], idil[WK_MAX_RANK];
+  wk_i64 xs[WK_MAX_RANK], ws[WK_MAX_RANK], ys[WK_MAX_RANK];
+  wk_i64 xoff, woff, yoff, taps;
+} wk_conv;
+
 /* Grid-stride loop: the host caps the global size, so one work-item may handle many elements. */
 #define WK_FOR_EACH(a) for (wk_i64 i = WK_GID; i < (a).numel; i += WK_GSIZE)
 
