@@ -5,6 +5,7 @@
 #include <wick/sdk/plugin.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -335,7 +336,9 @@ int64_t window_extent(int64_t in, int64_t w, int64_t s, int64_t lo, int64_t hi, 
 }
 
 wick_support check_window(const wick_op_desc& op) {
-  const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
+  const bool scatter = op.op == WICK_OP_WINDOW_SCATTER_MAX || op.op == WICK_OP_WINDOW_SCATTER_MIN;
+  const wick_tensor_desc &x = op.inputs[0], &y = scatter ? op.inputs[1] : op.outputs[0];
+  if (scatter && !same_shape(x, op.outputs[0])) return WICK_SUPPORT_NO_PARAMS;
   const auto& p = *static_cast<const wick_window_params*>(op.params);
   if (p.struct_size < sizeof(wick_window_params) || p.rank != x.rank || y.rank != x.rank)
     return WICK_SUPPORT_NO_PARAMS;
@@ -351,9 +354,10 @@ wick_support check_window(const wick_op_desc& op) {
   return WICK_SUPPORT_YES;
 }
 
-void plan_window(KernelCall& call, const wick_op_desc& op, const void* const* handles,
-                 size_t handle_size) {
-  const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
+// The window geometry of a window op over the operand x and the window-shaped tensor `windows`
+// (the output of a reduction, the source of a scatter).
+WindowArgs window_args(const wick_op_desc& op, const wick_tensor_desc& x,
+                       const wick_tensor_desc& windows) {
   const auto& p = *static_cast<const wick_window_params*>(op.params);
   WindowArgs w{};
   w.rank = std::max(p.rank, 1);
@@ -366,19 +370,57 @@ void plan_window(KernelCall& call, const wick_op_desc& op, const void* const* ha
     w.stride[i] = real ? p.strides[i] : 1;
     w.lo[i] = real ? p.padding_lo[i] : 0;
     w.dil[i] = real ? p.dilations[i] : 1;
-    w.out[i] = real ? y.shape[i] : 1;
-    w.ys[i] = real ? y.strides[i] : 1;
+    w.out[i] = real ? windows.shape[i] : 1;
+    w.ys[i] = real ? windows.strides[i] : 1;
     w.taps *= w.win[i];
   }
+  return w;
+}
+
+int64_t numel_of(const wick_tensor_desc& d) {
+  int64_t n = 1;
+  for (int i = 0; i < d.rank; ++i) n *= d.shape[i];
+  return n;
+}
+
+void plan_window(KernelCall& call, const wick_op_desc& op, const void* const* handles,
+                 size_t handle_size) {
+  const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
   add_handles(call, handles, 2, handle_size);
   call.add(static_cast<int32_t>(op.op));
-  call.add(w);
-  call.add(static_cast<int64_t>(x.byte_offset / sdk::dtype_size(x.dtype)));
-  call.add(static_cast<int64_t>(y.byte_offset / sdk::dtype_size(y.dtype)));
-  int64_t numel = 1;
-  for (int i = 0; i < y.rank; ++i) numel *= y.shape[i];
-  call.add(numel);
-  call.numel = numel;
+  call.add(window_args(op, x, y));
+  call.add(element_offset(x));
+  call.add(element_offset(y));
+  call.numel = numel_of(y);
+  call.add(call.numel);
+}
+
+// window_scatter: y (x's shape) from x and the source; the window geometry's output is the source.
+void plan_window_scatter(KernelCall& call, const wick_op_desc& op, const void* const* handles,
+                         size_t handle_size, bool wide_is_double) {
+  const wick_tensor_desc &x = op.inputs[0], &src = op.inputs[1], &y = op.outputs[0];
+  const double init = static_cast<const wick_window_params*>(op.params)->init_value;
+  add_handles(call, handles, 3, handle_size);
+  call.add(static_cast<int32_t>(op.op == WICK_OP_WINDOW_SCATTER_MAX));
+  if (!sdk::dtype_is_float(y.dtype)) {  // integers start at init_value converted as a cast does
+    const int64_t i = std::isnan(init)  ? 0
+                      : init <= -0x1p63 ? INT64_MIN
+                      : init >= 0x1p63  ? INT64_MAX
+                                        : static_cast<int64_t>(init);
+    call.add(static_cast<uint64_t>(i));
+  } else {
+    add_wide(call, init, wide_is_double);
+  }
+  call.add(window_args(op, x, src));
+  sdk::StridedArgs yg{};  // y's strides over x's dims, not collapsed
+  yg.offsets[0] = element_offset(y);
+  for (int d = 0; d < y.rank; ++d) yg.strides[0][d] = y.strides[d];
+  if (y.rank == 0) yg.strides[0][0] = 1;
+  call.add(yg);
+  call.add(element_offset(x));
+  call.add(element_offset(src));
+  call.numel = numel_of(y);
+  call.add(call.numel);
 }
 
 // Mirrors the kernels' wk_conv (prelude.cpp): all fields 64-bit, same order.
@@ -676,6 +718,8 @@ KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t 
     }
     if (op.op == WICK_OP_CONV)
       plan_conv(call, op, handles, handle_size);
+    else if (op.op == WICK_OP_WINDOW_SCATTER_MAX || op.op == WICK_OP_WINDOW_SCATTER_MIN)
+      plan_window_scatter(call, op, handles, handle_size, wide_is_double);
     else if (info.kind == sdk::OpKind::NN)
       plan_window(call, op, handles, handle_size);
     else if (info.kind == sdk::OpKind::INDEX && op.op != WICK_OP_SORT)

@@ -284,8 +284,12 @@ std::string enter_sum(const TypeInfo& t, const std::string& v) {
 }
 // A value of the accumulator stored to the output type o.
 std::string store_acc(const TypeInfo& o, const std::string& acc) {
-  return is_float(o.dtype) ? store(o, "(" + std::string(o.compute) + ")" + acc)
-                           : "(" + std::string(o.storage) + ")" + acc;
+  // Built step by step: GCC 12's -Wrestrict misfires on the one-expression form when inlined.
+  std::string cast = "(";
+  cast += is_float(o.dtype) ? o.compute : o.storage;
+  cast += ")";
+  cast += acc;
+  return is_float(o.dtype) ? store(o, cast) : cast;
 }
 
 // The dtype sums and products of t write when widened (docs/ops.md).
@@ -681,6 +685,84 @@ void emit_conv(std::string& out, const TypeInfo& t) {
           result + ";\n  }\n}\n");
 }
 
+// Window scatter (the gradient of max/min pooling), one work-item per operand position q: init,
+// plus every source value whose window selects q (the first maximum / minimum, NaN winning), over
+// the windows that can contain q in odometer order; floats accumulate in the widest float.
+void emit_window_scatter(std::string& out, const TypeInfo& t) {
+  const bool f = is_float(t.dtype);
+  const std::string C = t.compute, acc = f ? "wk_wide" : "wk_u64", S = t.storage;
+  const std::string sv = f ? "(wk_wide)" + load(t, "src", "so") : "(wk_u64)(wk_i64)src[so]";
+  const std::string result = f ? store(t, "(" + C + ")acc") : "(" + S + ")acc";
+  std::string k = "WK_KERNEL window_scatter_" + std::string(t.name) + "(WK_G " + S +
+                  "* y, WK_G const " + S + "* x, ";
+  k += "WK_G const " + S + "* src, int max, " + acc +
+       " init, wk_window w, wk_args yg, wk_i64 xoff, wk_i64 soff, ";
+  k += "wk_i64 numel) {\n";
+  k += R"(  for (wk_i64 i = WK_GID; i < numel; i += WK_GSIZE) {
+    wk_i64 q[WK_MAX_RANK], first[WK_MAX_RANK], count[WK_MAX_RANK];
+    wk_i64 rest = i, yo = yg.offsets[0], boxes = 1;
+    for (wk_i64 d = w.rank - 1; d >= 0; --d) {
+      q[d] = rest % w.in[d];
+      rest /= w.in[d];
+      yo += q[d] * yg.strides[0][d];
+      const wk_i64 top = q[d] + w.lo[d];
+      wk_i64 a = top - (w.win[d] - 1) * w.dil[d];
+      a = a <= 0 ? 0 : (a + w.stride[d] - 1) / w.stride[d];
+      wk_i64 b = top < 0 ? -1 : top / w.stride[d];
+      if (b > w.out[d] - 1) b = w.out[d] - 1;
+      first[d] = a;
+      count[d] = b >= a ? b - a + 1 : 0;
+      boxes *= count[d];
+    }
+)";
+  k += "    " + acc + " acc = init;\n";
+  k += R"(    for (wk_i64 bx = 0; bx < boxes; ++bx) {
+      wk_i64 s[WK_MAX_RANK];
+      wk_i64 br = bx, so = soff;
+      int covers = 1;
+      for (wk_i64 d = w.rank - 1; d >= 0; --d) {
+        s[d] = first[d] + br % count[d];
+        br /= count[d];
+        so += s[d] * w.ys[d];
+        if ((q[d] + w.lo[d] - s[d] * w.stride[d]) % w.dil[d] != 0) covers = 0;
+      }
+      if (!covers) continue;
+      wk_i64 best = -1;
+)";
+  k += "      " + C + " bv = 0;\n";
+  k += R"(      for (wk_i64 tap = 0; tap < w.taps; ++tap) {
+        wk_i64 tr = tap, xo = xoff, flat = 0;
+        int real = 1;
+        for (wk_i64 d = w.rank - 1; d >= 0; --d) {
+          const wk_i64 kk = tr % w.win[d];
+          tr /= w.win[d];
+          const wk_i64 at = s[d] * w.stride[d] - w.lo[d] + kk * w.dil[d];
+          if (at < 0 || at >= w.in[d]) real = 0;
+          xo += at * w.xs[d];
+        }
+        if (!real) continue;
+        tr = tap;
+        for (wk_i64 d = 0; d < w.rank; ++d) {
+          wk_i64 inner = 1;
+          for (wk_i64 e = d + 1; e < w.rank; ++e) inner *= w.win[e];
+          const wk_i64 kk = (tap / inner) % w.win[d];
+          flat = flat * w.in[d] + s[d] * w.stride[d] - w.lo[d] + kk * w.dil[d];
+        }
+)";
+  k += "        const " + C + " v = " + load(t, "x", "xo") + ";\n";
+  k += R"(        const int better = max ? v > bv : v < bv;
+        if (best < 0 || better || (v != v && bv == bv)) {
+          best = flat;
+          bv = v;
+        }
+      }
+      wk_i64 qflat = 0;
+      for (wk_i64 d = 0; d < w.rank; ++d) qflat = qflat * w.in[d] + q[d];
+)";
+  k += "      if (best == qflat) acc += " + sv + ";\n    }\n    y[yo] = " + result + ";\n  }\n}\n";
+  guarded(out, t, k);
+}
+
 // Copy and fill move bits: one kernel per element size serves every dtype.
 void emit_copy_fill(std::string& out) {
   for (const char* bits : {"u8", "u16", "u32", "u64"}) {
@@ -732,6 +814,7 @@ std::string render_program(Dialect dialect) {
     emit_sort(src, t, "wk_i64", "i64");
     if (t.dtype != WICK_DTYPE_BOOL) {
       emit_window(src, t);
+      emit_window_scatter(src, t);
       emit_conv(src, t);
     }
     if (is_float(t.dtype)) {
@@ -762,10 +845,7 @@ sdk::DTypeSet generated_dtypes(wick_op_code op) {
     case sdk::OpKind::NN:
       if (op == WICK_OP_MATMUL) return all;
       if (op == WICK_OP_CONV) return sdk::dtypes_of(sdk::DTypeClass::NUM);
-      if (op == WICK_OP_WINDOW_SUM || op == WICK_OP_WINDOW_PROD || op == WICK_OP_WINDOW_MAX ||
-          op == WICK_OP_WINDOW_MIN)
-        return sdk::dtypes_of(sdk::DTypeClass::NUM) & sdk::dtypes_of(info->dtypes);
-      return 0;
+      return sdk::dtypes_of(sdk::DTypeClass::NUM) & sdk::dtypes_of(info->dtypes);  // window ops
     case sdk::OpKind::REDUCE:
     case sdk::OpKind::SCAN: return all;
     case sdk::OpKind::INDEX: return all;
@@ -809,6 +889,8 @@ std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to) {
       if (op == WICK_OP_BATCH_NORM) return "batch_norm_" + dt;
       return (op == WICK_OP_SOFTMAX || op == WICK_OP_LOG_SOFTMAX ? "softmax_" : "norm_") + dt;
     case sdk::OpKind::NN:
+      if (op == WICK_OP_WINDOW_SCATTER_MAX || op == WICK_OP_WINDOW_SCATTER_MIN)
+        return "window_scatter_" + dt;
       return (op == WICK_OP_MATMUL ? "matmul_" : op == WICK_OP_CONV ? "conv_" : "window_") + dt;
     default: break;
   }
