@@ -7,8 +7,7 @@ namespace wick::opencl {
 const char* cl_error_name(cl_int code) {
   switch (code) {
 #define WICK_CL_ERROR(name) \
-  case name:                \
-    return #name;
+  case name: return #name;
     WICK_CL_ERROR(CL_SUCCESS)
     WICK_CL_ERROR(CL_DEVICE_NOT_FOUND)
     WICK_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
@@ -70,16 +69,15 @@ const char* cl_error_name(cl_int code) {
     WICK_CL_ERROR(CL_INVALID_DEVICE_PARTITION_COUNT)
 #undef WICK_CL_ERROR
     // From cl_ext.h (cl_khr_icd): what the ICD loader answers when no vendor is installed.
-    case -1001:
-      return "CL_PLATFORM_NOT_FOUND_KHR";
-    default:
-      return "CL_UNKNOWN_ERROR";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "CL_UNKNOWN_ERROR";
   }
 }
 
 void cl_check(cl_int code, const char* call, const std::string& where, const std::string& detail) {
   if (code == CL_SUCCESS) return;
-  const bool out_of_memory = code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_HOST_MEMORY;
+  const bool out_of_memory =
+      code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_HOST_MEMORY;
   std::string message = std::string(call) + " failed: " + cl_error_name(code) + " (" +
                         std::to_string(code) + ") on " + where;
   if (!detail.empty()) message += "\n" + detail;

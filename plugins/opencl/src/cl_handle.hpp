@@ -1,4 +1,5 @@
-// cl_handle.hpp — owning wrappers for OpenCL objects (released exactly once, movable, not copyable).
+// cl_handle.hpp — owning wrappers for OpenCL objects (released exactly once, movable, not
+// copyable).
 #pragma once
 
 #include <CL/cl.h>

@@ -7,6 +7,7 @@
 // so the host falls back.
 #include "cl_error.hpp"
 #include "cl_handle.hpp"
+#include "program_cache.hpp"
 
 #include <wick/gpu/kernels.hpp>
 #include <wick/sdk/dtype.hpp>
@@ -49,6 +50,9 @@ struct OpenClDevice final : wick_device {
   uint64_t capabilities = 0;
   bool has_fp64 = false;
   std::string build_options;
+  // Platform, device, driver and OpenCL versions: part of the program cache's key.
+  std::string identity;
+  bool pocl = false;  // the platform is PoCL (which keeps its own kernel cache)
 
   // Declaration order is release order reversed: kernels, program, queue, then context.
   ClContext context;
@@ -152,6 +156,10 @@ std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id 
   dev->name = device_string(id, CL_DEVICE_NAME, "an OpenCL device of " + platform_name);
   const std::string& where = dev->name;
   dev->vendor = device_string(id, CL_DEVICE_VENDOR, where);
+  dev->pocl = platform_name.find("Portable Computing Language") != std::string::npos;
+  dev->identity = platform_name + "\n" + dev->name + "\n" + dev->vendor + "\n" +
+                  device_string(id, CL_DRIVER_VERSION, where) + "\n" +
+                  device_string(id, CL_DEVICE_VERSION, where);
   dev->kind = kind_of(device_info<cl_device_type>(id, CL_DEVICE_TYPE, "clGetDeviceInfo", where));
   dev->memory_bytes =
       device_info<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE, "clGetDeviceInfo", where);
@@ -192,43 +200,77 @@ std::string build_log(const OpenClDevice& dev) {
   }
 }
 
+// The device's binary of the built program (empty when the driver offers none).
+std::vector<unsigned char> program_binary(const OpenClDevice& dev) {
+  size_t size = 0;
+  if (clGetProgramInfo(dev.program.get(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) !=
+          CL_SUCCESS ||
+      size == 0)
+    return {};
+  std::vector<unsigned char> binary(size);
+  unsigned char* data = binary.data();
+  if (clGetProgramInfo(dev.program.get(), CL_PROGRAM_BINARIES, sizeof data, &data, nullptr) !=
+      CL_SUCCESS)
+    return {};
+  return binary;
+}
+
+// The program from a cached binary; false (and no program) when there is none or the driver
+// refuses it, so the caller compiles the source.
+bool build_from_cache(OpenClDevice& dev, const ProgramCache& cache) {
+  const auto binary = cache.load();
+  if (!binary) return false;
+  const unsigned char* data = binary->data();
+  const size_t size = binary->size();
+  cl_int binary_status = CL_SUCCESS, status = CL_SUCCESS;
+  ClProgram program(clCreateProgramWithBinary(dev.context.get(), 1, &dev.id, &size, &data,
+                                              &binary_status, &status));
+  if (status != CL_SUCCESS || binary_status != CL_SUCCESS) return false;
+  if (clBuildProgram(program.get(), 1, &dev.id, dev.build_options.c_str(), nullptr, nullptr) !=
+      CL_SUCCESS)
+    return false;
+  dev.program = std::move(program);
+  return true;
+}
+
 void build_program(OpenClDevice& dev) {
   // Rendered once per process from the kernel description the GPU plugins share (gpu-common).
   static const std::string program_source = gpu::render_program(gpu::Dialect::OpenCL);
-  const char* source = program_source.c_str();
-  cl_int status = CL_SUCCESS;
-  dev.program =
-      ClProgram(clCreateProgramWithSource(dev.context.get(), 1, &source, nullptr, &status));
-  cl_check(status, "clCreateProgramWithSource", dev.name);
   const std::string& options = dev.build_options;
-  status = clBuildProgram(dev.program.get(), 1, &dev.id, options.c_str(), nullptr, nullptr);
-  if (status != CL_SUCCESS) {
-    cl_check(status, "clBuildProgram", dev.name,
-             "build options: \"" + options + "\"\nbuild log:\n" + build_log(dev));
+  // PoCL caches each kernel's machine code itself, lazily; asking it for the whole program's binary
+  // would compile every kernel (over a minute): there, Wick's cache stays out of the way.
+  const ProgramCache cache(dev.identity + "\noptions: " + options, dev.pocl ? "" : program_source);
+  if (!build_from_cache(dev, cache)) {
+    const char* source = program_source.c_str();
+    cl_int status = CL_SUCCESS;
+    dev.program =
+        ClProgram(clCreateProgramWithSource(dev.context.get(), 1, &source, nullptr, &status));
+    cl_check(status, "clCreateProgramWithSource", dev.name);
+    status = clBuildProgram(dev.program.get(), 1, &dev.id, options.c_str(), nullptr, nullptr);
+    if (status != CL_SUCCESS) {
+      cl_check(status, "clBuildProgram", dev.name,
+               "build options: \"" + options + "\"\nbuild log:\n" + build_log(dev));
+    }
+    if (!cache.path().empty()) cache.store(program_binary(dev));
   }
+}
 
-  cl_uint count = 0;
-  cl_check(clCreateKernelsInProgram(dev.program.get(), 0, nullptr, &count),
-           "clCreateKernelsInProgram", dev.name);
-  std::vector<cl_kernel> raw(count);
-  cl_check(clCreateKernelsInProgram(dev.program.get(), count, raw.data(), nullptr),
-           "clCreateKernelsInProgram", dev.name);
-  std::vector<Kernel> kernels;
-  for (cl_kernel k : raw)
-    kernels.push_back(Kernel{ClKernel(k)});  // owned before anything can throw
-  for (Kernel& k : kernels) {
-    const std::string name = info_string(
-        [&](size_t n, void* v, size_t* r) {
-          return clGetKernelInfo(k.handle.get(), CL_KERNEL_FUNCTION_NAME, n, v, r);
-        },
-        "clGetKernelInfo", dev.name);
-    size_t max_local = 1;
-    cl_check(clGetKernelWorkGroupInfo(k.handle.get(), dev.id, CL_KERNEL_WORK_GROUP_SIZE,
-                                      sizeof(max_local), &max_local, nullptr),
-             "clGetKernelWorkGroupInfo", dev.name);
-    k.local_size = std::max<size_t>(1, std::min(kPreferredLocalSize, max_local));
-    dev.kernels.emplace(name, std::move(k));
-  }
+// A kernel of the built program, created on its first use: some drivers (PoCL) generate a kernel's
+// machine code when it is first queried or launched, so creating all of them up front would compile
+// every kernel of the program (over a minute) for a process that runs a few.
+const Kernel& create_kernel(OpenClDevice& dev, const std::string& name) {
+  cl_int status = CL_SUCCESS;
+  Kernel k{ClKernel(clCreateKernel(dev.program.get(), name.c_str(), &status))};
+  if (status == CL_INVALID_KERNEL_NAME)
+    throw sdk::Error(WICK_STATUS_INTERNAL,
+                     "kernel " + name + " is missing from the program on " + dev.name);
+  cl_check(status, ("clCreateKernel(" + name + ")").c_str(), dev.name);
+  size_t max_local = 1;
+  cl_check(clGetKernelWorkGroupInfo(k.handle.get(), dev.id, CL_KERNEL_WORK_GROUP_SIZE,
+                                    sizeof(max_local), &max_local, nullptr),
+           "clGetKernelWorkGroupInfo", dev.name);
+  k.local_size = std::max<size_t>(1, std::min(kPreferredLocalSize, max_local));
+  return dev.kernels.emplace(name, std::move(k)).first->second;
 }
 
 const Kernel& find_kernel(OpenClDevice& dev, const std::string& name) {
@@ -245,10 +287,7 @@ const Kernel& find_kernel(OpenClDevice& dev, const std::string& name) {
     }
   }
   auto it = dev.kernels.find(name);
-  if (it == dev.kernels.end())
-    throw sdk::Error(WICK_STATUS_INTERNAL,
-                     "kernel " + name + " is missing from the program on " + dev.name);
-  return it->second;
+  return it != dev.kernels.end() ? it->second : create_kernel(dev, name);
 }
 
 // ----- launching
