@@ -6,7 +6,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 using namespace wick;
 
@@ -197,4 +201,138 @@ TEST_CASE("an index out of range on the OpenCL device is an error naming it, not
                                                 Catch::Contains("axis 1 of extent 3"));
   // The device stays usable after the error.
   CHECK(x.index_select(good, 1).to_vector<float>() == std::vector<float>{3, 3, 1, 6, 6, 4});
+}
+
+namespace {
+
+// The values of t as f64 on the host (any dtype, any device).
+std::vector<double> host_values(const Tensor& t, const Device& cpu) {
+  return t.to(DType::F64).to(cpu).contiguous().to_vector<double>();
+}
+
+using Program = std::function<Tensor(const Device&)>;
+
+// Every family of the Tensor API, each a small program over tensors made on the device it is given.
+std::vector<std::pair<std::string, Program>> tensor_api_programs() {
+  auto x = [](const Device& d) {
+    return Tensor::from_vector<float>({0.5f, -1.25f, 2, 3.5f, -0.75f, 1}, {2, 3}, d);
+  };
+  auto y = [](const Device& d) {
+    return Tensor::from_vector<float>({1.5f, 2, -0.5f, 0.25f, 4, -3}, {2, 3}, d);
+  };
+  auto ints = [](const Device& d) {
+    return Tensor::from_vector<int32_t>({7, -3, 12, 5, 0, -8}, {2, 3}, d);
+  };
+  auto img = [](const Device& d) {
+    return Tensor::arange(0, 32, 1, DType::F32, d).reshape({1, 2, 4, 4}) * 0.25;
+  };
+  std::vector<std::pair<std::string, Program>> p = {
+      {"arithmetic", [=](const Device& d) { return (x(d) + y(d)) * x(d) - y(d) / 2.0; }},
+      {"unary math",
+       [=](const Device& d) {
+         const Tensor a = x(d);
+         return a.exp() + a.sin() + a.tanh() + a.sigmoid() + a.abs().sqrt() + a.gelu() + a.silu() +
+                a.erf() + a.atan() + a.cbrt() + a.floor() + a.round(true) + a.elu(0.5) +
+                a.affine(2, 1) + a.relu();
+       }},
+      {"binary math",
+       [=](const Device& d) {
+         return x(d).maximum(y(d)) + x(d).atan2(y(d)) + x(d).abs().pow(y(d));
+       }},
+      {"comparisons and where",
+       [=](const Device& d) { return Tensor::where(x(d).lt(y(d)), x(d), y(d)); }},
+      {"integers and bits",
+       [=](const Device& d) {
+         const Tensor i = ints(d);
+         return (i * i + i / ints(d).abs().maximum(Tensor::from_vector<int32_t>({1}, d)))
+                    .bitwise_xor(i.shl(Tensor::from_vector<int32_t>({2}, d))) +
+                i.popcount();
+       }},
+      {"casts",
+       [=](const Device& d) {
+         return x(d).to(DType::I32).to(DType::BF16).to(DType::F16).to(DType::F64);
+       }},
+      {"creation",
+       [](const Device& d) {
+         return Tensor::arange(1, 7, 1, DType::F32, d) +
+                Tensor::rand({6}, 0, 1, DType::F32, d, 42) + Tensor::iota({6}, 0, DType::F32, d);
+       }},
+      {"views and copies",
+       [=](const Device& d) {
+         return x(d).t().flip(0).contiguous().reshape({3, 2}).clamp(-1, 2);
+       }},
+      {"reductions",
+       [=](const Device& d) {
+         const Tensor a = x(d);
+         return Tensor::stack({a.sum({1}), a.max({1}), a.min({1}), a.mean({1}), a.prod({1}),
+                               a.argmax(1).to(DType::F32), a.any({1}).to(DType::F32)},
+                              0);
+       }},
+      {"scans",
+       [=](const Device& d) {
+         return x(d).cumsum(1) + x(d).cummax(1, true) + x(d).cumprod(0, false, true);
+       }},
+      {"indexing",
+       [=](const Device& d) {
+         const Tensor ids = Tensor::from_vector<int64_t>({2, 0, 1, 1}, {4}, d);
+         const Tensor gids = Tensor::from_vector<int64_t>({1, 0, 2, 0, 2, 1}, {2, 3}, d);
+         return Tensor::cat(
+             {x(d).index_select(ids, 1), x(d).gather(1, gids).to(DType::F32),
+              x(d).scatter(1, gids, y(d), "add"),
+              x(d).index_add(1, Tensor::from_vector<int64_t>({0, 0, 2}, {3}, d), y(d))},
+             1);
+       }},
+      {"sort", [=](const Device& d) { return x(d).argsort(1, true).to(DType::F32); }},
+      {"matmul", [=](const Device& d) { return x(d).matmul(y(d).t()); }},
+      {"conv and pooling",
+       [=](const Device& d) {
+         const Tensor w = Tensor::arange(-4, 5, 1, DType::F32, d)
+                              .reshape({1, 1, 3, 3})
+                              .broadcast_to({2, 2, 3, 3}) *
+                          0.1;
+         const Tensor c = img(d).conv(w.contiguous(), {1, 1}, {1, 1});
+         return c.max_pool2d({2}, {2}) + c.avg_pool2d({2}, {2});
+       }},
+      {"window ops",
+       [=](const Device& d) {
+         const Tensor m = img(d);
+         const Tensor pooled = m.window_reduce("max", {1, 1, 2, 2}, {1, 1, 2, 2});
+         return m.window_scatter("max", pooled, {1, 1, 2, 2}, {1, 1, 2, 2}) +
+                m.window_reduce("sum", {1, 1, 2, 2}).sum();
+       }},
+      {"fused ops",
+       [=](const Device& d) {
+         const Tensor a = x(d);
+         const Tensor w = Tensor::from_vector<float>({1, 0.5f, 2}, {3}, d);
+         return a.softmax(1) + a.log_softmax(0) + a.layer_norm(1, w, w) + a.rms_norm(w) +
+                a.reshape({2, 3, 1}).batch_norm(w, w, w, w).reshape({2, 3});
+       }},
+      {"attention",
+       [](const Device& d) {
+         const Tensor q = Tensor::arange(0, 24, 1, DType::F32, d).reshape({2, 3, 4}) * 0.1;
+         return Tensor::attention(q, q, q, {}, std::nullopt, true);
+       }},
+  };
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "every family of the Tensor API runs on the OpenCL device in strict mode and matches the CPU",
+    "[devices][opencl][strict]") {
+  auto rt = test::fixture_runtime(true, {"opencl"});  // strict: any CPU fallback is an error
+  const Device cl = rt->registry().find_device("opencl");
+  REQUIRE(cl.valid());
+  const Device cpu = rt->cpu_device();
+  for (const auto& [name, program] : tensor_api_programs()) {
+    INFO(name);
+    std::vector<double> on_cl, on_cpu;
+    REQUIRE_NOTHROW(on_cl = host_values(program(cl), cpu));
+    on_cpu = host_values(program(cpu), cpu);
+    REQUIRE(on_cl.size() == on_cpu.size());
+    for (size_t i = 0; i < on_cl.size(); ++i)
+      CHECK(on_cl[i] == Approx(on_cpu[i]).epsilon(1e-5).margin(1e-6));
+  }
+  CHECK(rt->fallbacks().empty());
 }

@@ -217,7 +217,7 @@ std::vector<unsigned char> program_binary(const OpenClDevice& dev) {
 
 // The program from a cached binary; false (and no program) when there is none or the driver
 // refuses it, so the caller compiles the source.
-bool build_from_cache(OpenClDevice& dev, const ProgramCache& cache) {
+bool build_from_cache(OpenClDevice& dev, const ProgramCache& cache, const std::string& options) {
   const auto binary = cache.load();
   if (!binary) return false;
   const unsigned char* data = binary->data();
@@ -226,8 +226,7 @@ bool build_from_cache(OpenClDevice& dev, const ProgramCache& cache) {
   ClProgram program(clCreateProgramWithBinary(dev.context.get(), 1, &dev.id, &size, &data,
                                               &binary_status, &status));
   if (status != CL_SUCCESS || binary_status != CL_SUCCESS) return false;
-  if (clBuildProgram(program.get(), 1, &dev.id, dev.build_options.c_str(), nullptr, nullptr) !=
-      CL_SUCCESS)
+  if (clBuildProgram(program.get(), 1, &dev.id, options.c_str(), nullptr, nullptr) != CL_SUCCESS)
     return false;
   dev.program = std::move(program);
   return true;
@@ -236,11 +235,13 @@ bool build_from_cache(OpenClDevice& dev, const ProgramCache& cache) {
 void build_program(OpenClDevice& dev) {
   // Rendered once per process from the kernel description the GPU plugins share (gpu-common).
   static const std::string program_source = gpu::render_program(gpu::Dialect::OpenCL);
-  const std::string& options = dev.build_options;
+  // -w: the generated source's warnings (comparisons made constant by a type, e.g. an unsigned
+  // value < 0) are expected, and some drivers (PoCL) print a count of them to stderr.
+  const std::string options = "-w" + (dev.build_options.empty() ? "" : " " + dev.build_options);
   // PoCL caches each kernel's machine code itself, lazily; asking it for the whole program's binary
   // would compile every kernel (over a minute): there, Wick's cache stays out of the way.
   const ProgramCache cache(dev.identity + "\noptions: " + options, dev.pocl ? "" : program_source);
-  if (!build_from_cache(dev, cache)) {
+  if (!build_from_cache(dev, cache, options)) {
     const char* source = program_source.c_str();
     cl_int status = CL_SUCCESS;
     dev.program =
