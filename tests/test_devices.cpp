@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -335,4 +336,35 @@ TEST_CASE(
       CHECK(on_cl[i] == Approx(on_cpu[i]).epsilon(1e-5).margin(1e-6));
   }
   CHECK(rt->fallbacks().empty());
+}
+
+TEST_CASE(
+    "opencl options choose the platform and the device, and name what exists when they match "
+    "nothing",
+    "[devices][opencl][config]") {
+  auto with = [](std::vector<std::pair<std::string, OptionValue>> values) {
+    Config c = default_config();
+    c.plugin_paths = {WICK_PLUGIN_BUILD_DIR};
+    c.log_level = "error";
+    c.plugin_options["opencl"].values = std::move(values);
+    return std::make_unique<Runtime>(c, RegistryOptions{false, false});
+  };
+  {
+    auto rt = with({{"platform", std::string("Portable")}, {"device", int64_t{0}}});
+    auto info = rt->registry().find("opencl");
+    REQUIRE(info != nullptr);
+    CHECK(info->state == PluginState::Usable);
+    CHECK(info->devices.size() == 1);
+  }
+  {
+    auto info = with({{"platform", std::string("No Such Vendor")}})->registry().find("opencl");
+    CHECK(info->state == PluginState::Failed);
+    CHECK_THAT(info->reason, Catch::Contains("matches none of the OpenCL platforms") &&
+                                 Catch::Contains("Portable Computing Language"));
+  }
+  {
+    auto info = with({{"device", int64_t{5}}})->registry().find("opencl");
+    CHECK(info->state == PluginState::Failed);
+    CHECK_THAT(info->reason, Catch::Contains("'device' = 5") && Catch::Contains("1 matching"));
+  }
 }

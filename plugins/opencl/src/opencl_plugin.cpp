@@ -22,6 +22,7 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -376,6 +377,13 @@ class OpenClPlugin final : public sdk::Plugin {
     const std::string device_type = options.get_string("device_type").value_or("all");
     const cl_device_type wanted = parse_device_type(device_type);
     const std::string build_options = options.get_string("build_options").value_or("");
+    // Which platform (its name contains this text) and which of the matching devices (by index).
+    const std::string platform_filter = options.get_string("platform").value_or("");
+    const std::optional<int64_t> device_index = options.get_int("device");
+    if (device_index && *device_index < 0)
+      throw sdk::Error(
+          WICK_STATUS_INVALID_ARGUMENT,
+          "option 'device' must be a device index >= 0, got " + std::to_string(*device_index));
 
     cl_uint platform_count = 0;
     const cl_int status = clGetPlatformIDs(0, nullptr, &platform_count);
@@ -400,11 +408,19 @@ class OpenClPlugin final : public sdk::Plugin {
 
     // A broken platform or device is skipped and named in the message; the others still serve.
     std::string notes;
-    std::string platform_names;
+    std::string platform_names, all_platforms;
+    struct Candidate {
+      cl_platform_id platform;
+      cl_device_id id;
+      std::string platform_name;
+    };
+    std::vector<Candidate> candidates;
     for (cl_platform_id platform : platforms) {
       std::string platform_name = "an OpenCL platform";
       try {
         platform_name = platform_string(platform, CL_PLATFORM_NAME);
+        all_platforms += (all_platforms.empty() ? "\"" : ", \"") + platform_name + "\"";
+        if (platform_name.find(platform_filter) == std::string::npos) continue;
         platform_names += (platform_names.empty() ? "" : ", ") + platform_name;
         cl_uint count = 0;
         const cl_int found = clGetDeviceIDs(platform, wanted, 0, nullptr, &count);
@@ -413,15 +429,28 @@ class OpenClPlugin final : public sdk::Plugin {
         std::vector<cl_device_id> ids(count);
         cl_check(clGetDeviceIDs(platform, wanted, count, ids.data(), nullptr), "clGetDeviceIDs",
                  platform_name);
-        for (cl_device_id id : ids) {
-          try {
-            devices_.push_back(open_device(platform, id, platform_name, build_options));
-          } catch (const sdk::Error& e) {
-            notes += std::string("; skipped a device: ") + e.what();
-          }
-        }
+        for (cl_device_id id : ids) candidates.push_back({platform, id, platform_name});
       } catch (const sdk::Error& e) {
         notes += "; skipped platform " + platform_name + ": " + e.what();
+      }
+    }
+    if (!platform_filter.empty() && platform_names.empty())
+      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                       "option 'platform' = \"" + platform_filter +
+                           "\" matches none of the OpenCL platforms (" + all_platforms + ")");
+    if (device_index) {
+      if (*device_index >= static_cast<int64_t>(candidates.size()))
+        throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                         "option 'device' = " + std::to_string(*device_index) + " but there are " +
+                             std::to_string(candidates.size()) +
+                             " matching OpenCL device(s) (indices from 0)");
+      candidates = {candidates[static_cast<size_t>(*device_index)]};
+    }
+    for (const Candidate& c : candidates) {
+      try {
+        devices_.push_back(open_device(c.platform, c.id, c.platform_name, build_options));
+      } catch (const sdk::Error& e) {
+        notes += std::string("; skipped a device: ") + e.what();
       }
     }
 
