@@ -51,6 +51,6 @@ TEST_CASE("fused ops run on the OpenCL device without a CPU fallback of the fuse
          {"softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm", "attention"})
       CHECK(r.op != fused);
   }
-  // Now that the OpenCL plugin runs the whole op set but fused attention, nothing falls back.
+  // The OpenCL plugin runs the whole op set: nothing falls back.
   CHECK(rt->fallbacks().empty());
 }

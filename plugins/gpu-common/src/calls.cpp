@@ -635,6 +635,81 @@ void plan_index(KernelCall& call, const wick_op_desc& op, const void* const* han
                  " of extent " + std::to_string(g.n);
 }
 
+// Attention: q [..., L, E], k [..., S, E], v [..., S, Ev], out [..., L, Ev], optional mask
+// [..., L, S] (any strides, broadcast ones stride 0); S at most kMaxAttentionKeys.
+wick_support check_attention(const wick_op_desc& op) {
+  const auto& p = *static_cast<const wick_attention_params*>(op.params);
+  const wick_tensor_desc &q = op.inputs[0], &k = op.inputs[1], &v = op.inputs[2],
+                         &o = op.outputs[0];
+  const int r = q.rank;
+  if (p.struct_size < sizeof(wick_attention_params) || r < 2 || k.rank != r || v.rank != r ||
+      o.rank != r)
+    return WICK_SUPPORT_NO_PARAMS;
+  if (k.dtype != q.dtype || v.dtype != q.dtype) return WICK_SUPPORT_NO_PARAMS;
+  for (int i = 0; i < r - 2; ++i)
+    if (k.shape[i] != q.shape[i] || v.shape[i] != q.shape[i] || o.shape[i] != q.shape[i])
+      return WICK_SUPPORT_NO_PARAMS;
+  const int64_t l = q.shape[r - 2], e = q.shape[r - 1], s = k.shape[r - 2], ev = v.shape[r - 1];
+  if (k.shape[r - 1] != e || v.shape[r - 2] != s || o.shape[r - 2] != l || o.shape[r - 1] != ev ||
+      s > kMaxAttentionKeys)
+    return WICK_SUPPORT_NO_PARAMS;
+  if (op.num_inputs == 4) {
+    const wick_tensor_desc& m = op.inputs[3];
+    if (m.dtype != q.dtype || m.rank != r || m.shape[r - 2] != l || m.shape[r - 1] != s)
+      return WICK_SUPPORT_NO_PARAMS;
+    for (int i = 0; i < r - 2; ++i)
+      if (m.shape[i] != q.shape[i]) return WICK_SUPPORT_NO_PARAMS;
+  }
+  return WICK_SUPPORT_YES;
+}
+
+// One walk over the query rows ([batch..., L]) of `view`s: operand strides as given over those
+// dims.
+sdk::StridedArgs row_walk(const wick_op_desc& op, std::vector<wick_tensor_desc> views,
+                          const int64_t* rows, int rank) {
+  for (wick_tensor_desc& v : views) {
+    v.rank = rank;
+    v.shape = rows;
+  }
+  wick_op_desc g = op;
+  g.outputs = views.data();
+  g.num_outputs = 1;
+  g.inputs = views.data() + 1;
+  g.num_inputs = views.size() - 1;
+  return sdk::make_strided_args(g);
+}
+
+void plan_attention(KernelCall& call, const wick_op_desc& op, const void* const* handles,
+                    size_t handle_size) {
+  const auto& p = *static_cast<const wick_attention_params*>(op.params);
+  const wick_tensor_desc &q = op.inputs[0], &k = op.inputs[1], &v = op.inputs[2],
+                         &o = op.outputs[0];
+  const bool has_mask = op.num_inputs == 4;
+  const int r = q.rank;
+  for (int h : {0, 1, 2, 3, has_mask ? 4 : 1}) call.add_bytes(handles[h], handle_size);
+  call.add(static_cast<int32_t>(has_mask));
+  call.add(static_cast<int32_t>(p.causal != 0));
+  add_wide(call, p.scale, q.dtype == WICK_DTYPE_F64);
+  for (int64_t x :
+       {q.shape[r - 2], k.shape[r - 2], q.shape[r - 1], v.shape[r - 1], q.strides[r - 1],
+        k.strides[r - 2], k.strides[r - 1], v.strides[r - 2], v.strides[r - 1], o.strides[r - 1],
+        has_mask ? op.inputs[3].strides[r - 1] : int64_t{0}})
+    call.add(x);
+  // The query rows: the batch dims and L; k and v do not move along L.
+  const std::vector<int64_t> rows(q.shape, q.shape + r - 1);
+  std::vector<int64_t> ks(k.strides, k.strides + r - 1), vs(v.strides, v.strides + r - 1);
+  ks[static_cast<size_t>(r - 2)] = 0;
+  vs[static_cast<size_t>(r - 2)] = 0;
+  wick_tensor_desc kv = k, vv = v;
+  kv.strides = ks.data();
+  vv.strides = vs.data();
+  const sdk::StridedArgs g = row_walk(op, {o, q, kv, vv}, rows.data(), r - 1);
+  const sdk::StridedArgs gm = has_mask ? row_walk(op, {op.inputs[3]}, rows.data(), r - 1) : g;
+  call.add(g);
+  call.add(gm);
+  call.numel = o.shape[r - 1] == 0 ? 0 : g.numel;
+}
+
 // Sort, softmax and norms: the axis in range, the outputs shaped like the input, the norm's
 // weight and bias shaped like the normalised trailing axes.
 wick_support check_lines_of(const wick_op_desc& op) {
@@ -670,6 +745,7 @@ wick_support check_call(const wick_op_desc& op) {
   const sdk::OpKind kind = sdk::op_info(op.op)->kind;
   if (kind == sdk::OpKind::REDUCE || kind == sdk::OpKind::SCAN) return check_lines(op);
   if (op.op == WICK_OP_BATCH_NORM) return check_batch_norm(op);
+  if (op.op == WICK_OP_ATTENTION) return check_attention(op);
   if (op.op == WICK_OP_CONV) return conv_args(op) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_PARAMS;
   if (kind == sdk::OpKind::NN) return check_window(op);
   if (kind == sdk::OpKind::INDEX && op.op != WICK_OP_SORT) return check_index(op);
@@ -726,6 +802,8 @@ KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t 
       plan_index(call, op, handles, handle_size);
     else if (op.op == WICK_OP_BATCH_NORM)
       plan_batch_norm(call, op, handles, handle_size, wide_is_double);
+    else if (op.op == WICK_OP_ATTENTION)
+      plan_attention(call, op, handles, handle_size);
     else if (op.op == WICK_OP_SORT)
       plan_sort(call, op, handles, handle_size);
     else if (op.op == WICK_OP_SOFTMAX || op.op == WICK_OP_LOG_SOFTMAX)

@@ -763,6 +763,44 @@ void emit_window_scatter(std::string& out, const TypeInfo& t) {
   guarded(out, t, k);
 }
 
+// Attention, one work-item per query row: the scores q k^T * scale (+ mask, -inf above the diagonal
+// when causal) in a private array of at most kMaxAttentionKeys, the CPU plugin's row softmax, then
+// the row times v; all in the compute type.
+void emit_attention(std::string& out, const TypeInfo& t) {
+  const std::string C = t.compute, S = t.storage;
+  std::string k = "WK_KERNEL attention_" + std::string(t.name) + "(WK_G " + S + "* o, WK_G const " +
+                  S + "* q, ";
+  k += "WK_G const " + S + "* kk, WK_G const " + S + "* v, WK_G const " + S +
+       "* mask, int has_mask, int causal, ";
+  k += C +
+       " scale, wk_i64 L, wk_i64 Skeys, wk_i64 E, wk_i64 Ev, wk_i64 qe, wk_i64 ks, wk_i64 ke, "
+       "wk_i64 vs, ";
+  k += "wk_i64 ve, wk_i64 oe, wk_i64 ms, wk_args g, wk_args gm) {\n";
+  k += "  " + C + " sc[" + std::to_string(gpu::kMaxAttentionKeys) + "];\n";
+  k += R"(  WK_FOR_EACH(g) {
+    wk_i64 o4[WK_MAX_OPERANDS], m4[WK_MAX_OPERANDS];
+    wk_offsets(&g, i, o4);
+    wk_offsets(&gm, i, m4);
+    const wk_i64 row = i % L;
+)";
+  k += "    " + C + " m = -(" + C + ")WK_INF_F;\n";
+  k += "    for (wk_i64 j = 0; j < Skeys; ++j) {\n      " + C + " d = 0;\n";
+  k += "      for (wk_i64 e = 0; e < E; ++e) d += " + load(t, "q", "o4[1] + e * qe") + " * " +
+       load(t, "kk", "o4[2] + j * ks + e * ke") + ";\n";
+  k += "      " + C + " val = d * scale;\n";
+  k += "      if (has_mask) val += " + load(t, "mask", "m4[0] + j * ms") + ";\n";
+  k += "      if (causal && j > row) val = -(" + C + ")WK_INF_F;\n";
+  k += "      sc[j] = val;\n      if (val > m || val != val) m = val;\n    }\n";
+  k += "    " + C +
+       " sum = 0;\n    for (wk_i64 j = 0; j < Skeys; ++j) {\n      sc[j] = exp(sc[j] - m);\n";
+  k += "      sum += sc[j];\n    }\n    const " + C + " inv = (" + C + ")1 / sum;\n";
+  k += "    for (wk_i64 c = 0; c < Ev; ++c) {\n      " + C + " acc = 0;\n";
+  k += "      for (wk_i64 j = 0; j < Skeys; ++j) acc += (sc[j] * inv) * " +
+       load(t, "v", "o4[3] + j * vs + c * ve") + ";\n";
+  k += "      o[o4[0] + c * oe] = " + store(t, "acc") + ";\n    }\n  }\n}\n";
+  guarded(out, t, k);
+}
+
 // Copy and fill move bits: one kernel per element size serves every dtype.
 void emit_copy_fill(std::string& out) {
   for (const char* bits : {"u8", "u16", "u32", "u64"}) {
@@ -821,6 +859,7 @@ std::string render_program(Dialect dialect) {
       emit_softmax(src, t);
       emit_norm(src, t);
       emit_batch_norm(src, t);
+      emit_attention(src, t);
     }
   }
   return src;
@@ -849,7 +888,7 @@ sdk::DTypeSet generated_dtypes(wick_op_code op) {
     case sdk::OpKind::REDUCE:
     case sdk::OpKind::SCAN: return all;
     case sdk::OpKind::INDEX: return all;
-    case sdk::OpKind::FUSED: return op == WICK_OP_ATTENTION ? 0 : sdk::kFloatDTypes;
+    case sdk::OpKind::FUSED: return sdk::kFloatDTypes;
     case sdk::OpKind::MEMORY:
       if (op == WICK_OP_IOTA) return sdk::dtypes_of(sdk::DTypeClass::NUM);
       if (op == WICK_OP_RNG_UNIFORM || op == WICK_OP_RNG_NORMAL) return sdk::kFloatDTypes;
@@ -887,6 +926,7 @@ std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to) {
     }
     case sdk::OpKind::FUSED:
       if (op == WICK_OP_BATCH_NORM) return "batch_norm_" + dt;
+      if (op == WICK_OP_ATTENTION) return "attention_" + dt;
       return (op == WICK_OP_SOFTMAX || op == WICK_OP_LOG_SOFTMAX ? "softmax_" : "norm_") + dt;
     case sdk::OpKind::NN:
       if (op == WICK_OP_WINDOW_SCATTER_MAX || op == WICK_OP_WINDOW_SCATTER_MIN)

@@ -29,6 +29,10 @@ namespace wick::gpu {
 
 enum class Dialect { OpenCL, CUDA };
 
+// The most keys (S) the fused attention kernel holds a row of scores for; longer rows are declined
+// (the host composes attention from matmul and softmax then).
+inline constexpr int64_t kMaxAttentionKeys = 1024;
+
 // The whole program's source for a dialect. max_rank is WICK's kMaxRank
 // (wick/sdk/strided_args.hpp).
 std::string render_program(Dialect dialect);
