@@ -2,9 +2,9 @@
 //
 // One context and one in-order queue per device. All kernels live in one program per device,
 // built on the first op that needs it and kept for the process lifetime (PoCL takes seconds to
-// compile). The ops and dtypes it runs are the rows of kernel_source.cpp, answered by a kernel
-// table per device (f64 only where cl_khr_fp64 is present); anything else is answered "unsupported"
-// so the host falls back.
+// compile). The ops and dtypes it runs are those of the shared kernel description (gpu-common),
+// answered by a kernel table per device (f64 only where cl_khr_fp64 is present); anything else is
+// answered "unsupported" so the host falls back.
 #include "cl_error.hpp"
 #include "cl_handle.hpp"
 #include "program_cache.hpp"
@@ -65,7 +65,7 @@ struct OpenClDevice final : wick_device {
   ClProgram program;
   std::unordered_map<std::string, Kernel> kernels;
   std::string build_error;
-  // What supports() answers from (filled when the device opens; kernel_source.cpp's rows).
+  // What supports() answers from (filled when the device opens, from gpu-common's ops).
   sdk::KernelTable<OpenClDevice> table;
   // Two i64 that index-checking kernels report an out-of-range index through (created on use).
   ClMem error_buffer;
