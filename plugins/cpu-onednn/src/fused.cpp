@@ -1,9 +1,12 @@
 // Fused ops for f32, f64, f16 and bf16: softmax and log_softmax (oneDNN softmax_v2 for f32/bf16
 // when it has an optimised implementation for the layout and, for bf16, this CPU has a bf16
-// kernel), layer_norm (oneDNN for dense f32/bf16 rows, likewise), rms_norm, batch_norm (inference) and scaled-dot-product attention (two matmuls around a
-// row softmax). The loops compute in f32 (f64 for f64) and round once on store.
+// kernel), layer_norm (oneDNN for dense f32/bf16 rows, likewise), rms_norm, batch_norm (inference)
+// and scaled-dot-product attention (two matmuls around a row softmax). The loops compute in f32
+// (f64 for f64) and round once on store.
 #include "matmul.hpp"
 #include "onednn.hpp"
+
+#include <wick/sdk/op_shapes.hpp>
 
 #include <cmath>
 #include <limits>
@@ -389,28 +392,8 @@ void batch_norm_execute(Context& ctx, const wick_op_desc& op) {
 // ---- attention ----------------------------------------------------------------------------------
 
 wick_support attention_supports(const wick_op_desc& op) {
-  if (op.num_inputs < 3 || op.num_inputs > 4 || op.num_outputs != 1 || op.params == nullptr)
-    return WICK_SUPPORT_NO_PARAMS;
-  const wick_tensor_desc &q = op.inputs[0], &k = op.inputs[1], &v = op.inputs[2],
-                         &o = op.outputs[0];
-  const int r = q.rank;
-  if (r < 2 || k.rank != r || v.rank != r || o.rank != r) return WICK_SUPPORT_NO_PARAMS;
-  for (const wick_tensor_desc* d : {&k, &v, &o})
-    if (d->dtype != q.dtype) return WICK_SUPPORT_NO_PARAMS;
-  for (int i = 0; i < r - 2; ++i)
-    if (k.shape[i] != q.shape[i] || v.shape[i] != q.shape[i] || o.shape[i] != q.shape[i])
-      return WICK_SUPPORT_NO_PARAMS;
-  const int64_t l = q.shape[r - 2], e = q.shape[r - 1], s = k.shape[r - 2], ev = v.shape[r - 1];
-  if (k.shape[r - 1] != e || v.shape[r - 2] != s || o.shape[r - 2] != l || o.shape[r - 1] != ev)
-    return WICK_SUPPORT_NO_PARAMS;
-  if (op.num_inputs == 4) {
-    const wick_tensor_desc& m = op.inputs[3];
-    if (m.dtype != q.dtype || m.rank != r || m.shape[r - 2] != l || m.shape[r - 1] != s)
-      return WICK_SUPPORT_NO_PARAMS;
-    for (int i = 0; i < r - 2; ++i)
-      if (m.shape[i] != q.shape[i]) return WICK_SUPPORT_NO_PARAMS;
-  }
-  return is_float_dtype(q.dtype) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
+  if (op.params == nullptr || !sdk::attention_shapes_ok(op)) return WICK_SUPPORT_NO_PARAMS;
+  return is_float_dtype(op.inputs[0].dtype) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
 }
 
 // q k^T in C (f32, or f64 for f64) through run_matmul, then scale, mask, causal and a row softmax

@@ -2,6 +2,7 @@
 #include "generator.hpp"
 
 #include <wick/sdk/elementwise.hpp>
+#include <wick/sdk/op_shapes.hpp>
 #include <wick/sdk/plugin.hpp>
 
 #include <algorithm>
@@ -248,8 +249,11 @@ void plan_lines(KernelCall& call, const wick_op_desc& op) {
 // The outer geometry of per-line ops over `line_shape`: `views` are the operands (the first as the
 // output) seen over that shape with their own strides.
 sdk::StridedArgs line_geometry(const wick_op_desc& op, const int64_t* line_shape,
-                               std::vector<wick_tensor_desc> views) {
-  for (wick_tensor_desc& v : views) v.shape = line_shape;
+                               std::vector<wick_tensor_desc> views, int rank = -1) {
+  for (wick_tensor_desc& v : views) {
+    v.shape = line_shape;
+    if (rank >= 0) v.rank = rank;
+  }
   wick_op_desc g = op;
   g.outputs = views.data();
   g.num_outputs = 1;
@@ -639,44 +643,10 @@ void plan_index(KernelCall& call, const wick_op_desc& op, const void* const* han
 // [..., L, S] (any strides, broadcast ones stride 0); S at most kMaxAttentionKeys.
 wick_support check_attention(const wick_op_desc& op) {
   const auto& p = *static_cast<const wick_attention_params*>(op.params);
-  const wick_tensor_desc &q = op.inputs[0], &k = op.inputs[1], &v = op.inputs[2],
-                         &o = op.outputs[0];
-  const int r = q.rank;
-  if (p.struct_size < sizeof(wick_attention_params) || r < 2 || k.rank != r || v.rank != r ||
-      o.rank != r)
+  if (p.struct_size < sizeof(wick_attention_params) || !sdk::attention_shapes_ok(op))
     return WICK_SUPPORT_NO_PARAMS;
-  if (k.dtype != q.dtype || v.dtype != q.dtype) return WICK_SUPPORT_NO_PARAMS;
-  for (int i = 0; i < r - 2; ++i)
-    if (k.shape[i] != q.shape[i] || v.shape[i] != q.shape[i] || o.shape[i] != q.shape[i])
-      return WICK_SUPPORT_NO_PARAMS;
-  const int64_t l = q.shape[r - 2], e = q.shape[r - 1], s = k.shape[r - 2], ev = v.shape[r - 1];
-  if (k.shape[r - 1] != e || v.shape[r - 2] != s || o.shape[r - 2] != l || o.shape[r - 1] != ev ||
-      s > kMaxAttentionKeys)
-    return WICK_SUPPORT_NO_PARAMS;
-  if (op.num_inputs == 4) {
-    const wick_tensor_desc& m = op.inputs[3];
-    if (m.dtype != q.dtype || m.rank != r || m.shape[r - 2] != l || m.shape[r - 1] != s)
-      return WICK_SUPPORT_NO_PARAMS;
-    for (int i = 0; i < r - 2; ++i)
-      if (m.shape[i] != q.shape[i]) return WICK_SUPPORT_NO_PARAMS;
-  }
-  return WICK_SUPPORT_YES;
-}
-
-// One walk over the query rows ([batch..., L]) of `view`s: operand strides as given over those
-// dims.
-sdk::StridedArgs row_walk(const wick_op_desc& op, std::vector<wick_tensor_desc> views,
-                          const int64_t* rows, int rank) {
-  for (wick_tensor_desc& v : views) {
-    v.rank = rank;
-    v.shape = rows;
-  }
-  wick_op_desc g = op;
-  g.outputs = views.data();
-  g.num_outputs = 1;
-  g.inputs = views.data() + 1;
-  g.num_inputs = views.size() - 1;
-  return sdk::make_strided_args(g);
+  return op.inputs[1].shape[op.inputs[1].rank - 2] <= kMaxAttentionKeys ? WICK_SUPPORT_YES
+                                                                        : WICK_SUPPORT_NO_PARAMS;
 }
 
 void plan_attention(KernelCall& call, const wick_op_desc& op, const void* const* handles,
@@ -703,8 +673,8 @@ void plan_attention(KernelCall& call, const wick_op_desc& op, const void* const*
   wick_tensor_desc kv = k, vv = v;
   kv.strides = ks.data();
   vv.strides = vs.data();
-  const sdk::StridedArgs g = row_walk(op, {o, q, kv, vv}, rows.data(), r - 1);
-  const sdk::StridedArgs gm = has_mask ? row_walk(op, {op.inputs[3]}, rows.data(), r - 1) : g;
+  const sdk::StridedArgs g = line_geometry(op, rows.data(), {o, q, kv, vv}, r - 1);
+  const sdk::StridedArgs gm = has_mask ? line_geometry(op, rows.data(), {op.inputs[3]}, r - 1) : g;
   call.add(g);
   call.add(gm);
   call.numel = o.shape[r - 1] == 0 ? 0 : g.numel;

@@ -371,6 +371,43 @@ sdk::KernelTable<OpenClDevice> make_kernel_table(bool has_fp64) {
   return table;
 }
 
+// The devices of type `wanted` on the platforms whose name contains `filter`, in discovery order.
+// A broken platform is skipped and named in `notes`; the others still serve.
+struct Candidate {
+  cl_platform_id platform;
+  cl_device_id id;
+  std::string platform_name;
+};
+struct Discovery {
+  std::vector<Candidate> candidates;
+  std::string notes, platform_names, all_platforms;
+};
+
+Discovery discover(const std::vector<cl_platform_id>& platforms, cl_device_type wanted,
+                   const std::string& filter) {
+  Discovery d;
+  for (cl_platform_id platform : platforms) {
+    std::string platform_name = "an OpenCL platform";
+    try {
+      platform_name = platform_string(platform, CL_PLATFORM_NAME);
+      d.all_platforms += (d.all_platforms.empty() ? "\"" : ", \"") + platform_name + "\"";
+      if (platform_name.find(filter) == std::string::npos) continue;
+      d.platform_names += (d.platform_names.empty() ? "" : ", ") + platform_name;
+      cl_uint count = 0;
+      const cl_int found = clGetDeviceIDs(platform, wanted, 0, nullptr, &count);
+      if (found == CL_DEVICE_NOT_FOUND || count == 0) continue;
+      cl_check(found, "clGetDeviceIDs", platform_name);
+      std::vector<cl_device_id> ids(count);
+      cl_check(clGetDeviceIDs(platform, wanted, count, ids.data(), nullptr), "clGetDeviceIDs",
+               platform_name);
+      for (cl_device_id id : ids) d.candidates.push_back({platform, id, platform_name});
+    } catch (const sdk::Error& e) {
+      d.notes += "; skipped platform " + platform_name + ": " + e.what();
+    }
+  }
+  return d;
+}
+
 class OpenClPlugin final : public sdk::Plugin {
  public:
   sdk::InitResult initialize(sdk::Options& options) override {
@@ -406,34 +443,11 @@ class OpenClPlugin final : public sdk::Plugin {
     cl_check(clGetPlatformIDs(platform_count, platforms.data(), nullptr), "clGetPlatformIDs",
              "the ICD loader");
 
-    // A broken platform or device is skipped and named in the message; the others still serve.
-    std::string notes;
-    std::string platform_names, all_platforms;
-    struct Candidate {
-      cl_platform_id platform;
-      cl_device_id id;
-      std::string platform_name;
-    };
-    std::vector<Candidate> candidates;
-    for (cl_platform_id platform : platforms) {
-      std::string platform_name = "an OpenCL platform";
-      try {
-        platform_name = platform_string(platform, CL_PLATFORM_NAME);
-        all_platforms += (all_platforms.empty() ? "\"" : ", \"") + platform_name + "\"";
-        if (platform_name.find(platform_filter) == std::string::npos) continue;
-        platform_names += (platform_names.empty() ? "" : ", ") + platform_name;
-        cl_uint count = 0;
-        const cl_int found = clGetDeviceIDs(platform, wanted, 0, nullptr, &count);
-        if (found == CL_DEVICE_NOT_FOUND || count == 0) continue;
-        cl_check(found, "clGetDeviceIDs", platform_name);
-        std::vector<cl_device_id> ids(count);
-        cl_check(clGetDeviceIDs(platform, wanted, count, ids.data(), nullptr), "clGetDeviceIDs",
-                 platform_name);
-        for (cl_device_id id : ids) candidates.push_back({platform, id, platform_name});
-      } catch (const sdk::Error& e) {
-        notes += "; skipped platform " + platform_name + ": " + e.what();
-      }
-    }
+    Discovery found = discover(platforms, wanted, platform_filter);
+    std::string& notes = found.notes;
+    const std::string& platform_names = found.platform_names;
+    const std::string& all_platforms = found.all_platforms;
+    std::vector<Candidate>& candidates = found.candidates;
     if (!platform_filter.empty() && platform_names.empty())
       throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
                        "option 'platform' = \"" + platform_filter +
