@@ -8,6 +8,8 @@
 
 #include "onednn.hpp"
 
+#include <wick/sdk/op_shapes.hpp>
+
 namespace wick::cpu {
 
 namespace {
@@ -17,13 +19,6 @@ struct ConvGeometry {
   int64_t n = 0, c = 0, o = 0, groups = 1;
   std::vector<int64_t> in, k, out, stride, lo, hi, dil, idil;
 };
-
-int64_t conv_out_extent(int64_t in, int64_t k, int64_t stride, int64_t lo, int64_t hi, int64_t dil,
-                        int64_t idil) {
-  const int64_t dilated_in = in == 0 ? 0 : (in - 1) * idil + 1;
-  const int64_t span = dilated_in + lo + hi - ((k - 1) * dil + 1);
-  return span < 0 ? 0 : span / stride + 1;
-}
 
 std::optional<ConvGeometry> conv_geometry(const wick_op_desc& op) {
   if (op.num_inputs != 2 || op.num_outputs != 1 || op.params == nullptr) return std::nullopt;
@@ -52,8 +47,8 @@ std::optional<ConvGeometry> conv_geometry(const wick_op_desc& op) {
     g.hi.push_back(p.padding_hi[i]);
     g.dil.push_back(p.dilations[i]);
     g.idil.push_back(idil);
-    g.out.push_back(conv_out_extent(g.in.back(), g.k.back(), g.stride.back(), g.lo.back(),
-                                    g.hi.back(), g.dil.back(), idil));
+    g.out.push_back(sdk::window_out_extent(g.in.back(), g.k.back(), g.stride.back(), g.lo.back(),
+                                           g.hi.back(), g.dil.back(), idil));
     if (y.shape[2 + i] != g.out.back()) return std::nullopt;
   }
   return g;

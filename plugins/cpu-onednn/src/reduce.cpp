@@ -274,10 +274,9 @@ wick_support reduce_supports(const wick_op_desc& op) {
   for (int i = 0; i < in.rank; ++i)
     if (out.shape[i] != (reduced[static_cast<size_t>(i)] ? 1 : in.shape[i]))
       return WICK_SUPPORT_NO_PARAMS;
-  if (sdk::dtype_size(in.dtype) == 0) return WICK_SUPPORT_NO_DTYPE;
-  if (Code == WICK_OP_REDUCE_SUM || Code == WICK_OP_REDUCE_PROD)
-    return accumulating_output_ok(in.dtype, out.dtype);
-  return out.dtype == in.dtype ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
+  // The output dtype (the input's, or its 64-bit widening for sums and products) is the op
+  // table's rule, checked before this (sdk::check_signature).
+  return WICK_SUPPORT_YES;
 }
 
 template <class Op>

@@ -289,21 +289,6 @@ inline bool is_index_dtype(wick_dtype t) {
   return t == WICK_DTYPE_I32 || t == WICK_DTYPE_I64;
 }
 
-// The 64-bit type integers and bool widen to in sums and products (docs/ops.md).
-inline wick_dtype widened_dtype(wick_dtype t) {
-  if (sdk::dtype_is_float(t)) return t;
-  if (t == WICK_DTYPE_U8 || t == WICK_DTYPE_U32 || t == WICK_DTYPE_U64) return WICK_DTYPE_U64;
-  return WICK_DTYPE_I64;
-}
-
-// Sums and products (and their scans) write floats in the input's dtype, and integers either in
-// their own dtype (wrapping at its width) or widened to 64 bits, which is what the Tensor API asks
-// for (docs/ops.md); bool only widened, since a bool sum has no bool meaning.
-inline wick_support accumulating_output_ok(wick_dtype in, wick_dtype out) {
-  if (out == widened_dtype(in) || (out == in && in != WICK_DTYPE_BOOL)) return WICK_SUPPORT_YES;
-  return WICK_SUPPORT_NO_DTYPE;
-}
-
 inline std::string shape_string(const wick_tensor_desc& d) {
   std::string s = "[";
   for (int i = 0; i < d.rank; ++i) s += (i ? ", " : "") + std::to_string(d.shape[i]);

@@ -9,6 +9,8 @@
 #include "nn.hpp"
 #include "onednn.hpp"
 
+#include <wick/sdk/op_shapes.hpp>
+
 #include <cmath>
 #include <limits>
 
@@ -26,11 +28,6 @@ struct WindowGeometry {
   int rank = 0;
   std::vector<int64_t> in, out, window, stride, lo, hi, dil;
 };
-
-int64_t window_out_extent(int64_t in, int64_t w, int64_t s, int64_t lo, int64_t hi, int64_t d) {
-  const int64_t span = in + lo + hi - ((w - 1) * d + 1);
-  return span < 0 ? 0 : span / s + 1;
-}
 
 // The geometry of the op; `result` is the tensor shaped like the window output (out[0] of a
 // reduction, in[1] of a scatter). A 0-d operand is seen as one element of rank 1.
@@ -53,8 +50,8 @@ std::optional<WindowGeometry> window_geometry(const wick_op_desc& op,
     g.lo.push_back(p.padding_lo[i]);
     g.hi.push_back(p.padding_hi[i]);
     g.dil.push_back(p.dilations[i]);
-    g.out.push_back(window_out_extent(operand.shape[i], p.window[i], p.strides[i], p.padding_lo[i],
-                                      p.padding_hi[i], p.dilations[i]));
+    g.out.push_back(sdk::window_out_extent(operand.shape[i], p.window[i], p.strides[i],
+                                           p.padding_lo[i], p.padding_hi[i], p.dilations[i]));
     if (result.shape[i] != g.out.back()) return std::nullopt;
   }
   if (p.rank == 0) {
@@ -352,10 +349,14 @@ void scatter_execute(Context& /*ctx*/, const wick_op_desc& op) {
 
 Kernel window_kernel(int op) {
   switch (op) {
-    case WICK_OP_WINDOW_SUM: return {&window_execute<WICK_OP_WINDOW_SUM>, &window_supports<WICK_OP_WINDOW_SUM>};
-    case WICK_OP_WINDOW_PROD: return {&window_execute<WICK_OP_WINDOW_PROD>, &window_supports<WICK_OP_WINDOW_PROD>};
-    case WICK_OP_WINDOW_MAX: return {&window_execute<WICK_OP_WINDOW_MAX>, &window_supports<WICK_OP_WINDOW_MAX>};
-    case WICK_OP_WINDOW_MIN: return {&window_execute<WICK_OP_WINDOW_MIN>, &window_supports<WICK_OP_WINDOW_MIN>};
+    case WICK_OP_WINDOW_SUM:
+      return {&window_execute<WICK_OP_WINDOW_SUM>, &window_supports<WICK_OP_WINDOW_SUM>};
+    case WICK_OP_WINDOW_PROD:
+      return {&window_execute<WICK_OP_WINDOW_PROD>, &window_supports<WICK_OP_WINDOW_PROD>};
+    case WICK_OP_WINDOW_MAX:
+      return {&window_execute<WICK_OP_WINDOW_MAX>, &window_supports<WICK_OP_WINDOW_MAX>};
+    case WICK_OP_WINDOW_MIN:
+      return {&window_execute<WICK_OP_WINDOW_MIN>, &window_supports<WICK_OP_WINDOW_MIN>};
     case WICK_OP_WINDOW_SCATTER_MAX: return {&scatter_execute<true>, &scatter_supports};
     case WICK_OP_WINDOW_SCATTER_MIN: return {&scatter_execute<false>, &scatter_supports};
     default: return {};

@@ -4,6 +4,7 @@
 #include <wick/sdk/elementwise.hpp>
 #include <wick/sdk/op_shapes.hpp>
 #include <wick/sdk/plugin.hpp>
+#include <wick/sdk/strided.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -333,12 +334,6 @@ struct WindowArgs {
   int64_t rank, taps;
 };
 
-// The extent of a window op's output along one axis (0 when the window does not fit).
-int64_t window_extent(int64_t in, int64_t w, int64_t s, int64_t lo, int64_t hi, int64_t d) {
-  const int64_t span = in + lo + hi - ((w - 1) * d + 1);
-  return span < 0 ? 0 : span / s + 1;
-}
-
 wick_support check_window(const wick_op_desc& op) {
   const bool scatter = op.op == WICK_OP_WINDOW_SCATTER_MAX || op.op == WICK_OP_WINDOW_SCATTER_MIN;
   const wick_tensor_desc &x = op.inputs[0], &y = scatter ? op.inputs[1] : op.outputs[0];
@@ -351,8 +346,8 @@ wick_support check_window(const wick_op_desc& op) {
     return WICK_SUPPORT_NO_PARAMS;
   for (int i = 0; i < p.rank; ++i) {
     if (p.window[i] < 1 || p.strides[i] < 1 || p.dilations[i] < 1) return WICK_SUPPORT_NO_PARAMS;
-    if (y.shape[i] != window_extent(x.shape[i], p.window[i], p.strides[i], p.padding_lo[i],
-                                    p.padding_hi[i], p.dilations[i]))
+    if (y.shape[i] != sdk::window_out_extent(x.shape[i], p.window[i], p.strides[i], p.padding_lo[i],
+                                             p.padding_hi[i], p.dilations[i]))
       return WICK_SUPPORT_NO_PARAMS;
   }
   return WICK_SUPPORT_YES;
@@ -381,12 +376,6 @@ WindowArgs window_args(const wick_op_desc& op, const wick_tensor_desc& x,
   return w;
 }
 
-int64_t numel_of(const wick_tensor_desc& d) {
-  int64_t n = 1;
-  for (int i = 0; i < d.rank; ++i) n *= d.shape[i];
-  return n;
-}
-
 void plan_window(KernelCall& call, const wick_op_desc& op, const void* const* handles,
                  size_t handle_size) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
@@ -395,7 +384,7 @@ void plan_window(KernelCall& call, const wick_op_desc& op, const void* const* ha
   call.add(window_args(op, x, y));
   call.add(element_offset(x));
   call.add(element_offset(y));
-  call.numel = numel_of(y);
+  call.numel = sdk::shape_numel(y.shape, y.rank);
   call.add(call.numel);
 }
 
@@ -423,7 +412,7 @@ void plan_window_scatter(KernelCall& call, const wick_op_desc& op, const void* c
   call.add(yg);
   call.add(element_offset(x));
   call.add(element_offset(src));
-  call.numel = numel_of(y);
+  call.numel = sdk::shape_numel(y.shape, y.rank);
   call.add(call.numel);
 }
 
@@ -466,10 +455,8 @@ std::optional<ConvArgs> conv_args(const wick_op_desc& op) {
     g.lo[i] = p.padding_lo[i];
     g.dil[i] = p.dilations[i];
     g.idil[i] = idil;
-    const int64_t dilated = g.in[i] == 0 ? 0 : (g.in[i] - 1) * idil + 1;
-    const int64_t span =
-        dilated + p.padding_lo[i] + p.padding_hi[i] - ((g.k[i] - 1) * g.dil[i] + 1);
-    g.out[i] = span < 0 ? 0 : span / g.stride[i] + 1;
+    g.out[i] = sdk::window_out_extent(g.in[i], g.k[i], g.stride[i], p.padding_lo[i],
+                                      p.padding_hi[i], g.dil[i], idil);
     if (y.shape[2 + i] != g.out[i]) return std::nullopt;
     g.taps *= g.k[i];
   }
@@ -632,9 +619,7 @@ void plan_index(KernelCall& call, const wick_op_desc& op, const void* const* han
   call.error_slot = static_cast<int>(call.count());
   call.add_bytes(handles[0], handle_size);  // replaced by the error buffer's handle
   call.add(g);
-  int64_t numel = 1;
-  for (int d = 0; d < out.rank; ++d) numel *= out.shape[d];
-  call.numel = numel;
+  call.numel = sdk::shape_numel(out.shape, out.rank);
   call.context = std::string(sdk::op_name(op.op)) + " along axis " + std::to_string(axis) +
                  " of extent " + std::to_string(g.n);
 }

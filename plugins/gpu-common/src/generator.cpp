@@ -731,7 +731,8 @@ void emit_window_scatter(std::string& out, const TypeInfo& t) {
 )";
   k += "      " + C + " bv = 0;\n";
   k += R"(      for (wk_i64 tap = 0; tap < w.taps; ++tap) {
-        wk_i64 tr = tap, xo = xoff, flat = 0;
+        /* xo: the tap's element in x; flat: its C-order index over x's extents (to compare with q) */
+        wk_i64 tr = tap, xo = xoff, flat = 0, place = 1;
         int real = 1;
         for (wk_i64 d = w.rank - 1; d >= 0; --d) {
           const wk_i64 kk = tr % w.win[d];
@@ -739,15 +740,10 @@ void emit_window_scatter(std::string& out, const TypeInfo& t) {
           const wk_i64 at = s[d] * w.stride[d] - w.lo[d] + kk * w.dil[d];
           if (at < 0 || at >= w.in[d]) real = 0;
           xo += at * w.xs[d];
+          flat += at * place;
+          place *= w.in[d];
         }
         if (!real) continue;
-        tr = tap;
-        for (wk_i64 d = 0; d < w.rank; ++d) {
-          wk_i64 inner = 1;
-          for (wk_i64 e = d + 1; e < w.rank; ++e) inner *= w.win[e];
-          const wk_i64 kk = (tap / inner) % w.win[d];
-          flat = flat * w.in[d] + s[d] * w.stride[d] - w.lo[d] + kk * w.dil[d];
-        }
 )";
   k += "        const " + C + " v = " + load(t, "x", "xo") + ";\n";
   k += R"(        const int better = max ? v > bv : v < bv;

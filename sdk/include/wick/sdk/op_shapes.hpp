@@ -6,6 +6,16 @@
 
 namespace wick::sdk {
 
+// The output extent of a window (pooling) or convolution along one axis: `in` elements spread by
+// the input dilation `idil`, padded by lo and hi, covered by a window of `w` taps `dil` apart at
+// stride `s`; 0 when the window does not fit.
+inline int64_t window_out_extent(int64_t in, int64_t w, int64_t s, int64_t lo, int64_t hi,
+                                 int64_t dil, int64_t idil = 1) {
+  const int64_t dilated = in == 0 ? 0 : (in - 1) * idil + 1;
+  const int64_t span = dilated + lo + hi - ((w - 1) * dil + 1);
+  return span < 0 ? 0 : span / s + 1;
+}
+
 // WICK_OP_ATTENTION: q [..., L, E], k [..., S, E], v [..., S, Ev], out [..., L, Ev] sharing the
 // batch dims and q's dtype, an optional mask (in[3]) [..., L, S] of that dtype.
 inline bool attention_shapes_ok(const wick_op_desc& op) {
