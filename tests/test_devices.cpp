@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -367,4 +368,79 @@ TEST_CASE(
     CHECK(info->state == PluginState::Failed);
     CHECK_THAT(info->reason, Catch::Contains("'device' = 5") && Catch::Contains("1 matching"));
   }
+}
+
+TEST_CASE(
+    "OpenCL's two-pass reductions, register-tiled matmul and bitonic sort give hand-computed "
+    "results in strict mode",
+    "[devices][opencl][strict]") {
+  auto rt = test::fixture_runtime(true, {"opencl"});  // strict: any CPU fallback is an error
+  const Device cl = rt->registry().find_device("opencl");
+  REQUIRE(cl.valid());
+  const Device cpu = rt->cpu_device();
+  SECTION("long reductions (two passes) are exact where the arithmetic is") {
+    const int64_t n = 100000;
+    const Tensor r = Tensor::arange(0, static_cast<double>(n), 1, DType::I64, cl);
+    CHECK(r.sum().to(cpu).item<int64_t>() == n * (n - 1) / 2);
+    CHECK(r.max({0}).to(cpu).item<int64_t>() == n - 1);
+    CHECK((-r).min({0}).to(cpu).item<int64_t>() == -(n - 1));
+    const Tensor ones = Tensor::full({300000}, 1.0, DType::F32, cl);
+    CHECK(ones.sum().to(cpu).item<float>() == 300000.0f);
+    // Rows of i32 summed into i64: row k holds k, k+1, ..., k+49999.
+    const Tensor rows = Tensor::arange(0, 50000, 1, DType::I32, cl).reshape({1, 50000}) +
+                        Tensor::arange(0, 3, 1, DType::I32, cl).reshape({3, 1});
+    const std::vector<int64_t> sums = rows.sum({1}).to(cpu).to_vector<int64_t>();
+    for (int64_t k = 0; k < 3; ++k) CHECK(sums[k] == 50000 * k + int64_t{50000} * 49999 / 2);
+    // A NaN anywhere in a long max wins; a product of 2,000 signs is the sign of their count.
+    std::vector<float> v(70000, 1.0f);
+    v[54321] = std::numeric_limits<float>::quiet_NaN();
+    CHECK(std::isnan(Tensor::from_vector(v, {70000}, cl).max({0}).to(cpu).item<float>()));
+    std::vector<int32_t> signs(2000, 1);
+    for (size_t i = 0; i < 777; ++i) signs[i * 2] = -1;
+    CHECK(Tensor::from_vector(signs, {2000}, cl).prod({0}).to(cpu).item<int64_t>() == -1);
+  }
+  SECTION("matmul with edge tiles, batches and transposed operands equals the plain triple loop") {
+    const int64_t b = 2, m = 37, k = 53, n = 41;  // not multiples of the 6 x 16 tile
+    std::vector<float> a(static_cast<size_t>(b * m * k)), w(static_cast<size_t>(b * k * n));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+    std::vector<float> want(static_cast<size_t>(b * m * n), 0.0f);
+    for (int64_t z = 0; z < b; ++z)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t q = 0; q < k; ++q)
+            want[static_cast<size_t>((z * m + i) * n + j)] +=
+                a[static_cast<size_t>((z * m + i) * k + q)] * w[static_cast<size_t>((z * k + q) * n + j)];
+    const Tensor ta = Tensor::from_vector(a, {b, m, k}, cl), tw = Tensor::from_vector(w, {b, k, n}, cl);
+    CHECK(ta.matmul(tw).to(cpu).to_vector<float>() == want);  // small integers: exact
+    // The same product through transposed views (rhs columns not contiguous: the scalar path).
+    const Tensor tw_t = tw.transpose(1, 2).contiguous().transpose(1, 2);
+    CHECK(ta.matmul(tw_t).to(cpu).to_vector<float>() == want);
+    CHECK(ta.to(DType::F64).matmul(tw.to(DType::F64)).to(DType::F32).to(cpu).to_vector<float>() == want);
+    CHECK(ta.to(DType::I32).matmul(tw.to(DType::I32)).to(DType::F32).to(cpu).to_vector<float>() == want);
+  }
+  SECTION("sort of long lines with ties and NaN is stable, NaN last ascending and first descending") {
+    const size_t n = 3001;  // more than one work-group's worth, not a power of two
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 37) % 11);  // many ties
+    v[100] = v[2000] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    auto key = [&](size_t i) { return std::isnan(v[i]) ? 1e9f : v[i]; };
+    std::stable_sort(order.begin(), order.end(), [&](size_t p, size_t q) { return key(p) < key(q); });
+    auto [vals, idx] = Tensor::from_vector(v, {1, n}, cl).sort(1, false, true);
+    const std::vector<int64_t> got = idx.to(cpu).to(DType::I64).to_vector<int64_t>();
+    const std::vector<float> got_v = vals.to(cpu).to_vector<float>();
+    for (size_t i = 0; i < n; ++i) {
+      CHECK(got[i] == static_cast<int64_t>(order[i]));
+      if (!std::isnan(v[order[i]])) CHECK(got_v[i] == v[order[i]]);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t p, size_t q) {
+      return (std::isnan(v[p]) && !std::isnan(v[q])) || (!std::isnan(v[q]) && v[p] > v[q]);
+    });
+    auto [dv, di] = Tensor::from_vector(v, {1, n}, cl).sort(1, true, true);
+    const std::vector<int64_t> got_d = di.to(cpu).to(DType::I64).to_vector<int64_t>();
+    for (size_t i = 0; i < n; ++i) CHECK(got_d[i] == static_cast<int64_t>(order[i]));
+  }
+  CHECK(rt->fallbacks().empty());
 }

@@ -142,13 +142,28 @@ void add_rng_params(KernelCall& call, const wick_op_desc& op, bool wide_is_doubl
   add_wide(call, p.b, wide_is_double);
 }
 
-// Matmul as an elementwise kernel over the output [..., M, N]: lhs viewed with its K axis
-// replaced by a stride-0 N axis (row i for every j), rhs with a stride-0 M axis; the kernel walks
-// K.
+// The outer geometry of per-line ops over `line_shape`: `views` are the operands (the first as the
+// output) seen over that shape with their own strides.
+sdk::StridedArgs line_geometry(const wick_op_desc& op, const int64_t* line_shape,
+                               std::vector<wick_tensor_desc> views, int rank = -1) {
+  for (wick_tensor_desc& v : views) {
+    v.shape = line_shape;
+    if (rank >= 0) v.rank = rank;
+  }
+  wick_op_desc g = op;
+  g.outputs = views.data();
+  g.num_outputs = 1;
+  g.inputs = views.data() + 1;
+  g.num_inputs = views.size() - 1;
+  return sdk::make_strided_args(g);
+}
+
+// Matmul: a 3-D launch of register tiles (x over N, y over M, z over the batch), the batch
+// offsets of out, lhs and rhs from a geometry over the batch dims, M, N and K strides as scalars.
 KernelCall plan_matmul(const wick_op_desc& op, const void* const* handles, size_t handle_size) {
   const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &c = op.outputs[0];
   const int r = c.rank;
-  const int64_t k_extent = a.shape[r - 1];
+  const int64_t m = c.shape[r - 2], n = c.shape[r - 1], k_extent = a.shape[r - 1];
   KernelCall call;
   if (k_extent == 0) {  // an empty inner dimension: the product is all zeros
     wick_op_desc fill = op;
@@ -162,25 +177,25 @@ KernelCall plan_matmul(const wick_op_desc& op, const void* const* handles, size_
     call.numel = zeros.numel;
     return call;
   }
-  (void)sdk::make_strided_args(op);  // the real operands must lie inside their buffers
-  std::vector<int64_t> ls(a.strides, a.strides + r), rs(b.strides, b.strides + r);
-  ls[static_cast<size_t>(r - 1)] = 0;
-  rs[static_cast<size_t>(r - 2)] = 0;
-  wick_tensor_desc views[2] = {a, b};
-  views[0].shape = c.shape;
-  views[0].strides = ls.data();
-  views[1].shape = c.shape;
-  views[1].strides = rs.data();
-  wick_op_desc v = op;
-  v.inputs = views;
-  const sdk::StridedArgs geometry = sdk::make_strided_args(v);
+  const sdk::StridedArgs whole = sdk::make_strided_args(op);  // operands inside their buffers
+  if (whole.numel == 0) return call;                          // nothing to compute
+  std::vector<int64_t> one(1, 1);
+  std::vector<wick_tensor_desc> views = {c, a, b};
+  for (wick_tensor_desc& v : views) v.rank = r - 2;
+  const sdk::StridedArgs batch = line_geometry(op, r > 2 ? c.shape : one.data(), views, r - 2);
   call.kernel = "matmul_" + std::string(detail::type_info(c.dtype).name);
   add_handles(call, handles, 3, handle_size);
-  call.add(k_extent);
-  call.add(a.strides[r - 1]);
-  call.add(b.strides[r - 2]);
-  call.add_bytes(&geometry, sizeof geometry);
-  call.numel = geometry.numel;
+  for (int64_t v : {m, n, k_extent, a.strides[r - 2], a.strides[r - 1], b.strides[r - 2],
+                    b.strides[r - 1], c.strides[r - 2], c.strides[r - 1]})
+    call.add(v);
+  call.add(batch);
+  call.numel = batch.numel * m * n;
+  const int64_t tiles_m = (m + kMatmulRows - 1) / kMatmulRows;
+  call.dims = 3;
+  call.global[0] = (n + kMatmulCols - 1) / kMatmulCols;
+  call.global[1] = (tiles_m + kMatmulGroupRows - 1) / kMatmulGroupRows * kMatmulGroupRows;
+  call.global[2] = std::min<int64_t>(batch.numel, 65535);
+  call.local[1] = kMatmulGroupRows;
   return call;
 }
 
@@ -211,21 +226,64 @@ sdk::StridedArgs outer_geometry(const wick_op_desc& op, const int64_t* shape,
   return sdk::make_strided_args(v);
 }
 
-// reduce_*: one work-item per output element, an inner loop over the reduced axes.
-void plan_reduce(KernelCall& call, const wick_op_desc& op) {
-  const wick_tensor_desc &x = op.inputs[0], &out = op.outputs[0];
+// The inner geometry of a reduction: the reduced axes with the input's strides.
+sdk::StridedArgs reduce_inner(const wick_op_desc& op) {
+  const wick_tensor_desc& x = op.inputs[0];
   const auto& p = *static_cast<const wick_reduce_params*>(op.params);
   std::vector<int64_t> shape, strides;
   for (int k = 0; k < p.num_axes; ++k) {
     shape.push_back(x.shape[p.axes[k]]);
     strides.push_back(x.strides[p.axes[k]]);
   }
-  const sdk::StridedArgs inner = inner_geometry(shape, strides);
+  return inner_geometry(shape, strides);
+}
+
+// reduce_*: one work-item per output element, an inner loop over the reduced axes.
+void plan_reduce(KernelCall& call, const wick_op_desc& op) {
+  const wick_tensor_desc& out = op.outputs[0];
+  const sdk::StridedArgs inner = reduce_inner(op);
   call.add(static_cast<int32_t>(op.op));
   call.add_bytes(&inner, sizeof inner);
   const sdk::StridedArgs outer = outer_geometry(op, out.shape, out);
   call.add_bytes(&outer, sizeof outer);
   call.numel = outer.numel;
+}
+
+// Few outputs, each over many elements: two passes (reduce_part_*, reduce_final_*) through
+// kReduceParts partials per output in scratch, or nothing (empty) where one pass has enough
+// work-items.
+Launch plan_reduce_two_pass(const wick_op_desc& op, const void* const* handles,
+                            size_t handle_size, const std::string& kernel) {
+  const wick_tensor_desc& out = op.outputs[0];
+  const sdk::StridedArgs inner = reduce_inner(op);
+  const sdk::StridedArgs outer = outer_geometry(op, out.shape, out);
+  Launch launch;
+  if (inner.numel < 4 * kReduceGroup || outer.numel > 1024) return launch;
+  const int64_t parts = std::min<int64_t>(kReduceParts, inner.numel / (4 * kReduceGroup));
+  const std::string suffix = kernel.substr(std::string("reduce_").size());
+  KernelCall first, last;
+  first.kernel = "reduce_part_" + suffix;
+  first.scratch_slot = 0;
+  first.add_bytes(handles[0], handle_size);  // replaced by the scratch buffer
+  first.add_bytes(handles[1], handle_size);
+  last.kernel = "reduce_final_" + suffix;
+  last.add_bytes(handles[0], handle_size);
+  last.scratch_slot = 1;
+  last.add_bytes(handles[1], handle_size);  // replaced by the scratch buffer
+  for (KernelCall* c : {&first, &last}) {
+    c->add(static_cast<int32_t>(op.op));
+    c->add(parts);
+    if (c == &first) c->add(inner);
+    c->add(outer);
+    c->numel = outer.numel;
+    c->dims = 2;
+    c->global[0] = (c == &first ? parts : 1) * kReduceGroup;
+    c->global[1] = outer.numel;
+    c->local[0] = kReduceGroup;
+  }
+  launch.calls = {first, last};
+  launch.scratch_bytes = static_cast<size_t>(outer.numel * parts) * sizeof(double);
+  return launch;
 }
 
 // Scans and arg-reductions: one work-item per line along the axis.
@@ -247,23 +305,7 @@ void plan_lines(KernelCall& call, const wick_op_desc& op) {
   call.numel = x.shape[p.axis] == 0 && scan ? 0 : outer.numel;
 }
 
-// The outer geometry of per-line ops over `line_shape`: `views` are the operands (the first as the
-// output) seen over that shape with their own strides.
-sdk::StridedArgs line_geometry(const wick_op_desc& op, const int64_t* line_shape,
-                               std::vector<wick_tensor_desc> views, int rank = -1) {
-  for (wick_tensor_desc& v : views) {
-    v.shape = line_shape;
-    if (rank >= 0) v.rank = rank;
-  }
-  wick_op_desc g = op;
-  g.outputs = views.data();
-  g.num_outputs = 1;
-  g.inputs = views.data() + 1;
-  g.num_inputs = views.size() - 1;
-  return sdk::make_strided_args(g);
-}
-
-// sort: values (output 0), the input, indices (output 1), one line per work-item.
+// sort: values (output 0), the input, indices (output 1), one line per work-group.
 void plan_sort(KernelCall& call, const wick_op_desc& op, const void* const* handles,
                size_t handle_size) {
   const wick_tensor_desc &x = op.inputs[0], &vals = op.outputs[0], &idx = op.outputs[1];
@@ -277,6 +319,12 @@ void plan_sort(KernelCall& call, const wick_op_desc& op, const void* const* hand
   const sdk::StridedArgs g = line_geometry(op, line.data(), {vals, x, idx});
   call.add_bytes(&g, sizeof g);
   call.numel = x.shape[p.axis] == 0 ? 0 : g.numel;
+  // A work-group per line; short lines take one work-item (a few compare-exchanges), long ones
+  // kSortGroup. Few distinct group sizes: some drivers (PoCL) compile a kernel per size.
+  const int64_t n = x.shape[p.axis];
+  call.dims = 1;
+  call.local[0] = n > 256 ? kSortGroup : n > 32 ? 32 : 1;
+  call.global[0] = std::min<int64_t>(g.numel, 65535) * call.local[0];
 }
 
 void plan_softmax(KernelCall& call, const wick_op_desc& op, const void* const* handles,
@@ -713,8 +761,8 @@ wick_support check_call(const wick_op_desc& op) {
   return WICK_SUPPORT_YES;
 }
 
-KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t handle_size,
-                     bool wide_is_double) {
+static KernelCall plan_call(const wick_op_desc& op, const void* const* handles,
+                            size_t handle_size, bool wide_is_double, int64_t flat_chunk) {
   if (op.op == WICK_OP_MATMUL) return plan_matmul(op, handles, handle_size);
   const wick_tensor_desc& out = op.outputs[0];
   const wick_dtype t = sdk::op_dtype(op);
@@ -784,9 +832,35 @@ KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t 
         sdk::fill_pattern(out.dtype, *static_cast<const wick_fill_params*>(op.params));
     call.add_bytes(pattern.data(), sdk::dtype_size(out.dtype));
   }
-  call.add_bytes(&geometry, sizeof geometry);
+  // Every operand one contiguous run: the _flat kernel, `chunk` elements per work-item.
+  bool flat = geometry.rank <= 1 && op.op != WICK_OP_IOTA && op.op != WICK_OP_RNG_UNIFORM &&
+              op.op != WICK_OP_RNG_NORMAL;
+  for (size_t k = 0; flat && geometry.rank == 1 && k <= op.num_inputs; ++k)
+    flat = geometry.strides[k][0] == 1;
   call.numel = geometry.numel;
+  if (flat) {
+    call.kernel += "_flat";
+    call.add(flat_chunk);
+    call.numel = (geometry.numel + flat_chunk - 1) / flat_chunk;  // work-items
+  }
+  call.add_bytes(&geometry, sizeof geometry);
   return call;
+}
+
+Launch plan_launch(const wick_op_desc& op, const void* const* handles, size_t handle_size,
+                   const Target& target) {
+  if (op.op >= WICK_OP_REDUCE_SUM && op.op <= WICK_OP_REDUCE_MIN) {
+    (void)sdk::make_strided_args(op);  // every operand must lie inside its buffer
+    const std::string kernel = kernel_name(op.op, sdk::op_dtype(op), op.outputs[0].dtype);
+    if (!kernel.empty()) {
+      Launch two = plan_reduce_two_pass(op, handles, handle_size, kernel);
+      if (!two.calls.empty()) return two;
+    }
+  }
+  Launch launch;
+  launch.calls.push_back(
+      plan_call(op, handles, handle_size, target.wide_is_double, std::max<int64_t>(target.flat_chunk, 1)));
+  return launch;
 }
 
 }  // namespace wick::gpu

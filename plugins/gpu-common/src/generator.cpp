@@ -99,6 +99,45 @@ void guarded(std::string& out, const TypeInfo& t, const std::string& code) {
     out += code;
 }
 
+// ---- the _flat kernels: every operand one contiguous run from its offset (the host merged every
+// axis). Work-item g takes elements [g * chunk, g * chunk + chunk): with chunk > 1 (CPU devices)
+// a work-item's loop runs over contiguous elements, which the compiler vectorises; GPUs take
+// chunk 1, so neighbouring work-items touch neighbouring elements. Ops are switched outside the
+// loop, so each loop body is one op's expression.
+
+// The start of a _flat kernel: `e` elements from s0, and pointer p<k> of each operand there.
+std::string flat_head(const std::string& name, const std::string& params,
+                      const std::vector<std::pair<std::string, std::string>>& operands) {
+  std::string k = "WK_KERNEL " + name + "_flat(" + params + "wk_i64 chunk, wk_args a) {\n"
+                  "  const wk_i64 s0 = WK_GID * chunk;\n  if (s0 >= a.numel) return;\n"
+                  "  const wk_i64 e = a.numel - s0 < chunk ? a.numel - s0 : chunk;\n";
+  for (size_t i = 0; i < operands.size(); ++i)
+    k += "  " + operands[i].first + "* p" + std::to_string(i) + " = " + operands[i].second +
+         " + a.offsets[" + std::to_string(i) + "] + s0;\n";
+  return k;
+}
+
+// A loop over the run with `body` for element j.
+std::string flat_loop(const std::string& body) {
+  return "for (wk_i64 j = 0; j < e; ++j) { " + body + " }";
+}
+
+// The switch over every op of `kinds` defined for t, each case a loop: `pre` r = expr; `post`.
+std::string op_switch_loops(const TypeInfo& t, sdk::OpKind kind, sdk::OutDType out,
+                            const std::string& pre, const std::string& post) {
+  std::string s = "  switch (op) {\n";
+  for (const sdk::OpInfo& o : sdk::kOps) {
+    if (o.kind != kind || o.out != out || !sdk::has_dtype(sdk::dtypes_of(o.dtypes), t.dtype))
+      continue;
+    const OpExpr* e = op_expr(o.code);
+    const char* expr = e != nullptr ? expr_for(*e, t.dtype) : nullptr;
+    if (expr == nullptr) continue;
+    s += "    case " + std::to_string(o.code) + ": " +
+         flat_loop(pre + " r = " + instantiate(expr, t) + "; " + post) + " break;\n";
+  }
+  return s + "    default: " + flat_loop(pre + " r = 0; " + post) + " break;\n  }\n}\n";
+}
+
 std::string param_type(const TypeInfo& t) {
   return is_float(t.dtype) ? t.compute : "wk_i64";
 }
@@ -119,6 +158,18 @@ void emit_unary(std::string& out, const TypeInfo& t) {
        C + " v = " + load(t, "x", "o[1]") + ";\n    int r;\n";
   k += op_switch(t, {sdk::OpKind::UNARY}, sdk::OutDType::BOOL);
   k += "    out[o[0]] = (wk_bool)(r != 0);\n  }\n}\n";
+  const std::string W = "WK_G " + S, R = "WK_G const " + S;
+  k += flat_head("unary_" + std::string(t.name),
+                 W + "* out, " + R + "* x, int op, " + P + " alpha, " + P + " beta, int mode, ",
+                 {{W, "out"}, {R, "x"}});
+  k += op_switch_loops(t, sdk::OpKind::UNARY, sdk::OutDType::SAME,
+                       "const " + C + " v = " + load(t, "p1", "j") + "; " + C + " r;",
+                       "p0[j] = " + store(t, "r") + ";");
+  k += flat_head("predicate_" + std::string(t.name), "WK_G wk_bool* out, " + R + "* x, int op, ",
+                 {{"WK_G wk_bool", "out"}, {R, "x"}});
+  k += op_switch_loops(t, sdk::OpKind::UNARY, sdk::OutDType::BOOL,
+                       "const " + C + " v = " + load(t, "p1", "j") + "; int r;",
+                       "p0[j] = (wk_bool)(r != 0);");
   guarded(out, t, k);
 }
 
@@ -138,16 +189,30 @@ void emit_binary(std::string& out, const TypeInfo& t) {
   k += "WK_KERNEL compare_" + name + "(WK_G wk_bool* out, " + head.substr(1) + "    int r;\n";
   k += op_switch(t, {sdk::OpKind::COMPARE}, sdk::OutDType::BOOL);
   k += "    out[o[0]] = (wk_bool)(r != 0);\n  }\n}\n";
+  const std::string R = "WK_G const " + S, args = R + "* x, " + R + "* y, int op, ";
+  const std::string ab = "const " + C + " a = " + load(t, "p1", "j") + "; const " + C +
+                         " b = " + load(t, "p2", "j") + ";";
+  k += flat_head("binary_" + name, "WK_G " + S + "* out, " + args,
+                 {{"WK_G " + S, "out"}, {R, "x"}, {R, "y"}});
+  k += op_switch_loops(t, sdk::OpKind::BINARY, sdk::OutDType::SAME, ab + " " + C + " r;",
+                       "p0[j] = " + store(t, "r") + ";");
+  k += flat_head("compare_" + name, "WK_G wk_bool* out, " + args,
+                 {{"WK_G wk_bool", "out"}, {R, "x"}, {R, "y"}});
+  k += op_switch_loops(t, sdk::OpKind::COMPARE, sdk::OutDType::BOOL, ab + " int r;",
+                       "p0[j] = (wk_bool)(r != 0);");
   guarded(out, t, k);
 }
 
 void emit_where(std::string& out, const TypeInfo& t) {
-  const std::string S = t.storage;
+  const std::string S = t.storage, W = "WK_G " + S, R = "WK_G const " + S;
+  const std::string params = W + "* out, WK_G const wk_bool* c, " + R + "* x, " + R + "* y, ";
   guarded(out, t,
-          "WK_KERNEL where_" + std::string(t.name) + "(WK_G " + S +
-              "* out, WK_G const wk_bool* c, WK_G const " + S + "* x, WK_G const " + S +
-              "* y, wk_args a) {\n  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n"
-              "    wk_offsets(&a, i, o);\n    out[o[0]] = c[o[1]] ? x[o[2]] : y[o[3]];\n  }\n}\n");
+          "WK_KERNEL where_" + std::string(t.name) + "(" + params +
+              "wk_args a) {\n  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n"
+              "    wk_offsets(&a, i, o);\n    out[o[0]] = c[o[1]] ? x[o[2]] : y[o[3]];\n  }\n}\n" +
+              flat_head("where_" + std::string(t.name), params,
+                        {{W, "out"}, {"WK_G const wk_bool", "c"}, {R, "x"}, {R, "y"}}) +
+              "  " + flat_loop("p0[j] = p1[j] ? p2[j] : p3[j];") + "\n}\n");
 }
 
 // docs/ops.md, Cast: NaN to an integer is 0, out-of-range values saturate, 16-bit floats go
@@ -172,12 +237,22 @@ std::string cast_value(const TypeInfo& from, const TypeInfo& to, const std::stri
 void emit_cast(std::string& out, const TypeInfo& from) {
   for (const TypeInfo& to : kTypes) {
     if (to.dtype == from.dtype) continue;
+    const std::string params = "WK_G " + std::string(to.storage) + "* out, WK_G const " +
+                               from.storage + "* x, ";
     const std::string k = "WK_KERNEL cast_" + std::string(from.name) + "_" + to.name + "(WK_G " +
                           to.storage + "* out, WK_G const " + from.storage +
                           "* x, wk_args a) {\n  WK_FOR_EACH(a) {\n"
                           "    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&a, i, o);\n    const " +
                           from.compute + " v = " + load(from, "x", "o[1]") +
-                          ";\n    out[o[0]] = " + cast_value(from, to, "v") + ";\n  }\n}\n";
+                          ";\n    out[o[0]] = " + cast_value(from, to, "v") + ";\n  }\n}\n" +
+                          flat_head("cast_" + std::string(from.name) + "_" + to.name, params,
+                                    {{"WK_G " + std::string(to.storage), "out"},
+                                     {"WK_G const " + std::string(from.storage), "x"}}) +
+                          "  " +
+                          flat_loop("const " + std::string(from.compute) + " v = " +
+                                    load(from, "p1", "j") + "; p0[j] = " +
+                                    cast_value(from, to, "v") + ";") +
+                          "\n}\n";
     if (from.dtype == WICK_DTYPE_F64 || to.dtype == WICK_DTYPE_F64)
       out += "#ifdef WK_HAS_F64\n" + k + "#endif\n";
     else
@@ -229,29 +304,58 @@ void emit_rng(std::string& out, const TypeInfo& t) {
   guarded(out, t, k);
 }
 
-// Matmul over the output's elements: the host views lhs and rhs so that offsets give row i of lhs
-// and column j of rhs, and the kernel walks K. Floats accumulate in their compute type (f32 for
-// 16-bit floats), integers and bool in 64 bits, wrapping (as the CPU plugin does).
+// Matmul, register-tiled: work-item (x, y) of batch z computes rows m0 .. m0 + WK_MM_RM and columns
+// n0 .. n0 + WK_MM_RN of the output from the views' strides (transposed and broadcast views need no
+// copy). f32 tiles that are whole, with contiguous rows of rhs and out, run as 16-float vectors
+// (broadcast a lhs element, multiply-add a row of rhs); the rest elementwise. Floats accumulate in
+// their compute type (f32 for 16-bit floats), integers and bool in 64 bits, wrapping (as the CPU
+// plugin does).
 void emit_matmul(std::string& out, const TypeInfo& t) {
   const bool f = is_float(t.dtype);
-  const std::string acc = f ? t.compute : "wk_u64";
+  const std::string acc = f ? t.compute : "wk_u64", S = t.storage;
   const std::string x = "(" + acc + ")" +
-                        (f ? load(t, "x", "o[1] + k * x_k")
-                           : "(" + std::string(t.unsigned_of) + ")x[o[1] + k * x_k]");
+                        (f ? load(t, "a", "r * xm + k * xk")
+                           : "(" + std::string(t.unsigned_of) + ")a[r * xm + k * xk]");
   const std::string y = "(" + acc + ")" +
-                        (f ? load(t, "y", "o[2] + k * y_k")
-                           : "(" + std::string(t.unsigned_of) + ")y[o[2] + k * y_k]");
-  const std::string result = t.dtype == WICK_DTYPE_BOOL ? "(wk_bool)(acc != 0)"
-                             : f                        ? store(t, "acc")
-                                                        : "(" + std::string(t.storage) + ")acc";
-  guarded(
-      out, t,
-      "WK_KERNEL matmul_" + std::string(t.name) + "(WK_G " + t.storage + "* out, WK_G const " +
-          t.storage + "* x, WK_G const " + t.storage +
-          "* y, wk_i64 k_extent, wk_i64 x_k, wk_i64 y_k, wk_args a) {\n"
-          "  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&a, i, o);\n    " +
-          acc + " acc = 0;\n    for (wk_i64 k = 0; k < k_extent; ++k) acc += " + x + " * " + y +
-          ";\n    out[o[0]] = " + result + ";\n  }\n}\n");
+                        (f ? load(t, "b", "k * yk + j * yn")
+                           : "(" + std::string(t.unsigned_of) + ")b[k * yk + j * yn]");
+  const std::string result = t.dtype == WICK_DTYPE_BOOL ? "(wk_bool)(acc[r][j] != 0)"
+                             : f                        ? store(t, "acc[r][j]")
+                                                        : "(" + S + ")acc[r][j]";
+  std::string vector_path;
+  if (t.dtype == WICK_DTYPE_F32)
+    vector_path =
+        "    if (m0 + WK_MM_RM <= M && n0 + WK_MM_RN <= N && yn == 1 && on == 1) {\n"
+        "      wk_f32x16 v[WK_MM_RM];\n"
+        "      for (int r = 0; r < WK_MM_RM; ++r) v[r] = WK_X16_ZERO;\n"
+        "      for (wk_i64 k = 0; k < K; ++k) {\n"
+        "        const wk_f32x16 row = WK_X16_LOAD(b + k * yk);\n"
+        "        for (int r = 0; r < WK_MM_RM; ++r) v[r] = WK_X16_FMA(a[r * xm + k * xk], row, v[r]);\n"
+        "      }\n"
+        "      for (int r = 0; r < WK_MM_RM; ++r) WK_X16_STORE(v[r], c + r * om);\n"
+        "      continue;\n    }\n";
+  std::string body = "WK_KERNEL matmul_" + std::string(t.name) + "(WK_G " + S + "* out, WK_G const " +
+                     S + "* x, WK_G const " + S + "* y, wk_i64 M, wk_i64 N, wk_i64 K, wk_i64 xm, ";
+  body +=
+      "wk_i64 xk, wk_i64 yk, wk_i64 yn, wk_i64 om, wk_i64 on, wk_args batch) {\n"
+      "  const wk_i64 m0 = WK_GID_Y * WK_MM_RM, n0 = WK_GID * WK_MM_RN;\n"
+      "  if (m0 >= M || n0 >= N) return;\n"
+      "  const int rows = M - m0 < WK_MM_RM ? (int)(M - m0) : WK_MM_RM;\n"
+      "  const int cols = N - n0 < WK_MM_RN ? (int)(N - n0) : WK_MM_RN;\n"
+      "  for (wk_i64 z = WK_GID_Z; z < batch.numel; z += WK_GSIZE_Z) {\n"
+      "    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&batch, z, o);\n"
+      "    WK_G " + S + "* c = out + o[0] + m0 * om + n0 * on;\n"
+      "    WK_G const " + S + "* a = x + o[1] + m0 * xm;\n"
+      "    WK_G const " + S + "* b = y + o[2] + n0 * yn;\n";
+  body += vector_path;
+  body += "    " + acc + " acc[WK_MM_RM][WK_MM_RN];\n"
+          "    for (int r = 0; r < rows; ++r)\n      for (int j = 0; j < cols; ++j) acc[r][j] = 0;\n"
+          "    for (wk_i64 k = 0; k < K; ++k)\n      for (int r = 0; r < rows; ++r) {\n"
+          "        const " + acc + " s = " + x + ";\n"
+          "        for (int j = 0; j < cols; ++j) acc[r][j] += s * " + y + ";\n      }\n"
+          "    for (int r = 0; r < rows; ++r)\n"
+          "      for (int j = 0; j < cols; ++j) c[r * om + j * on] = " + result + ";\n  }\n}\n";
+  guarded(out, t, body);
 }
 
 // ---- reductions, scans, arg-reductions: one work-item per output (or line), sequential in it, so
@@ -337,6 +441,40 @@ void emit_reduce(std::string& out, const TypeInfo& t, const TypeInfo& o, bool su
               f.step + "\n    }\n    out[o[0]] = " + f.result + ";\n  }\n}\n");
 }
 
+// The two passes of a reduction with few outputs and a long inner loop. Pass 1: work-group
+// (g, r) folds the inner elements g * WK_RED_GROUP + lid, stepping by parts * WK_RED_GROUP, of
+// output r, then a tree in local memory leaves partial[r * parts + g]. Pass 2: work-group r folds
+// its output's partials by the same tree and stores the result. The partition and the tree are
+// fixed, so the result does not depend on scheduling.
+void emit_reduce_two_pass(std::string& out, const TypeInfo& t, const TypeInfo& o, bool sum_like) {
+  const Fold f = fold(t, o, sum_like, "v");
+  const std::string acc_t = sum_like ? sum_acc(t) : std::string(t.compute);
+  const std::string suffix = std::string(t.name) + "_" + o.name + (sum_like ? "" : "_ext");
+  // The tree over tree[0 .. WK_RED_GROUP): after it, tree[0] holds the fold of all.
+  const std::string tree =
+      "  tree[WK_LID] = acc;\n  WK_BARRIER();\n"
+      "  for (wk_i64 s = WK_RED_GROUP / 2; s > 0; s >>= 1) {\n"
+      "    if (WK_LID < s) {\n      const " + acc_t + " v = tree[WK_LID + s];\n      acc = tree[WK_LID];\n"
+      "      " + f.step + "\n      tree[WK_LID] = acc;\n    }\n    WK_BARRIER();\n  }\n";
+  std::string pass1 = "WK_KERNEL reduce_part_" + suffix + "(WK_G " + acc_t + "* part, WK_G const " +
+                      t.storage + "* x, int op, wk_i64 parts, wk_args inner, wk_args a) {\n";
+  pass1 += "  WK_LOCAL " + acc_t + " tree[WK_RED_GROUP];\n  wk_i64 o[WK_MAX_OPERANDS];\n"
+           "  wk_offsets(&a, WK_GROUP_Y, o);\n  " + f.decl + "\n"
+           "  for (wk_i64 j = WK_GROUP * WK_RED_GROUP + WK_LID; j < inner.numel; j += parts * WK_RED_GROUP) {\n"
+           "    wk_i64 q[WK_MAX_OPERANDS];\n    wk_offsets(&inner, j, q);\n"
+           "    const " + std::string(t.compute) + " v = " + load(t, "x", "o[1] + q[0]") + ";\n"
+           "    " + f.step + "\n  }\n" + tree +
+           "  if (WK_LID == 0) part[WK_GROUP_Y * parts + WK_GROUP] = tree[0];\n}\n";
+  std::string pass2 = "WK_KERNEL reduce_final_" + suffix + "(WK_G " + o.storage + "* out, WK_G const " +
+                      acc_t + "* part, int op, wk_i64 parts, wk_args a) {\n";
+  pass2 += "  WK_LOCAL " + acc_t + " tree[WK_RED_GROUP];\n  wk_i64 o[WK_MAX_OPERANDS];\n"
+           "  wk_offsets(&a, WK_GROUP_Y, o);\n  " + f.decl + "\n"
+           "  if (WK_LID < parts) {\n    const " + acc_t + " v = part[WK_GROUP_Y * parts + WK_LID];\n"
+           "    " + f.step + "\n  }\n" + tree +
+           "  if (WK_LID == 0) {\n    acc = tree[0];\n    out[o[0]] = " + f.result + ";\n  }\n}\n";
+  guarded(out, t, pass1 + pass2);
+}
+
 void emit_scan(std::string& out, const TypeInfo& t, const TypeInfo& o, bool sum_like) {
   const Fold f = fold(t, o, sum_like, "v");
   guarded(
@@ -388,10 +526,12 @@ void emit_reductions(std::string& out, const TypeInfo& t) {
     // Sums and products write t itself (not bool) or its widening; max and min write t.
     if (!sum_like || t.dtype != WICK_DTYPE_BOOL) {
       emit_reduce(out, t, t, sum_like);
+      emit_reduce_two_pass(out, t, t, sum_like);
       emit_scan(out, t, t, sum_like);
     }
     if (sum_like && w.dtype != t.dtype) {
       emit_reduce(out, t, w, true);
+      emit_reduce_two_pass(out, t, w, true);
       emit_scan(out, t, w, true);
     }
   }
@@ -399,35 +539,44 @@ void emit_reductions(std::string& out, const TypeInfo& t) {
   emit_arg(out, t, "wk_i64", "i64");
 }
 
-// Sort along an axis, one work-item per line: a stable insertion sort that moves the stored bits
-// (values are the input's elements, bit for bit) and compares in the compute type, NaN after every
-// number ascending and before every number descending.
+// Sort along an axis, one work-group per line (stepping by the number of groups): the line is
+// copied to the outputs with its positions, then a bitonic network over the next power of two p
+// sorts (value, position) pairs in place. Every compare-exchange puts the earlier pair at the lower
+// index; pairs beyond n count as after everything, so they never move and need no storage. Values
+// are the input's elements bit for bit, compared in the compute type, NaN after every number
+// ascending and before every number descending; equal values keep their order (stable).
 void emit_sort(std::string& out, const TypeInfo& t, const char* index_type,
                const char* index_name) {
-  const std::string C = t.compute, S = t.storage, nan_a = isnan_of(t, "a"),
-                    nan_b = isnan_of(t, "b");
-  const std::string before = "(desc ? (!" + nan_b + " && (" + nan_a + " || a > b)) : (!" + nan_a +
-                             " && (" + nan_b + " || a < b)))";
-  guarded(out, t,
-          "WK_KERNEL sort_" + std::string(t.name) + "_" + index_name + "(WK_G " + S +
-              "* vals, WK_G const " + S + "* x, WK_G " + index_type +
-              "* idx, int desc, wk_i64 n, wk_i64 xs, wk_i64 vs, wk_i64 is, wk_args g) {\n"
-              "  WK_FOR_EACH(g) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&g, i, o);\n"
-              "    for (wk_i64 s = 0; s < n; ++s) {\n      const " +
-              S +
-              " raw = x[o[1] + s * xs];\n"
-              "      const " +
-              C + " a = " + load(t, "x", "o[1] + s * xs") +
-              ";\n      wk_i64 j = s;\n"
-              "      while (j > 0) {\n        const " +
-              C + " b = " + load(t, "vals", "o[0] + (j - 1) * vs") +
-              ";\n"
-              "        if (!" +
-              before +
-              ") break;\n        vals[o[0] + j * vs] = vals[o[0] + (j - 1) * vs];\n"
-              "        idx[o[2] + j * is] = idx[o[2] + (j - 1) * is];\n        --j;\n      }\n"
-              "      vals[o[0] + j * vs] = raw;\n      idx[o[2] + j * is] = (" +
-              index_type + ")s;\n    }\n  }\n}\n");
+  const std::string C = t.compute, S = t.storage, IT = index_type;
+  // Whether value u goes before value w (strictly).
+  auto before = [&](const std::string& u, const std::string& w) {
+    const std::string nu = isnan_of(t, u), nw = isnan_of(t, w);
+    return "(desc ? (!" + nw + " && (" + nu + " || " + u + " > " + w + ")) : (!" + nu + " && (" +
+           nw + " || " + u + " < " + w + ")))";
+  };
+  std::string k = "WK_KERNEL sort_" + std::string(t.name) + "_" + index_name + "(WK_G " + S +
+                  "* vals, WK_G const " + S + "* x, WK_G " + IT +
+                  "* idx, int desc, wk_i64 n, wk_i64 xs, wk_i64 vs, wk_i64 is, wk_args g) {\n";
+  k += "  wk_i64 p = 1;\n  while (p < n) p <<= 1;\n"
+       "  for (wk_i64 line = WK_GROUP; line < g.numel; line += WK_NGROUPS) {\n"
+       "    wk_i64 o[WK_MAX_OPERANDS];\n    wk_offsets(&g, line, o);\n"
+       "    WK_G " + S + "* v = vals + o[0];\n    WK_G " + IT + "* id = idx + o[2];\n"
+       "    for (wk_i64 s = WK_LID; s < n; s += WK_LSIZE) {\n"
+       "      v[s * vs] = x[o[1] + s * xs];\n      id[s * is] = (" + IT + ")s;\n    }\n"
+       "    WK_BARRIER();\n"
+       "    for (wk_i64 k = 2; k <= p; k <<= 1)\n      for (wk_i64 j = k >> 1; j > 0; j >>= 1) {\n"
+       "        for (wk_i64 q = WK_LID; q < p / 2; q += WK_LSIZE) {\n"
+       "          const wk_i64 r = q % j, i = j == k >> 1 ? q / j * k + r : q / j * 2 * j + r;\n"
+       "          const wk_i64 l = j == k >> 1 ? q / j * k + k - 1 - r : i + j;\n"
+       "          if (l >= n) continue;\n"
+       "          const " + C + " a = " + load(t, "v", "i * vs") + ", b = " + load(t, "v", "l * vs") + ";\n"
+       "          const wk_i64 ji = (wk_i64)id[i * is], jl = (wk_i64)id[l * is];\n"
+       "          const int ab = " + before("a", "b") + ", ba = " + before("b", "a") + ";\n"
+       "          if (ba || (!ab && jl < ji)) {\n"
+       "            const " + S + " tv = v[i * vs];\n            v[i * vs] = v[l * vs];\n            v[l * vs] = tv;\n"
+       "            id[i * is] = (" + IT + ")jl;\n            id[l * is] = (" + IT + ")ji;\n          }\n"
+       "        }\n        WK_BARRIER();\n      }\n  }\n}\n";
+  guarded(out, t, k);
 }
 
 // softmax / log_softmax along an axis, one work-item per line, three passes in the compute type
@@ -800,15 +949,20 @@ void emit_attention(std::string& out, const TypeInfo& t) {
 // Copy and fill move bits: one kernel per element size serves every dtype.
 void emit_copy_fill(std::string& out) {
   for (const char* bits : {"u8", "u16", "u32", "u64"}) {
-    const std::string T = std::string("wk_") + bits;
-    out += "WK_KERNEL copy_" + std::string(bits) + "(WK_G " + T + "* out, WK_G const " + T +
-           "* x, wk_args a) {\n  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    "
-           "wk_offsets(&a, i, o);\n"
-           "    out[o[0]] = x[o[1]];\n  }\n}\n";
-    out += "WK_KERNEL fill_" + std::string(bits) + "(WK_G " + T + "* out, " + T +
-           " value, wk_args a) {\n  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n    "
-           "wk_offsets(&a, i, o);\n"
-           "    out[o[0]] = value;\n  }\n}\n";
+    const std::string T = std::string("wk_") + bits, copy = std::string("copy_") + bits,
+                      fill = std::string("fill_") + bits;
+    const std::string copy_params = "WK_G " + T + "* out, WK_G const " + T + "* x, ";
+    const std::string fill_params = "WK_G " + T + "* out, " + T + " value, ";
+    out += "WK_KERNEL " + copy + "(" + copy_params +
+           "wk_args a) {\n  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n"
+           "    wk_offsets(&a, i, o);\n    out[o[0]] = x[o[1]];\n  }\n}\n";
+    out += flat_head(copy, copy_params, {{"WK_G " + T, "out"}, {"WK_G const " + T, "x"}}) + "  " +
+           flat_loop("p0[j] = p1[j];") + "\n}\n";
+    out += "WK_KERNEL " + fill + "(" + fill_params +
+           "wk_args a) {\n  WK_FOR_EACH(a) {\n    wk_i64 o[WK_MAX_OPERANDS];\n"
+           "    wk_offsets(&a, i, o);\n    out[o[0]] = value;\n  }\n}\n";
+    out += flat_head(fill, fill_params, {{"WK_G " + T, "out"}}) + "  " +
+           flat_loop("p0[j] = value;") + "\n}\n";
   }
 }
 
@@ -827,6 +981,9 @@ std::string render_program(Dialect dialect) {
   std::string src = dialect == Dialect::OpenCL ? kOpenClPrelude : kCudaPrelude;
   src += "#define WK_MAX_RANK " + std::to_string(sdk::kMaxRank) + "\n#define WK_MAX_OPERANDS " +
          std::to_string(sdk::kMaxOperands) + "\n";
+  src += "#define WK_MM_RM " + std::to_string(kMatmulRows) + "\n#define WK_MM_RN " +
+         std::to_string(kMatmulCols) + "\n#define WK_RED_GROUP " + std::to_string(kReduceGroup) +
+         "\n#define WK_SORT_GROUP " + std::to_string(kSortGroup) + "\n";
   src += kCommon;
   emit_copy_fill(src);
   for (const char* bits : {"u8", "u16", "u32", "u64"}) {

@@ -11,6 +11,22 @@ const char* const kOpenClPrelude = R"CLC(
 #define WK_FN inline
 #define WK_GID ((long)get_global_id(0))
 #define WK_GSIZE ((long)get_global_size(0))
+#define WK_GID_Y ((long)get_global_id(1))
+#define WK_GID_Z ((long)get_global_id(2))
+#define WK_GSIZE_Z ((long)get_global_size(2))
+#define WK_LID ((long)get_local_id(0))
+#define WK_LSIZE ((long)get_local_size(0))
+#define WK_GROUP ((long)get_group_id(0))
+#define WK_GROUP_Y ((long)get_group_id(1))
+#define WK_NGROUPS ((long)get_num_groups(0))
+#define WK_LOCAL __local
+#define WK_BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+/* 16 floats as one value: the matmul kernel's row of accumulators. */
+typedef float16 wk_f32x16;
+#define WK_X16_ZERO ((float16)(0.0f))
+#define WK_X16_LOAD(p) vload16(0, p)
+#define WK_X16_STORE(v, p) vstore16(v, 0, p)
+#define WK_X16_FMA(s, v, acc) fma((float16)(s), v, acc)
 typedef char wk_i8;
 typedef uchar wk_u8;
 typedef short wk_i16;
@@ -38,6 +54,26 @@ const char* const kCudaPrelude = R"CUDA(
 #define WK_FN __device__ inline
 #define WK_GID ((long long)blockIdx.x * blockDim.x + threadIdx.x)
 #define WK_GSIZE ((long long)gridDim.x * blockDim.x)
+#define WK_GID_Y ((long long)blockIdx.y * blockDim.y + threadIdx.y)
+#define WK_GID_Z ((long long)blockIdx.z * blockDim.z + threadIdx.z)
+#define WK_GSIZE_Z ((long long)gridDim.z * blockDim.z)
+#define WK_LID ((long long)threadIdx.x)
+#define WK_LSIZE ((long long)blockDim.x)
+#define WK_GROUP ((long long)blockIdx.x)
+#define WK_GROUP_Y ((long long)blockIdx.y)
+#define WK_NGROUPS ((long long)gridDim.x)
+#define WK_LOCAL __shared__
+#define WK_BARRIER() __syncthreads()
+/* 16 floats as one value: the matmul kernel's row of accumulators. */
+typedef struct { float v[16]; } wk_f32x16;
+__device__ inline wk_f32x16 wk_x16_zero() { wk_f32x16 r; for (int i = 0; i < 16; ++i) r.v[i] = 0.0f; return r; }
+__device__ inline wk_f32x16 wk_x16_load(const float* p) { wk_f32x16 r; for (int i = 0; i < 16; ++i) r.v[i] = p[i]; return r; }
+__device__ inline void wk_x16_store(wk_f32x16 v, float* p) { for (int i = 0; i < 16; ++i) p[i] = v.v[i]; }
+__device__ inline wk_f32x16 wk_x16_fma(float s, wk_f32x16 v, wk_f32x16 acc) { for (int i = 0; i < 16; ++i) acc.v[i] = fmaf(s, v.v[i], acc.v[i]); return acc; }
+#define WK_X16_ZERO wk_x16_zero()
+#define WK_X16_LOAD(p) wk_x16_load(p)
+#define WK_X16_STORE(v, p) wk_x16_store(v, p)
+#define WK_X16_FMA(s, v, acc) wk_x16_fma(s, v, acc)
 typedef signed char wk_i8;
 typedef unsigned char wk_u8;
 typedef short wk_i16;
@@ -73,12 +109,16 @@ typedef struct {
  * negative or 0. */
 WK_FN void wk_offsets(const wk_args* a, wk_i64 i, wk_i64* o) {
   for (int k = 0; k < WK_MAX_OPERANDS; ++k) o[k] = a->offsets[k];
-  for (wk_i64 d = a->rank - 1; d >= 0; --d) {
+  for (wk_i64 d = a->rank - 1; d > 0; --d) {
     const wk_i64 extent = a->shape[d];
     const wk_i64 index = i % extent;
     i /= extent;
     for (int k = 0; k < WK_MAX_OPERANDS; ++k) o[k] += index * a->strides[k][d];
   }
+  /* The outermost axis needs no division: what is left of i is its index (i < numel). The host
+   * merges contiguous axes, so a contiguous operation walks one axis and divides nothing. */
+  if (a->rank > 0)
+    for (int k = 0; k < WK_MAX_OPERANDS; ++k) o[k] += i * a->strides[k][0];
 }
 
 /* The geometry of a window op: per axis the operand's extent and strides, the window, its strides,
@@ -125,8 +165,9 @@ typedef struct {
   wk_i64 xoff, woff, yoff, taps;
 } wk_conv;
 
-/* Grid-stride loop: the host caps the global size, so one work-item may handle many elements. */
+/* Grid-stride loop: a work-item handles elements WK_GID, + WK_GSIZE, ... */
 #define WK_FOR_EACH(a) for (wk_i64 i = WK_GID; i < (a).numel; i += WK_GSIZE)
+
 
 /* ---- 16-bit floats, stored as bits, computed in f32 ---- */
 WK_FN float wk_f16_to_f32(wk_u16 h) {

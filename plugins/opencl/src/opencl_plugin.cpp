@@ -5,6 +5,7 @@
 // compile). The ops and dtypes it runs are those of the shared kernel description (gpu-common),
 // answered by a kernel table per device (f64 only where cl_khr_fp64 is present); anything else is
 // answered "unsupported" so the host falls back.
+#include "buffer_pool.hpp"
 #include "cl_error.hpp"
 #include "cl_handle.hpp"
 #include "program_cache.hpp"
@@ -68,16 +69,18 @@ struct OpenClDevice final : wick_device {
   // What supports() answers from (filled when the device opens, from gpu-common's ops).
   sdk::KernelTable<OpenClDevice> table;
   // Two i64 that index-checking kernels report an out-of-range index through (created on use).
-  ClMem error_buffer;
+  ClMem error_buffer;  // two i64: an index kernel's error flag and the bad index
+  size_t error_size = 0;
+  ClMem scratch;  // partials of multi-pass kernels, grown on demand
+  size_t scratch_size = 0;
+  BufferPool pool;  // freed buffers kept for reuse
 };
 
 struct OpenClBuffer final : wick_buffer {
   ClMem mem;
+  uint64_t capacity = 0;  // the cl_mem's own size (BufferPool::capacity_for(size))
 };
 
-// The work-items of one launch, at most: enough to fill any current GPU; the kernels loop
-// (grid-stride) over the rest.
-constexpr size_t kMaxGlobalSize = size_t{1} << 20;
 constexpr size_t kPreferredLocalSize = 64;
 
 OpenClDevice& as_device(const wick_device* device) {
@@ -168,6 +171,8 @@ std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id 
       device_info<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, "clGetDeviceInfo", where);
   dev->compute_units =
       device_info<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS, "clGetDeviceInfo", where);
+  // Freed buffers kept for reuse: up to a quarter of the device's memory, at most 1 GiB.
+  dev->pool.set_limit(std::min<uint64_t>(dev->memory_bytes / 4, uint64_t{1} << 30));
   const std::string extensions = device_string(id, CL_DEVICE_EXTENSIONS, where);
   dev->has_fp64 = has_extension(extensions, "cl_khr_fp64");
   // Execute only enqueues, so ops are asynchronous; fp16 is reported, though ADD does not use it.
@@ -306,12 +311,36 @@ void launch(OpenClDevice& dev, const gpu::KernelCall& call) {
         clSetKernelArg(kernel.handle.get(), static_cast<cl_uint>(i), call.size(i), call.value(i)),
         ("clSetKernelArg(" + call.kernel + ")").c_str(), dev.name);
   }
-  const size_t wanted = std::min(static_cast<size_t>(call.numel), kMaxGlobalSize);
-  const size_t local = kernel.local_size;
-  const size_t global = (wanted + local - 1) / local * local;
-  cl_check(clEnqueueNDRangeKernel(dev.queue.get(), kernel.handle.get(), 1, nullptr, &global, &local,
-                                  0, nullptr, nullptr),
+  size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
+  cl_uint dims = 1;
+  if (call.dims > 0) {  // the plan's own shape
+    dims = static_cast<cl_uint>(call.dims);
+    for (cl_uint d = 0; d < dims; ++d) {
+      global[d] = static_cast<size_t>(call.global[d]);
+      local[d] = static_cast<size_t>(call.local[d]);
+    }
+  } else {
+    // One work-item per element (the _flat kernels need it; the others walk fewer elements each).
+    local[0] = kernel.local_size;
+    global[0] = (static_cast<size_t>(call.numel) + local[0] - 1) / local[0] * local[0];
+  }
+  cl_check(clEnqueueNDRangeKernel(dev.queue.get(), kernel.handle.get(), dims, nullptr, global,
+                                  local, 0, nullptr, nullptr),
            ("clEnqueueNDRangeKernel(" + call.kernel + ")").c_str(), dev.name);
+}
+
+// A device buffer of at least `bytes` that lives with the device (the error report, scratch for
+// multi-pass kernels), grown when a launch needs more.
+cl_mem device_buffer(OpenClDevice& dev, ClMem& buffer, size_t& size, size_t bytes,
+                     const char* what) {
+  if (!buffer || size < bytes) {
+    buffer = ClMem();
+    cl_int status = CL_SUCCESS;
+    buffer = ClMem(clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
+    cl_check(status, (std::string("clCreateBuffer (") + what + ")").c_str(), dev.name);
+    size = bytes;
+  }
+  return buffer.get();
 }
 
 // ----- the kernel table
@@ -334,29 +363,38 @@ void run_generated(OpenClDevice& dev, const wick_op_desc& op) {
     mems[k] = as_buffer(b).mem.get();
     handles[k] = &mems[k];
   }
-  gpu::KernelCall call = gpu::plan_call(op, handles, sizeof(cl_mem), dev.has_fp64);
-  if (call.numel == 0) return;
-  if (call.error_slot < 0) return launch(dev, call);
-  // Kernels that check indices report through a per-device error buffer: zeroed, launched, read.
-  if (!dev.error_buffer) {
-    cl_int status = CL_SUCCESS;
-    dev.error_buffer = ClMem(clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE,
-                                            2 * sizeof(int64_t), nullptr, &status));
-    cl_check(status, "clCreateBuffer (error buffer)", dev.name);
+  gpu::Target target;
+  target.wide_is_double = dev.has_fp64;
+  target.flat_chunk = dev.kind == WICK_DEVICE_KIND_CPU ? 16 : 1;
+  gpu::Launch plan = gpu::plan_launch(op, handles, sizeof(cl_mem), target);
+  const cl_mem scratch =
+      plan.scratch_bytes == 0
+          ? nullptr
+          : device_buffer(dev, dev.scratch, dev.scratch_size, plan.scratch_bytes, "scratch");
+  for (gpu::KernelCall& call : plan.calls) {
+    if (call.numel == 0) continue;
+    if (call.scratch_slot >= 0)
+      call.replace(static_cast<size_t>(call.scratch_slot), &scratch, sizeof scratch);
+    if (call.error_slot < 0) {
+      launch(dev, call);
+      continue;
+    }
+    // Kernels that check indices report through a per-device error buffer: zeroed, launched, read.
+    const cl_mem flag =
+        device_buffer(dev, dev.error_buffer, dev.error_size, 2 * sizeof(int64_t), "error buffer");
+    int64_t report[2] = {0, 0};
+    cl_check(clEnqueueWriteBuffer(dev.queue.get(), flag, CL_FALSE, 0, sizeof report, report, 0,
+                                  nullptr, nullptr),
+             "clEnqueueWriteBuffer (error buffer)", dev.name);
+    call.replace(static_cast<size_t>(call.error_slot), &flag, sizeof flag);
+    launch(dev, call);
+    cl_check(clEnqueueReadBuffer(dev.queue.get(), flag, CL_TRUE, 0, sizeof report, report, 0,
+                                 nullptr, nullptr),
+             "clEnqueueReadBuffer (error buffer)", dev.name);
+    if (report[0] != 0)
+      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                       "index " + std::to_string(report[1]) + " is out of range in " + call.context);
   }
-  int64_t report[2] = {0, 0};
-  cl_check(clEnqueueWriteBuffer(dev.queue.get(), dev.error_buffer.get(), CL_FALSE, 0, sizeof report,
-                                report, 0, nullptr, nullptr),
-           "clEnqueueWriteBuffer (error buffer)", dev.name);
-  const cl_mem flag = dev.error_buffer.get();
-  call.replace(static_cast<size_t>(call.error_slot), &flag, sizeof flag);
-  launch(dev, call);
-  cl_check(clEnqueueReadBuffer(dev.queue.get(), dev.error_buffer.get(), CL_TRUE, 0, sizeof report,
-                               report, 0, nullptr, nullptr),
-           "clEnqueueReadBuffer (error buffer)", dev.name);
-  if (report[0] != 0)
-    throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
-                     "index " + std::to_string(report[1]) + " is out of range in " + call.context);
 }
 
 // The device's kernel table: every op the kernel description covers, on its dtypes (without f64
@@ -507,12 +545,29 @@ class OpenClPlugin final : public sdk::Plugin {
     auto buffer = std::make_unique<OpenClBuffer>();
     buffer->device = &dev;
     buffer->size = size_bytes;
-    // OpenCL refuses empty buffers; an empty one holds a byte nobody can reach.
-    cl_int status = CL_SUCCESS;
-    buffer->mem = ClMem(clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE,
-                                       std::max<uint64_t>(size_bytes, 1), nullptr, &status));
-    cl_check(status, "clCreateBuffer", dev.name);
+    // A freed buffer of the same capacity, else a new one (OpenCL refuses empty buffers: an empty
+    // tensor's holds bytes nobody can reach). Where the driver refuses, the kept ones go first.
+    buffer->capacity = BufferPool::capacity_for(size_bytes);
+    buffer->mem = dev.pool.take(buffer->capacity);
+    for (int attempt = 0; !buffer->mem; ++attempt) {
+      cl_int status = CL_SUCCESS;
+      buffer->mem = ClMem(clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE, buffer->capacity,
+                                         nullptr, &status));
+      if (status == CL_SUCCESS) break;
+      if (attempt > 0 || dev.pool.bytes() == 0) cl_check(status, "clCreateBuffer", dev.name);
+      dev.pool.clear();
+    }
     return buffer.release();
+  }
+
+  void free(wick_buffer* buffer) noexcept override {
+    auto* b = static_cast<OpenClBuffer*>(buffer);
+    try {
+      if (b != nullptr && b->mem) as_device(b->device).pool.give(std::move(b->mem), b->capacity);
+    } catch (...) {
+      // Out of memory for the pool's bookkeeping: the buffer is released below instead.
+    }
+    delete b;
   }
 
   void write(wick_buffer* dst, uint64_t offset, const void* src, uint64_t size) override {

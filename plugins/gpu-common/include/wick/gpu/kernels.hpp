@@ -33,6 +33,20 @@ enum class Dialect { OpenCL, CUDA };
 // (the host composes attention from matmul and softmax then).
 inline constexpr int64_t kMaxAttentionKeys = 1024;
 
+// The matmul kernel's register tile: each work-item computes kMatmulRows x kMatmulCols outputs
+// (f32 with contiguous rows of rhs and out: one 16-float vector per row), work-groups stack
+// kMatmulGroupRows work-items along M so that they share rhs's panel in cache.
+inline constexpr int64_t kMatmulRows = 6, kMatmulCols = 16, kMatmulGroupRows = 8;
+
+// Reductions with few outputs and long inner loops run in two passes: kReduceGroup work-items per
+// partial (a tree in local memory), up to kReduceParts partials per output, then one group per
+// output over its partials. No atomics: the result does not depend on scheduling.
+inline constexpr int64_t kReduceGroup = 256, kReduceParts = 64;
+
+// Sort: one work-group of kSortGroup work-items per line, a bitonic network over (value, position)
+// pairs in the output buffers, so equal values keep their order (stable).
+inline constexpr int64_t kSortGroup = 256;
+
 // The whole program's source for a dialect. max_rank is WICK's kMaxRank
 // (wick/sdk/strided_args.hpp).
 std::string render_program(Dialect dialect);
@@ -64,6 +78,13 @@ class KernelCall {
   // names the op, the axis and its extent for the error message.
   int error_slot = -1;
   std::string context;
+  // The argument slot of the scratch buffer (Launch::scratch_bytes), or -1.
+  int scratch_slot = -1;
+  // The launch's shape: with dims 1 to 3, `global` work-items per dimension in work-groups of
+  // `local` (global a multiple of local); with dims 0, a 1-D launch over numel sized by the plugin.
+  int dims = 0;
+  int64_t global[3] = {1, 1, 1};
+  int64_t local[3] = {1, 1, 1};
 
   template <class T>
   void add(const T& value) {
@@ -85,11 +106,24 @@ class KernelCall {
 // output's shape (matmul: [..., M, K] x [..., K, N] with batch dims broadcast by the host).
 wick_support check_call(const wick_op_desc& op);
 
+// The launches of an op, in order on one queue, and the scratch buffer they share (bytes; 0: none).
+struct Launch {
+  std::vector<KernelCall> calls;
+  size_t scratch_bytes = 0;
+};
+
+// What a plan needs to know of the device.
+struct Target {
+  bool wide_is_double = true;  // the widest float is f64 (the kernels' wk_wide), else f32
+  // Elements per work-item of the _flat kernels (contiguous operands): 1 on GPUs (neighbouring
+  // work-items read neighbouring elements), more on CPU devices (a work-item's loop vectorises).
+  int64_t flat_chunk = 1;
+};
+
 // The launch of op: `handles` are the buffers' device handles (cl_mem, CUdeviceptr, ...), the
-// outputs' first, then the inputs', each `handle_size` bytes; `wide_is_double` says whether the
-// device's widest float is f64 (the kernels' wk_wide). Throws sdk::Error when an operand reaches
-// outside its buffer.
-KernelCall plan_call(const wick_op_desc& op, const void* const* handles, size_t handle_size,
-                     bool wide_is_double);
+// outputs' first, then the inputs', each `handle_size` bytes. Throws sdk::Error when an operand
+// reaches outside its buffer.
+Launch plan_launch(const wick_op_desc& op, const void* const* handles, size_t handle_size,
+                   const Target& target);
 
 }  // namespace wick::gpu
