@@ -5,6 +5,8 @@
 #include <wick/sdk/strided_args.hpp>
 
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace wick::gpu {
@@ -976,46 +978,116 @@ const TypeInfo& type_info(wick_dtype t) {
 
 }  // namespace detail
 
-std::string render_program(Dialect dialect) {
-  using namespace detail;
+namespace detail {
+namespace {
+
+// The kernels in units, each a few dozen kernels of one dtype and kind: a driver builds the unit a
+// kernel is in when it is first used, so a process compiles (or loads from the caches) only what
+// it runs. Kernel bodies are the same for every dialect; the prelude in front of them is not.
+struct Units {
+  std::vector<std::pair<std::string, std::string>> bodies;  // unit name, its kernels
+  std::unordered_map<std::string, size_t> kernel_unit;      // kernel name -> index in bodies
+
+  std::string& body(const std::string& unit) {
+    for (auto& [name, text] : bodies)
+      if (name == unit) return text;
+    return bodies.emplace_back(unit, std::string()).second;
+  }
+};
+
+Units emit_units() {
+  Units u;
+  std::string& bits = u.body("bits");
+  emit_copy_fill(bits);
+  for (const char* b : {"u8", "u16", "u32", "u64"}) {
+    emit_gather(bits, b, "wk_i32", "i32");
+    emit_gather(bits, b, "wk_i64", "i64");
+  }
+  for (const TypeInfo& t : kTypes) {
+    emit_unary(u.body(std::string(t.name) + ".unary"), t);
+    std::string& binary = u.body(std::string(t.name) + ".binary");
+    emit_binary(binary, t);
+    emit_where(binary, t);
+    std::string& make = u.body(std::string(t.name) + ".make");
+    emit_cast(make, t);
+    if (t.dtype != WICK_DTYPE_BOOL) emit_iota(make, t);
+    if (is_float(t.dtype)) emit_rng(make, t);
+    std::string& lines = u.body(std::string(t.name) + ".lines");
+    emit_reductions(lines, t);
+    emit_sort(lines, t, "wk_i32", "i32");
+    emit_sort(lines, t, "wk_i64", "i64");
+    if (is_float(t.dtype)) {
+      emit_softmax(lines, t);
+      emit_norm(lines, t);
+      emit_batch_norm(lines, t);
+      emit_attention(lines, t);
+    }
+    std::string& nn = u.body(std::string(t.name) + ".nn");
+    emit_matmul(nn, t);
+    emit_scatter(nn, t, "wk_i32", "i32");
+    emit_scatter(nn, t, "wk_i64", "i64");
+    if (t.dtype != WICK_DTYPE_BOOL) {
+      emit_window(nn, t);
+      emit_window_scatter(nn, t);
+      emit_conv(nn, t);
+    }
+  }
+  for (size_t i = 0; i < u.bodies.size(); ++i) {
+    const std::string& text = u.bodies[i].second;
+    for (size_t at = text.find("WK_KERNEL "); at != std::string::npos;
+         at = text.find("WK_KERNEL ", at + 1)) {
+      const size_t name = at + std::string("WK_KERNEL ").size(), paren = text.find('(', name);
+      u.kernel_unit.emplace(text.substr(name, paren - name), i);
+    }
+  }
+  return u;
+}
+
+const Units& units() {
+  static const Units u = emit_units();
+  return u;
+}
+
+// The prelude of a dialect, the constants and the common code.
+std::string head(Dialect dialect) {
   std::string src = dialect == Dialect::OpenCL ? kOpenClPrelude : kCudaPrelude;
   src += "#define WK_MAX_RANK " + std::to_string(sdk::kMaxRank) + "\n#define WK_MAX_OPERANDS " +
          std::to_string(sdk::kMaxOperands) + "\n";
   src += "#define WK_MM_RM " + std::to_string(kMatmulRows) + "\n#define WK_MM_RN " +
          std::to_string(kMatmulCols) + "\n#define WK_RED_GROUP " + std::to_string(kReduceGroup) +
          "\n#define WK_SORT_GROUP " + std::to_string(kSortGroup) + "\n";
-  src += kCommon;
-  emit_copy_fill(src);
-  for (const char* bits : {"u8", "u16", "u32", "u64"}) {
-    emit_gather(src, bits, "wk_i32", "i32");
-    emit_gather(src, bits, "wk_i64", "i64");
-  }
-  for (const TypeInfo& t : kTypes) {
-    emit_unary(src, t);
-    emit_binary(src, t);
-    emit_where(src, t);
-    emit_cast(src, t);
-    if (t.dtype != WICK_DTYPE_BOOL) emit_iota(src, t);
-    if (is_float(t.dtype)) emit_rng(src, t);
-    emit_matmul(src, t);
-    emit_reductions(src, t);
-    emit_scatter(src, t, "wk_i32", "i32");
-    emit_scatter(src, t, "wk_i64", "i64");
-    emit_sort(src, t, "wk_i32", "i32");
-    emit_sort(src, t, "wk_i64", "i64");
-    if (t.dtype != WICK_DTYPE_BOOL) {
-      emit_window(src, t);
-      emit_window_scatter(src, t);
-      emit_conv(src, t);
-    }
-    if (is_float(t.dtype)) {
-      emit_softmax(src, t);
-      emit_norm(src, t);
-      emit_batch_norm(src, t);
-      emit_attention(src, t);
-    }
-  }
+  return src + kCommon;
+}
+
+}  // namespace
+}  // namespace detail
+
+std::string render_head(Dialect dialect) {
+  return detail::head(dialect);
+}
+
+std::string render_program(Dialect dialect) {
+  std::string src = detail::head(dialect);
+  for (const auto& [name, body] : detail::units().bodies) src += body;
   return src;
+}
+
+std::vector<std::string> program_units() {
+  std::vector<std::string> names;
+  for (const auto& [name, body] : detail::units().bodies) names.push_back(name);
+  return names;
+}
+
+std::string render_unit(Dialect dialect, const std::string& unit) {
+  for (const auto& [name, body] : detail::units().bodies)
+    if (name == unit) return detail::head(dialect) + body;
+  return "";
+}
+
+std::string unit_of(const std::string& kernel) {
+  const auto& u = detail::units();
+  const auto it = u.kernel_unit.find(kernel);
+  return it == u.kernel_unit.end() ? "" : u.bodies[it->second].first;
 }
 
 sdk::DTypeSet generated_dtypes(wick_op_code op) {

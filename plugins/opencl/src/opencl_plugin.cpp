@@ -60,12 +60,11 @@ struct OpenClDevice final : wick_device {
   ClContext context;
   ClQueue queue;
 
-  // Built once, on first use, under build_mutex. A failed build is remembered: retrying would
-  // cost the same seconds and fail the same way.
+  // Program units and kernels, built on first use under build_mutex; a failed build is remembered.
   std::mutex build_mutex;
-  ClProgram program;
+  std::unordered_map<std::string, ClProgram> programs;     // by unit (gpu::program_units)
+  std::unordered_map<std::string, std::string> build_errors;  // by unit
   std::unordered_map<std::string, Kernel> kernels;
-  std::string build_error;
   // What supports() answers from (filled when the device opens, from gpu-common's ops).
   sdk::KernelTable<OpenClDevice> table;
   // Two i64 that index-checking kernels report an out-of-range index through (created on use).
@@ -194,11 +193,11 @@ std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id 
 // ----- the program
 // ---------------------------------------------------------------------------------
 
-std::string build_log(const OpenClDevice& dev) {
+std::string build_log(const OpenClDevice& dev, cl_program program) {
   try {
     return info_string(
         [&](size_t n, void* v, size_t* r) {
-          return clGetProgramBuildInfo(dev.program.get(), dev.id, CL_PROGRAM_BUILD_LOG, n, v, r);
+          return clGetProgramBuildInfo(program, dev.id, CL_PROGRAM_BUILD_LOG, n, v, r);
         },
         "clGetProgramBuildInfo", dev.name);
   } catch (const sdk::Error& e) {
@@ -206,68 +205,68 @@ std::string build_log(const OpenClDevice& dev) {
   }
 }
 
-// The device's binary of the built program (empty when the driver offers none).
-std::vector<unsigned char> program_binary(const OpenClDevice& dev) {
+// The device's binary of a built program (empty when the driver offers none).
+std::vector<unsigned char> program_binary(cl_program program) {
   size_t size = 0;
-  if (clGetProgramInfo(dev.program.get(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) !=
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) !=
           CL_SUCCESS ||
       size == 0)
     return {};
   std::vector<unsigned char> binary(size);
   unsigned char* data = binary.data();
-  if (clGetProgramInfo(dev.program.get(), CL_PROGRAM_BINARIES, sizeof data, &data, nullptr) !=
-      CL_SUCCESS)
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr) != CL_SUCCESS)
     return {};
   return binary;
 }
 
-// The program from a cached binary; false (and no program) when there is none or the driver
-// refuses it, so the caller compiles the source.
-bool build_from_cache(OpenClDevice& dev, const ProgramCache& cache, const std::string& options) {
+// The program from a cached binary; an empty handle when there is none or the driver refuses it,
+// so the caller compiles the source.
+ClProgram build_from_cache(OpenClDevice& dev, const ProgramCache& cache,
+                           const std::string& options) {
   const auto binary = cache.load();
-  if (!binary) return false;
+  if (!binary) return ClProgram();
   const unsigned char* data = binary->data();
   const size_t size = binary->size();
   cl_int binary_status = CL_SUCCESS, status = CL_SUCCESS;
   ClProgram program(clCreateProgramWithBinary(dev.context.get(), 1, &dev.id, &size, &data,
                                               &binary_status, &status));
-  if (status != CL_SUCCESS || binary_status != CL_SUCCESS) return false;
+  if (status != CL_SUCCESS || binary_status != CL_SUCCESS) return ClProgram();
   if (clBuildProgram(program.get(), 1, &dev.id, options.c_str(), nullptr, nullptr) != CL_SUCCESS)
-    return false;
-  dev.program = std::move(program);
-  return true;
+    return ClProgram();
+  return program;
 }
 
-void build_program(OpenClDevice& dev) {
-  // Rendered once per process from the kernel description the GPU plugins share (gpu-common).
-  static const std::string program_source = gpu::render_program(gpu::Dialect::OpenCL);
+// One unit of the kernel program (gpu-common renders it from the description the GPU plugins
+// share), from Wick's cache or compiled.
+ClProgram build_program(OpenClDevice& dev, const std::string& unit) {
+  const std::string source = gpu::render_unit(gpu::Dialect::OpenCL, unit);
   // -w: the generated source's warnings (comparisons made constant by a type, e.g. an unsigned
   // value < 0) are expected, and some drivers (PoCL) print a count of them to stderr.
   const std::string options = "-w" + (dev.build_options.empty() ? "" : " " + dev.build_options);
-  // PoCL caches each kernel's machine code itself, lazily; asking it for the whole program's binary
-  // would compile every kernel (over a minute): there, Wick's cache stays out of the way.
-  const ProgramCache cache(dev.identity + "\noptions: " + options, dev.pocl ? "" : program_source);
-  if (!build_from_cache(dev, cache, options)) {
-    const char* source = program_source.c_str();
-    cl_int status = CL_SUCCESS;
-    dev.program =
-        ClProgram(clCreateProgramWithSource(dev.context.get(), 1, &source, nullptr, &status));
-    cl_check(status, "clCreateProgramWithSource", dev.name);
-    status = clBuildProgram(dev.program.get(), 1, &dev.id, options.c_str(), nullptr, nullptr);
-    if (status != CL_SUCCESS) {
-      cl_check(status, "clBuildProgram", dev.name,
-               "build options: \"" + options + "\"\nbuild log:\n" + build_log(dev));
-    }
-    if (!cache.path().empty()) cache.store(program_binary(dev));
+  // PoCL caches each kernel's machine code itself, lazily; asking it for a program's binary would
+  // compile every kernel of the unit: there, Wick's cache stays out of the way.
+  const ProgramCache cache(dev.identity + "\noptions: " + options, dev.pocl ? "" : source);
+  if (ClProgram cached = build_from_cache(dev, cache, options)) return cached;
+  const char* text = source.c_str();
+  cl_int status = CL_SUCCESS;
+  ClProgram program(clCreateProgramWithSource(dev.context.get(), 1, &text, nullptr, &status));
+  cl_check(status, "clCreateProgramWithSource", dev.name);
+  status = clBuildProgram(program.get(), 1, &dev.id, options.c_str(), nullptr, nullptr);
+  if (status != CL_SUCCESS) {
+    cl_check(status, "clBuildProgram", dev.name,
+             "kernel unit " + unit + ", build options: \"" + options + "\"\nbuild log:\n" +
+                 build_log(dev, program.get()));
   }
+  if (!cache.path().empty()) cache.store(program_binary(program.get()));
+  return program;
 }
 
-// A kernel of the built program, created on its first use: some drivers (PoCL) generate a kernel's
-// machine code when it is first queried or launched, so creating all of them up front would compile
-// every kernel of the program (over a minute) for a process that runs a few.
-const Kernel& create_kernel(OpenClDevice& dev, const std::string& name) {
+// A kernel, created on its first use: some drivers (PoCL) generate a kernel's machine code when it
+// is first queried or launched, so creating all of them up front would compile every kernel for a
+// process that runs a few.
+const Kernel& create_kernel(OpenClDevice& dev, cl_program program, const std::string& name) {
   cl_int status = CL_SUCCESS;
-  Kernel k{ClKernel(clCreateKernel(dev.program.get(), name.c_str(), &status))};
+  Kernel k{ClKernel(clCreateKernel(program, name.c_str(), &status))};
   if (status == CL_INVALID_KERNEL_NAME)
     throw sdk::Error(WICK_STATUS_INTERNAL,
                      "kernel " + name + " is missing from the program on " + dev.name);
@@ -280,21 +279,26 @@ const Kernel& create_kernel(OpenClDevice& dev, const std::string& name) {
   return dev.kernels.emplace(name, std::move(k)).first->second;
 }
 
+// A kernel by name, building its unit first when this process has not yet. A failed build is
+// remembered per unit: retrying would cost the same seconds and fail the same way.
 const Kernel& find_kernel(OpenClDevice& dev, const std::string& name) {
   std::lock_guard<std::mutex> lock(dev.build_mutex);
-  if (!dev.build_error.empty()) throw sdk::Error(WICK_STATUS_DEVICE_ERROR, dev.build_error);
-  if (!dev.program) {
+  if (auto it = dev.kernels.find(name); it != dev.kernels.end()) return it->second;
+  const std::string unit = gpu::unit_of(name);
+  if (unit.empty())
+    throw sdk::Error(WICK_STATUS_INTERNAL, "kernel " + name + " is in no unit of the program");
+  if (auto failed = dev.build_errors.find(unit); failed != dev.build_errors.end())
+    throw sdk::Error(WICK_STATUS_DEVICE_ERROR, failed->second);
+  auto program = dev.programs.find(unit);
+  if (program == dev.programs.end()) {
     try {
-      build_program(dev);
+      program = dev.programs.emplace(unit, build_program(dev, unit)).first;
     } catch (const sdk::Error& e) {
-      dev.kernels.clear();
-      dev.program.reset();
-      dev.build_error = e.what();
+      dev.build_errors.emplace(unit, e.what());
       throw;
     }
   }
-  auto it = dev.kernels.find(name);
-  return it != dev.kernels.end() ? it->second : create_kernel(dev, name);
+  return create_kernel(dev, program->second.get(), name);
 }
 
 // ----- launching

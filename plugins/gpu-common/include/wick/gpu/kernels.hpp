@@ -24,6 +24,7 @@
 #include <wick/sdk/op_table.hpp>
 
 #include <string>
+#include <vector>
 
 namespace wick::gpu {
 
@@ -47,9 +48,20 @@ inline constexpr int64_t kReduceGroup = 256, kReduceParts = 64;
 // pairs in the output buffers, so equal values keep their order (stable).
 inline constexpr int64_t kSortGroup = 256;
 
-// The whole program's source for a dialect. max_rank is WICK's kMaxRank
-// (wick/sdk/strided_args.hpp).
+// The whole program's source for a dialect (every unit after one prelude: for tools and checks).
 std::string render_program(Dialect dialect);
+
+// The program in units: the kernels of one dtype and kind each ("f32.unary", "f32.binary" (with
+// where), "f32.make" (cast, iota, random numbers), "f32.lines" (reductions, scans, sort, softmax,
+// norms, attention), "f32.nn" (matmul, scatter, window ops, conv); "bits" for copy, fill, gather), each a complete source with the
+// prelude. A plugin builds a unit when one of its kernels is first used, so a process compiles, or
+// loads from the caches, only what it runs.
+std::vector<std::string> program_units();
+// What every unit starts with: the dialect's prelude and the common code; the rest of a unit, its
+// kernels, is the same text for both dialects.
+std::string render_head(Dialect dialect);
+std::string render_unit(Dialect dialect, const std::string& unit);  // "" for an unknown unit
+std::string unit_of(const std::string& kernel);                      // "" for an unknown kernel
 
 // The ops the generated kernels implement, with the dtypes each runs (f64 included: a plugin
 // removes it on devices without doubles). Ops of other kinds are not in these sets.
