@@ -5,11 +5,25 @@
 #   scripts/bench.sh                      # build dir: $WICK_BUILD_DIR or build/
 #   WICK_BENCH_THREADS=1 scripts/bench.sh # threads for Wick and the references (default: cores)
 #   scripts/bench.sh --benchmark_filter=matmul   # extra arguments go to wick_bench
+#   scripts/bench.sh --opencl             # the OpenCL device: wick_bench_opencl (CLBlast, the
+#                                         # driver's buffer copy) and bench/first_op.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${WICK_BUILD_DIR:-$root/build}"
 if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+if [[ "${1:-}" == "--opencl" ]]; then
+  shift
+  ninja -C "$build" -j "${WICK_BUILD_JOBS:-$(nproc)}" wick_bench_opencl wick_first_op
+  out="${WICK_BENCH_OUT:-$build/bench_opencl.json}"
+  "$build/bin/wick_bench_opencl" --benchmark_repetitions="${WICK_BENCH_REPETITIONS:-9}" \
+    --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+    --benchmark_out="$out" --benchmark_out_format=json "$@" >&2
+  /usr/bin/python3 "$root/bench/report.py" "$out"
+  echo
+  "$root/bench/first_op.sh" "$build"
+  exit 0
 fi
 ninja -C "$build" -j "${WICK_BUILD_JOBS:-$(nproc)}" wick_bench
 out="${WICK_BENCH_OUT:-$build/bench.json}"

@@ -444,3 +444,37 @@ TEST_CASE(
   }
   CHECK(rt->fallbacks().empty());
 }
+
+TEST_CASE("config check finds plugin options the plugins refuse, at the key's file:line:column",
+          "[devices][opencl][config]") {
+  auto problems_of = [](const std::string& text) {
+    Config base = default_config();
+    base.plugin_paths = {WICK_PLUGIN_BUILD_DIR};
+    base.log_level = "error";
+    const Config c = apply_config_text(base, text, "wick.toml");
+    PluginRegistry registry(c, RegistryOptions{false, false});
+    return check_plugin_options(registry, c);
+  };
+  CHECK(problems_of("[plugins.opencl]\nplatform = \"Portable\"\ndevice = 0\n").empty());
+  {
+    const auto p = problems_of("[plugins.opencl]\nplatform = \"Portable\"\ndevice = 7\n");
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].where.to_string() == "wick.toml:3:10");
+    CHECK_THAT(p[0].message, Catch::StartsWith("[plugins.opencl] device: plugin 'opencl' refused") &&
+                                 Catch::Contains("'device' = 7"));
+  }
+  {
+    const auto p = problems_of("[plugins.opencl]\n\nplatfrom = \"Portable\"\n");
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].where.to_string() == "wick.toml:3:12");
+    CHECK_THAT(p[0].message, Catch::Contains("unknown option 'platfrom'") &&
+                                 Catch::Contains("platform"));
+  }
+  {
+    const auto p = problems_of("[devices]\npriority = [\"cpu\"]\n[plugins.openlc]\ndevice = 0\n");
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].where.to_string() == "wick.toml:3:1");
+    CHECK_THAT(p[0].message, Catch::Contains("no plugin named 'openlc'") &&
+                                 Catch::Contains("found: ") && Catch::Contains("opencl"));
+  }
+}

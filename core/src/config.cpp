@@ -384,6 +384,7 @@ class DocumentReader {
                             "] must be a boolean, integer, float or string, not " +
                             type_name(*node));
       }
+      options.value_where.push_back(at(*node));
     }
     config_.plugin_options[plugin] = std::move(options);
   }

@@ -629,6 +629,45 @@ struct KnownDevices {
 
 }  // namespace
 
+std::vector<OptionProblem> check_plugin_options(const PluginRegistry& registry,
+                                                const Config& config) {
+  std::vector<OptionProblem> problems;
+  for (const auto& [plugin, options] : config.plugin_options) {
+    const auto& disabled = config.disabled_plugins;
+    if (std::find(disabled.begin(), disabled.end(), plugin) != disabled.end()) continue;
+    const std::string table = "[plugins." + plugin + "]";
+    const std::unique_ptr<PluginInfo> info = registry.find(plugin);
+    if (info == nullptr || info->state == PluginState::NotFound) {
+      std::string found, dirs;
+      for (const PluginInfo& p : registry.plugins())
+        if (p.state != PluginState::NotFound) found += (found.empty() ? "" : ", ") + p.name;
+      for (const auto& [dir, from] : registry.search_directories())
+        dirs += (dirs.empty() ? "" : ", ") + dir + " (" + from + ")";
+      problems.push_back({options.where, table + ": no plugin named '" + plugin +
+                                             "' in the search path [" + dirs + "]; found: " +
+                                             (found.empty() ? "none" : found)});
+      continue;
+    }
+    if (info->state != PluginState::Failed && info->state != PluginState::LoadFailed &&
+        info->state != PluginState::Incompatible)
+      continue;  // initialised with these options (usable, or no device here)
+    // Point at the option the plugin's message names, if it names one.
+    SourceLocation where = options.where;
+    std::string key;
+    for (size_t i = 0; i < options.values.size() && key.empty(); ++i)
+      if (info->reason.find("'" + options.values[i].first + "'") != std::string::npos) {
+        key = options.values[i].first;
+        where = options.where_of(i);
+      }
+    const std::string verb = info->state == PluginState::Failed
+                                 ? "refused these options"
+                                 : "could not be loaded, so its options cannot be checked";
+    problems.push_back({where, table + (key.empty() ? "" : " " + key) + ": plugin '" + plugin +
+                                   "' " + verb + ": " + info->reason});
+  }
+  return problems;
+}
+
 Selection select_device(const PluginRegistry& registry, const Config& config) {
   Selection sel;
   const KnownDevices known(registry);

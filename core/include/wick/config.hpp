@@ -31,6 +31,12 @@ using OptionValue = std::variant<bool, int64_t, double, std::string>;
 struct PluginOptions {
   std::vector<std::pair<std::string, OptionValue>> values;  // in file order
   SourceLocation where;                                      // the table's header
+  std::vector<SourceLocation> value_where;  // each value's position (parallel, where known)
+
+  // Where values[i] was set: its own position when known, else the table's.
+  const SourceLocation& where_of(size_t i) const {
+    return i < value_where.size() ? value_where[i] : where;
+  }
 };
 
 // One entry of the device priority list: a plugin name ("cuda", "cpu-onednn"), optionally with a

@@ -98,6 +98,18 @@ struct Selection {
   std::vector<std::string> skipped;  // one line per entry passed over, with its reason
 };
 
+// A [plugins.<name>] table the plugins refuse: options for a plugin that is not there, or options
+// its initialize rejected (an unknown key, a bad value). `where` is the key's position when the
+// plugin's message names one ('key'), else the table's.
+struct OptionProblem {
+  SourceLocation where;
+  std::string message;  // "[plugins.opencl] device: plugin 'opencl' refused it: ..."
+};
+// What `wick config check` reports beyond the file's own syntax: every configured plugin table
+// checked against the plugins found (and initialised with those options) by `registry`.
+std::vector<OptionProblem> check_plugin_options(const PluginRegistry& registry,
+                                                const Config& config);
+
 // Walks config.priority; unknown entries are ConfigErrors with file:line:column and a suggestion.
 // In strict mode, passing over an entry is an error. Falls back to the CPU device at the end.
 Selection select_device(const PluginRegistry& registry, const Config& config);
