@@ -13,6 +13,7 @@ packages=(
   libtomlplusplus-dev                           # config and plugin manifests
   nlohmann-json3-dev libcli11-dev               # the wick CLI
   catch2 libbenchmark-dev                       # tests and benchmarks
+  libclblast-dev                                # benchmarks only: CLBlast, the OpenCL matmul reference
   python3-numpy python3-mpmath libonnx-testdata # conformance: golden-data generator (mpmath: CPU-independent references), ONNX node tests
 )
 missing=()

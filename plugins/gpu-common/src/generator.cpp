@@ -360,8 +360,8 @@ void emit_matmul(std::string& out, const TypeInfo& t) {
   guarded(out, t, body);
 }
 
-// ---- reductions, scans, arg-reductions: one work-item per output (or line), sequential in it, so
-// results are deterministic (no atomics). Sums and products accumulate in the widest float or in
+// ---- reductions, scans, arg-reductions: one work-item per output (or line), sequential in it, or
+// (reductions with few outputs) two passes of fixed trees; results are deterministic (no atomics). Sums and products accumulate in the widest float or in
 // 64 bits wrapping; max and min in the compute type, where NaN wins and stays (as the CPU plugin).
 
 std::string lowest(const TypeInfo& t) {

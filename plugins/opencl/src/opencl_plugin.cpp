@@ -304,8 +304,7 @@ const Kernel& find_kernel(OpenClDevice& dev, const std::string& name) {
 // ----- launching
 // ------------------------------------------------------------------------------------
 
-// Sets the call's arguments and enqueues over its elements (grid-stride: the global size is
-// capped).
+// Sets the call's arguments and enqueues it: in the plan's own shape, or one work-item per element.
 void launch(OpenClDevice& dev, const gpu::KernelCall& call) {
   const Kernel& kernel = find_kernel(dev, call.kernel);
   // Arguments are state of the shared cl_kernel; the host serialises calls per device, and each

@@ -9,15 +9,16 @@
 // backends; PoCL's runs check the logic the CUDA plugin runs.
 //
 // Kernels (every kernel ends with a `wk_args` by value: shape, strides and offsets of up to four
-// operands, output first; see wick/sdk/strided_args.hpp):
-//   unary_<dt>(out, x, int op, double alpha, double beta, int mode, args)   ops of kind UNARY, out
-//   dt predicate_<dt>(out bool, x, int op, args)                                 is_nan, is_inf,
-//   logical_not binary_<dt>(out, x, y, int op, args)                                      ops of
-//   kind BINARY compare_<dt>(out bool, x, y, int op, args)                                ops of
-//   kind COMPARE where_<dt>(out, cond bool, x, y, args) cast_<from>_<to>(out, x, args)
-//   iota_<dt>(out, int axis, double fstart, double fstep, long istart, long istep, args)
-//   rng_uniform_<dt>, rng_normal_<dt>(out, ulong seed, ulong offset, double a, double b, args)
+// operands, output first; see wick/sdk/strided_args.hpp), for example:
+//   unary_<dt>(out, x, int op, alpha, beta, int mode, args)      ops of kind UNARY
+//   predicate_<dt>(out bool, x, int op, args)                    is_nan, is_inf, logical_not
+//   binary_<dt>(out, x, y, int op, args), compare_<dt>(out bool, x, y, int op, args)
+//   where_<dt>(out, cond bool, x, y, args), cast_<from>_<to>(out, x, args)
 //   copy_<u8|u16|u32|u64>(out, x, args), fill_<u8|u16|u32|u64>(out, bits, args)
+//   ..._flat(same, long chunk, args)          every operand contiguous: chunk elements per item
+//   matmul_<dt>, reduce_*, reduce_part_*, reduce_final_*, scan_*, arg_*, sort_*, gather_*,
+//   scatter_*, window_*, conv_*, softmax_*, norm_*, batch_norm_*, attention_*   (calls.cpp plans
+//   each one's arguments and launch shape)
 // f64 kernels are guarded by WK_HAS_F64 (the OpenCL prelude defines it where cl_khr_fp64 is).
 #pragma once
 
