@@ -419,6 +419,41 @@ TEST_CASE(
     CHECK(ta.to(DType::F64).matmul(tw.to(DType::F64)).to(DType::F32).to(cpu).to_vector<float>() == want);
     CHECK(ta.to(DType::I32).matmul(tw.to(DType::I32)).to(DType::F32).to(cpu).to_vector<float>() == want);
   }
+  SECTION("conv as im2col + GEMM (groups, stride, padding, dilation, batch chunks) equals the loop") {
+    struct Case {
+      int64_t n, c, h, o, k, groups, stride, pad, dil;
+    };
+    // The second case's columns (64 x 9 taps x 128 x 128 floats, 38 MB per image) exceed the
+    // 64 MB scratch for two images: it runs in two chunks.
+    for (const Case& q : {Case{3, 8, 9, 8, 3, 2, 2, 1, 2}, Case{2, 64, 128, 8, 3, 1, 1, 1, 1}}) {
+      const int64_t cg = q.c / q.groups, og = q.o / q.groups;
+      const int64_t out = (q.h + 2 * q.pad - q.dil * (q.k - 1) - 1) / q.stride + 1;
+      std::vector<float> x(static_cast<size_t>(q.n * q.c * q.h * q.h)), w(static_cast<size_t>(q.o * cg * q.k * q.k));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+      for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 3) - 1);
+      std::vector<float> want(static_cast<size_t>(q.n * q.o * out * out), 0.0f);
+      for (int64_t b = 0; b < q.n; ++b)
+        for (int64_t o = 0; o < q.o; ++o)
+          for (int64_t i = 0; i < out; ++i)
+            for (int64_t j = 0; j < out; ++j) {
+              float acc = 0;
+              for (int64_t c = 0; c < cg; ++c)
+                for (int64_t u = 0; u < q.k; ++u)
+                  for (int64_t v = 0; v < q.k; ++v) {
+                    const int64_t yy = i * q.stride - q.pad + u * q.dil, xx = j * q.stride - q.pad + v * q.dil;
+                    if (yy < 0 || yy >= q.h || xx < 0 || xx >= q.h) continue;
+                    const int64_t ch = o / og * cg + c;
+                    acc += x[static_cast<size_t>(((b * q.c + ch) * q.h + yy) * q.h + xx)] *
+                           w[static_cast<size_t>(((o * cg + c) * q.k + u) * q.k + v)];
+                  }
+              want[static_cast<size_t>(((b * q.o + o) * out + i) * out + j)] = acc;
+            }
+      const Tensor tx = Tensor::from_vector(x, {q.n, q.c, q.h, q.h}, cl);
+      const Tensor tw = Tensor::from_vector(w, {q.o, cg, q.k, q.k}, cl);
+      const Tensor y = tx.conv(tw, {q.stride, q.stride}, {q.pad, q.pad}, {q.dil, q.dil}, q.groups);
+      CHECK(y.to(cpu).to_vector<float>() == want);  // small integers: exact in any order
+    }
+  }
   SECTION("sort of long lines with ties and NaN is stable, NaN last ascending and first descending") {
     const size_t n = 3001;  // more than one work-group's worth, not a power of two
     std::vector<float> v(n);

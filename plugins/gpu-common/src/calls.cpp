@@ -529,6 +529,83 @@ void plan_conv(KernelCall& call, const wick_op_desc& op, const void* const* hand
   call.numel = numel;
 }
 
+// Whether dims [from, to) of a tensor with `shape` and `strides` walk as one axis (each stride the
+// next one's times its extent); `unit` gets the innermost stride.
+bool flattens(const int64_t* shape, const int64_t* strides, int from, int to, int64_t& unit) {
+  unit = strides[to - 1];
+  for (int d = from; d + 1 < to; ++d)
+    if (strides[d] != strides[d + 1] * shape[d + 1]) return false;
+  return true;
+}
+
+// Convolution as GEMM for floats (im2col into scratch, then matmul_<dt> per batch item and group)
+// when the weights' [cg, taps] and the output's spatial dims each walk as one axis and groups have
+// at least 4 output channels; empty where the direct kernel serves instead. Batch items go in
+// chunks whose columns fit kConvScratch bytes.
+Launch plan_conv_gemm(const wick_op_desc& op, const void* const* handles, size_t handle_size) {
+  constexpr int64_t kConvScratch = int64_t{64} << 20;
+  const wick_tensor_desc &w = op.inputs[1], &y = op.outputs[0];
+  Launch launch;
+  if (!sdk::has_dtype(sdk::kFloatDTypes, y.dtype)) return launch;
+  const ConvArgs g = *conv_args(op);
+  const int r = static_cast<int>(g.r);
+  int64_t w_unit = 0, y_unit = 0, p_extent = 1;
+  for (int d = 0; d < r; ++d) p_extent *= g.out[d];
+  if (g.og < 4 || g.n == 0 || p_extent == 0 || !flattens(w.shape, w.strides, 1, r + 2, w_unit) ||
+      !flattens(y.shape, y.strides, 2, r + 2, y_unit))
+    return launch;
+  const int64_t groups = g.o / g.og, k_extent = g.cg * g.taps, elem = sdk::dtype_size(y.dtype);
+  const int64_t per_item = groups * k_extent * p_extent * elem;
+  const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(g.n, kConvScratch / per_item));
+  const std::string dt = detail::type_info(y.dtype).name;
+  for (int64_t n0 = 0; n0 < g.n; n0 += chunk) {
+    const int64_t nc = std::min(chunk, g.n - n0);
+    KernelCall col;
+    col.kernel = "im2col_" + dt;
+    col.scratch_slot = 0;
+    col.add_bytes(handles[1], handle_size);  // replaced by the scratch buffer
+    col.add_bytes(handles[1], handle_size);  // x
+    col.add(n0);
+    col.add(nc);
+    col.add(g);
+    col.numel = nc * groups * k_extent * p_extent;
+    KernelCall mm;
+    mm.kernel = "matmul_" + dt;
+    mm.add_bytes(handles[0], handle_size);  // y
+    mm.add_bytes(handles[2], handle_size);  // w (lhs)
+    mm.scratch_slot = 2;
+    mm.add_bytes(handles[2], handle_size);  // replaced by the scratch buffer (rhs)
+    for (int64_t v : {g.og, p_extent, k_extent, g.ws[0], w_unit, p_extent, int64_t{1}, g.ys[1], y_unit})
+      mm.add(v);
+    sdk::StridedArgs batch{};  // over (batch item, group): y, w, col
+    batch.rank = 2;
+    batch.shape[0] = nc;
+    batch.shape[1] = groups;
+    batch.numel = nc * groups;
+    const int64_t by[2] = {g.ys[0], g.og * g.ys[1]}, bw[2] = {0, g.og * g.ws[0]},
+                  bc[2] = {groups * k_extent * p_extent, k_extent * p_extent};
+    for (int d = 0; d < 2; ++d) {
+      batch.strides[0][d] = by[d];
+      batch.strides[1][d] = bw[d];
+      batch.strides[2][d] = bc[d];
+    }
+    batch.offsets[0] = g.yoff + n0 * g.ys[0];
+    batch.offsets[1] = g.woff;
+    mm.add(batch);
+    mm.numel = batch.numel * g.og * p_extent;
+    const int64_t tiles_m = (g.og + kMatmulRows - 1) / kMatmulRows;
+    mm.dims = 3;
+    mm.global[0] = (p_extent + kMatmulCols - 1) / kMatmulCols;
+    mm.global[1] = (tiles_m + kMatmulGroupRows - 1) / kMatmulGroupRows * kMatmulGroupRows;
+    mm.global[2] = std::min<int64_t>(batch.numel, 65535);
+    mm.local[1] = kMatmulGroupRows;
+    launch.calls.push_back(std::move(col));
+    launch.calls.push_back(std::move(mm));
+  }
+  launch.scratch_bytes = static_cast<size_t>(std::min(chunk, g.n) * per_item);
+  return launch;
+}
+
 // Batch norm: x [N, C, ...] and four [C] vectors (mean, var, weight, bias).
 wick_support check_batch_norm(const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
@@ -849,6 +926,11 @@ static KernelCall plan_call(const wick_op_desc& op, const void* const* handles,
 
 Launch plan_launch(const wick_op_desc& op, const void* const* handles, size_t handle_size,
                    const Target& target) {
+  if (op.op == WICK_OP_CONV) {
+    (void)sdk::make_strided_args(op);  // every operand must lie inside its buffer
+    Launch gemm = plan_conv_gemm(op, handles, handle_size);
+    if (!gemm.calls.empty()) return gemm;
+  }
   if (op.op >= WICK_OP_REDUCE_SUM && op.op <= WICK_OP_REDUCE_MIN) {
     (void)sdk::make_strided_args(op);  // every operand must lie inside its buffer
     const std::string kernel = kernel_name(op.op, sdk::op_dtype(op), op.outputs[0].dtype);

@@ -793,6 +793,32 @@ void emit_scatter(std::string& out, const TypeInfo& t, const char* it, const cha
           "    out[o] = a;\n  }\n}\n");
 }
 
+// im2col for convolution as GEMM: col[nl][grp][c][tap][p] (contiguous) = the input element tap
+// `tap` of channel c of group grp reads for output position p of batch item n0 + nl, or 0 in
+// padding and between input-dilation holes. The host then multiplies the weights [og, cg * taps]
+// by each [cg * taps, P] block with matmul_<dt>.
+void emit_im2col(std::string& out, const TypeInfo& t) {
+  std::string k = "WK_KERNEL im2col_" + std::string(t.name) + "(WK_G " + t.storage +
+                  "* col, WK_G const " + t.storage + "* x, wk_i64 n0, wk_i64 nc, wk_conv g) {\n";
+  k += "  wk_i64 p_extent = 1;\n  for (wk_i64 d = 0; d < g.r; ++d) p_extent *= g.out[d];\n"
+       "  const wk_i64 groups = g.o / g.og, numel = nc * groups * g.cg * g.taps * p_extent;\n"
+       "  for (wk_i64 i = WK_GID; i < numel; i += WK_GSIZE) {\n"
+       "    wk_i64 rest = i, p = rest % p_extent;\n    rest /= p_extent;\n"
+       "    wk_i64 tap = rest % g.taps;\n    rest /= g.taps;\n"
+       "    const wk_i64 c = rest % g.cg;\n    rest /= g.cg;\n"
+       "    const wk_i64 grp = rest % groups, nl = rest / groups;\n"
+       "    wk_i64 xo = g.xoff + (n0 + nl) * g.xs[0] + (grp * g.cg + c) * g.xs[1];\n"
+       "    int real = 1;\n"
+       "    for (wk_i64 d = g.r - 1; d >= 0; --d) {\n"
+       "      const wk_i64 kd = tap % g.k[d], pd = p % g.out[d];\n"
+       "      tap /= g.k[d];\n      p /= g.out[d];\n"
+       "      const wk_i64 v = pd * g.stride[d] - g.lo[d] + kd * g.dil[d];\n"
+       "      if (v < 0 || v % g.idil[d] != 0 || v / g.idil[d] >= g.in[d]) real = 0;\n"
+       "      xo += (v / g.idil[d]) * g.xs[2 + d];\n    }\n"
+       "    col[i] = real ? x[xo] : (" + std::string(t.storage) + ")0;\n  }\n}\n";
+  guarded(out, t, k);
+}
+
 // Convolution, one work-item per output element: the taps in odometer order, then the group's
 // channels, taps in padding or between input-dilation holes skipped; floats accumulate in the
 // widest float, integers in 64 bits wrapping (as the CPU plugin's reference loop).
@@ -1030,6 +1056,7 @@ Units emit_units() {
       emit_window(nn, t);
       emit_window_scatter(nn, t);
       emit_conv(nn, t);
+      if (is_float(t.dtype)) emit_im2col(nn, t);
     }
   }
   for (size_t i = 0; i < u.bodies.size(); ++i) {
