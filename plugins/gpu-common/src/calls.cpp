@@ -568,7 +568,7 @@ Launch plan_conv_gemm(const wick_op_desc& op, const void* const* handles, size_t
     col.add(n0);
     col.add(nc);
     col.add(g);
-    col.numel = nc * groups * k_extent * p_extent;
+    col.numel = nc * groups * k_extent;  // rows
     KernelCall mm;
     mm.kernel = "matmul_" + dt;
     mm.add_bytes(handles[0], handle_size);  // y

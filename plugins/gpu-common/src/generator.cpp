@@ -795,27 +795,34 @@ void emit_scatter(std::string& out, const TypeInfo& t, const char* it, const cha
 
 // im2col for convolution as GEMM: col[nl][grp][c][tap][p] (contiguous) = the input element tap
 // `tap` of channel c of group grp reads for output position p of batch item n0 + nl, or 0 in
-// padding and between input-dilation holes. The host then multiplies the weights [og, cg * taps]
-// by each [cg * taps, P] block with matmul_<dt>.
+// padding and between input-dilation holes. One work-item per row (nl, grp, c, tap) walks the
+// output positions with an odometer (no division per element). The host then multiplies the
+// weights [og, cg * taps] by each [cg * taps, P] block with matmul_<dt>.
 void emit_im2col(std::string& out, const TypeInfo& t) {
   std::string k = "WK_KERNEL im2col_" + std::string(t.name) + "(WK_G " + t.storage +
                   "* col, WK_G const " + t.storage + "* x, wk_i64 n0, wk_i64 nc, wk_conv g) {\n";
   k += "  wk_i64 p_extent = 1;\n  for (wk_i64 d = 0; d < g.r; ++d) p_extent *= g.out[d];\n"
-       "  const wk_i64 groups = g.o / g.og, numel = nc * groups * g.cg * g.taps * p_extent;\n"
-       "  for (wk_i64 i = WK_GID; i < numel; i += WK_GSIZE) {\n"
-       "    wk_i64 rest = i, p = rest % p_extent;\n    rest /= p_extent;\n"
-       "    wk_i64 tap = rest % g.taps;\n    rest /= g.taps;\n"
+       "  const wk_i64 groups = g.o / g.og, rows = nc * groups * g.cg * g.taps;\n"
+       "  for (wk_i64 row = WK_GID; row < rows; row += WK_GSIZE) {\n"
+       "    wk_i64 rest = row, tap = rest % g.taps;\n    rest /= g.taps;\n"
        "    const wk_i64 c = rest % g.cg;\n    rest /= g.cg;\n"
        "    const wk_i64 grp = rest % groups, nl = rest / groups;\n"
-       "    wk_i64 xo = g.xoff + (n0 + nl) * g.xs[0] + (grp * g.cg + c) * g.xs[1];\n"
-       "    int real = 1;\n"
+       "    const wk_i64 xo = g.xoff + (n0 + nl) * g.xs[0] + (grp * g.cg + c) * g.xs[1];\n"
+       "    wk_i64 first[WK_MAX_RANK], pos[WK_MAX_RANK];  /* per axis: v at position 0, the counter */\n"
        "    for (wk_i64 d = g.r - 1; d >= 0; --d) {\n"
-       "      const wk_i64 kd = tap % g.k[d], pd = p % g.out[d];\n"
-       "      tap /= g.k[d];\n      p /= g.out[d];\n"
-       "      const wk_i64 v = pd * g.stride[d] - g.lo[d] + kd * g.dil[d];\n"
-       "      if (v < 0 || v % g.idil[d] != 0 || v / g.idil[d] >= g.in[d]) real = 0;\n"
-       "      xo += (v / g.idil[d]) * g.xs[2 + d];\n    }\n"
-       "    col[i] = real ? x[xo] : (" + std::string(t.storage) + ")0;\n  }\n}\n";
+       "      first[d] = (tap % g.k[d]) * g.dil[d] - g.lo[d];\n      tap /= g.k[d];\n      pos[d] = 0;\n    }\n"
+       "    WK_G " + std::string(t.storage) + "* line = col + row * p_extent;\n"
+       "    for (wk_i64 p = 0; p < p_extent; ++p) {\n"
+       "      wk_i64 at = xo;\n      int real = 1;\n"
+       "      for (wk_i64 d = 0; d < g.r; ++d) {\n"
+       "        wk_i64 v = first[d] + pos[d] * g.stride[d];\n"
+       "        if (g.idil[d] != 1) {  /* transposed: only multiples of the input dilation are real */\n"
+       "          if (v % g.idil[d] != 0) real = 0;\n          v /= g.idil[d];\n        }\n"
+       "        if (v < 0 || v >= g.in[d]) real = 0;\n"
+       "        at += v * g.xs[2 + d];\n      }\n"
+       "      line[p] = real ? x[at] : (" + std::string(t.storage) + ")0;\n"
+       "      for (wk_i64 d = g.r - 1; d >= 0 && ++pos[d] == g.out[d]; --d) pos[d] = 0;\n"
+       "    }\n  }\n}\n";
   guarded(out, t, k);
 }
 
