@@ -1,6 +1,6 @@
-// The OpenCL plugin's on-disk program cache (plugins/opencl/src/program_cache.cpp): a stored binary
+// The OpenCL plugin's on-disk program cache (plugins/gpu-common/src/program_cache.cpp): a stored binary
 // comes back for the same key only, and a file that does not verify is never trusted.
-#include "../plugins/opencl/src/program_cache.hpp"
+#include <wick/gpu/program_cache.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -11,7 +11,7 @@
 #include <fstream>
 
 namespace fs = std::filesystem;
-using wick::opencl::ProgramCache;
+using wick::gpu::ProgramCache;
 
 namespace {
 
@@ -34,21 +34,21 @@ TEST_CASE("a stored program binary comes back for the same key, not for another"
           "[opencl][cache]") {
   TempCacheHome home;
   const std::vector<unsigned char> binary = {1, 2, 3, 4, 5, 250, 0, 7};
-  const ProgramCache cache("device A\ndriver 1", "kernel source");
+  const ProgramCache cache("opencl", "device A\ndriver 1", "kernel source");
   CHECK_FALSE(cache.load().has_value());
   cache.store(binary);
   CHECK(fs::path(cache.path()).parent_path() == home.dir / "wick" / "opencl");
   REQUIRE(cache.load().has_value());
   CHECK(*cache.load() == binary);
-  CHECK_FALSE(ProgramCache("device A\ndriver 2", "kernel source").load().has_value());
-  CHECK_FALSE(ProgramCache("device A\ndriver 1", "other source").load().has_value());
+  CHECK_FALSE(ProgramCache("opencl", "device A\ndriver 2", "kernel source").load().has_value());
+  CHECK_FALSE(ProgramCache("opencl", "device A\ndriver 1", "other source").load().has_value());
 }
 
 TEST_CASE("a corrupt, truncated, padded or non-regular cache file is ignored and rewritten",
           "[opencl][cache]") {
   TempCacheHome home;
   const std::vector<unsigned char> binary(1000, 42);
-  const ProgramCache cache("device", "source");
+  const ProgramCache cache("opencl", "device", "source");
   cache.store(binary);
   const auto size = fs::file_size(cache.path());
   {  // one payload byte flipped
@@ -75,8 +75,8 @@ TEST_CASE("a corrupt, truncated, padded or non-regular cache file is ignored and
 TEST_CASE("WICK_OPENCL_CACHE=0 and an empty source turn the cache off", "[opencl][cache]") {
   TempCacheHome home;
   ::setenv("WICK_OPENCL_CACHE", "0", 1);
-  CHECK(ProgramCache("device", "source").path().empty());
+  CHECK(ProgramCache("opencl", "device", "source").path().empty());
   ::unsetenv("WICK_OPENCL_CACHE");
-  CHECK(ProgramCache("device", "").path().empty());
-  CHECK_FALSE(ProgramCache("device", "source").path().empty());
+  CHECK(ProgramCache("opencl", "device", "").path().empty());
+  CHECK_FALSE(ProgramCache("opencl", "device", "source").path().empty());
 }

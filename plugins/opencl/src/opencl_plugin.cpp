@@ -8,9 +8,9 @@
 #include "buffer_pool.hpp"
 #include "cl_error.hpp"
 #include "cl_handle.hpp"
-#include "program_cache.hpp"
 
 #include <wick/gpu/kernels.hpp>
+#include <wick/gpu/program_cache.hpp>
 #include <wick/sdk/dtype.hpp>
 #include <wick/sdk/elementwise.hpp>
 #include <wick/sdk/kernel_table.hpp>
@@ -221,7 +221,7 @@ std::vector<unsigned char> program_binary(cl_program program) {
 
 // The program from a cached binary; an empty handle when there is none or the driver refuses it,
 // so the caller compiles the source.
-ClProgram build_from_cache(OpenClDevice& dev, const ProgramCache& cache,
+ClProgram build_from_cache(OpenClDevice& dev, const gpu::ProgramCache& cache,
                            const std::string& options) {
   const auto binary = cache.load();
   if (!binary) return ClProgram();
@@ -245,7 +245,8 @@ ClProgram build_program(OpenClDevice& dev, const std::string& unit) {
   const std::string options = "-w" + (dev.build_options.empty() ? "" : " " + dev.build_options);
   // PoCL caches each kernel's machine code itself, lazily; asking it for a program's binary would
   // compile every kernel of the unit: there, Wick's cache stays out of the way.
-  const ProgramCache cache(dev.identity + "\noptions: " + options, dev.pocl ? "" : source);
+  const gpu::ProgramCache cache("opencl", dev.identity + "\noptions: " + options,
+                                dev.pocl ? "" : source);
   if (ClProgram cached = build_from_cache(dev, cache, options)) return cached;
   const char* text = source.c_str();
   cl_int status = CL_SUCCESS;

@@ -1,4 +1,4 @@
-#include "program_cache.hpp"
+#include <wick/gpu/program_cache.hpp>
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <iterator>
 
-namespace wick::opencl {
+namespace wick::gpu {
 
 namespace fs = std::filesystem;
 
@@ -24,13 +24,16 @@ struct Header {
   uint64_t checksum;
 };
 
-std::string cache_dir() {
-  const char* off = std::getenv("WICK_OPENCL_CACHE");
+std::string cache_dir(const std::string& kind) {
+  std::string variable = "WICK_";
+  for (char c : kind) variable += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  variable += "_CACHE";
+  const char* off = std::getenv(variable.c_str());
   if (off != nullptr && std::string(off) == "0") return "";
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/')
-    return std::string(xdg) + "/wick/opencl";
+    return std::string(xdg) + "/wick/" + kind;
   if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/')
-    return std::string(home) + "/.cache/wick/opencl";
+    return std::string(home) + "/.cache/wick/" + kind;
   return "";
 }
 
@@ -45,9 +48,10 @@ uint64_t fnv1a64(const void* data, size_t size, uint64_t hash) {
   return hash;
 }
 
-ProgramCache::ProgramCache(const std::string& identity, const std::string& source) {
+ProgramCache::ProgramCache(const std::string& kind, const std::string& identity,
+                           const std::string& source) {
   key_ = fnv1a64(source.data(), source.size(), fnv1a64(identity.data(), identity.size()));
-  const std::string dir = cache_dir();
+  const std::string dir = cache_dir(kind);
   if (dir.empty() || source.empty()) return;
   char name[32];
   std::snprintf(name, sizeof name, "%016llx.bin", static_cast<unsigned long long>(key_));
@@ -97,4 +101,4 @@ void ProgramCache::store(const std::vector<unsigned char>& binary) const {
   if (ec) fs::remove(tmp, ec);
 }
 
-}  // namespace wick::opencl
+}  // namespace wick::gpu
