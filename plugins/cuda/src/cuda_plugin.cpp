@@ -1,14 +1,19 @@
-// cuda_plugin.cpp — libwick-cuda.so: every GPU the CUDA runtime (linked statically) can see.
+// cuda_plugin.cpp — libwick-cuda.so: every GPU the CUDA runtime (linked statically) can see, running
+// the whole v1 op set from the kernel description the GPU plugins share (gpu-common), rendered to
+// CUDA C and compiled at run time by NVRTC (opened when the plugin initializes) for the device's
+// own architecture, in units built on first use and cached on disk like the OpenCL programs.
 //
 // One non-blocking stream per device; every call makes its device current first, since the host
-// may call from any thread. Ops: COPY and FILL for every dtype (by element size), ADD for f32,
-// f64, i32, i64, f16 and bf16; anything else is answered "unsupported" so the host falls back.
-// Without a driver or a GPU, initialize answers zero devices and says why.
+// may call from any thread. Buffers come from the device's stream-ordered memory pool
+// (cudaMallocAsync), which keeps freed memory for reuse; frees are stream-ordered too, so freeing
+// never waits for queued kernels. Host transfers of large blocks go through pinned staging.
+// Without a driver, a GPU or NVRTC, initialize answers zero devices and says why.
 #include "cuda_check.hpp"
-#include "cuda_kernels.hpp"
+#include "nvrtc.hpp"
 
+#include <wick/gpu/kernels.hpp>
+#include <wick/gpu/program_cache.hpp>
 #include <wick/sdk/dtype.hpp>
-#include <wick/sdk/elementwise.hpp>
 #include <wick/sdk/kernel_table.hpp>
 #include <wick/sdk/ops.hpp>
 #include <wick/sdk/plugin.hpp>
@@ -16,18 +21,16 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <array>
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
-#include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 namespace wick::cuda {
-
-using sdk::kMaxOperands;
-using sdk::StridedArgs;
 
 namespace {
 
@@ -43,16 +46,38 @@ std::string runtime_version() {
 
 struct CudaDevice final : wick_device {
   int ordinal = 0;
+  int arch = 0;  // compute capability as major * 10 + minor
   std::string name;
-  std::string label;  // "NVIDIA H200 (CUDA device 0)": what error messages name
+  std::string label;     // "NVIDIA H200 (CUDA device 0)": what error messages name
+  std::string identity;  // device, compute capability, driver, runtime, NVRTC: the cache key
   uint64_t memory_bytes = 0;
   uint32_t compute_units = 0;
   uint64_t capabilities = 0;
   cudaStream_t stream = nullptr;
+  const Nvrtc* nvrtc = nullptr;
+
+  // Kernel units (gpu::program_units) and kernels, loaded on first use under build_mutex; a failed
+  // build is remembered per unit.
+  std::mutex build_mutex;
+  std::unordered_map<std::string, cudaLibrary_t> units;
+  std::unordered_map<std::string, std::string> build_errors;
+  std::unordered_map<std::string, cudaKernel_t> kernels;
+  sdk::KernelTable<CudaDevice> table;
+
+  void* error_buffer = nullptr;  // two i64: an index kernel's error flag and the bad index
+  void* scratch = nullptr;       // partials and columns of multi-pass launches, grown on demand
+  size_t scratch_size = 0;
+  void* staging = nullptr;  // pinned host memory for transfers (kStagingBytes), made on first use
 
   ~CudaDevice() override {
     // Nothing to report to from a destructor; at process exit the runtime may already be gone.
-    if (stream != nullptr && cudaSetDevice(ordinal) == cudaSuccess) cudaStreamDestroy(stream);
+    if (cudaSetDevice(ordinal) != cudaSuccess) return;
+    if (stream != nullptr) cudaStreamSynchronize(stream);
+    for (void* p : {error_buffer, scratch})
+      if (p != nullptr) cudaFree(p);
+    if (staging != nullptr) cudaFreeHost(staging);
+    for (auto& [unit, library] : units) cudaLibraryUnload(library);
+    if (stream != nullptr) cudaStreamDestroy(stream);
   }
 
   // Makes this device current on the calling thread; every CUDA call below needs it.
@@ -62,16 +87,6 @@ struct CudaDevice final : wick_device {
 
 struct CudaBuffer final : wick_buffer {
   void* data = nullptr;
-
-  ~CudaBuffer() override {
-    if (data == nullptr) return;
-    const auto& dev = static_cast<const CudaDevice&>(*device);
-    // cudaFree must not pull memory from under kernels still queued on our non-blocking stream.
-    if (cudaSetDevice(dev.ordinal) == cudaSuccess) {
-      cudaStreamSynchronize(dev.stream);
-      cudaFree(data);
-    }
-  }
   char* bytes(uint64_t offset) const { return static_cast<char*>(data) + offset; }
 };
 
@@ -95,94 +110,199 @@ std::string unavailable_reason(cudaError_t status) {
   return "CUDA unavailable: " + what;
 }
 
-std::unique_ptr<CudaDevice> open_device(int ordinal) {
+// ----- kernel units: rendered, compiled by NVRTC (or found in the cache), loaded
+// -----------------------------------------------------------------------------------------------
+
+cudaLibrary_t load_unit(CudaDevice& dev, const std::string& unit) {
+  const std::string source = gpu::render_unit(gpu::Dialect::CUDA, unit);
+  const gpu::ProgramCache cache("cuda", dev.identity, source);
+  std::vector<char> cubin;
+  if (const auto cached = cache.load()) cubin.assign(cached->begin(), cached->end());
+  cudaLibrary_t library = nullptr;
+  if (!cubin.empty() &&
+      cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) ==
+          cudaSuccess)
+    return library;
+  cudaGetLastError();  // a stale cache entry the driver refused: compile afresh
+  const Nvrtc::Output out = dev.nvrtc->compile(source, unit + ".cu", dev.arch, false);
+  if (!out.ok)
+    throw sdk::Error(WICK_STATUS_DEVICE_ERROR, "NVRTC " + dev.nvrtc->version() +
+                                                   " could not compile kernel unit " + unit +
+                                                   " for sm_" + std::to_string(dev.arch) + " on " +
+                                                   dev.label + ":\n" + out.log);
+  cuda_check(cudaLibraryLoadData(&library, out.code.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+             ("cudaLibraryLoadData (unit " + unit + ")").c_str(), dev.label);
+  cache.store(std::vector<unsigned char>(out.code.begin(), out.code.end()));
+  return library;
+}
+
+// A kernel by name, loading its unit first when this process has not yet.
+cudaKernel_t find_kernel(CudaDevice& dev, const std::string& name) {
+  std::lock_guard<std::mutex> lock(dev.build_mutex);
+  if (auto it = dev.kernels.find(name); it != dev.kernels.end()) return it->second;
+  const std::string unit = gpu::unit_of(name);
+  if (unit.empty())
+    throw sdk::Error(WICK_STATUS_INTERNAL, "kernel " + name + " is in no unit of the program");
+  if (auto failed = dev.build_errors.find(unit); failed != dev.build_errors.end())
+    throw sdk::Error(WICK_STATUS_DEVICE_ERROR, failed->second);
+  auto library = dev.units.find(unit);
+  if (library == dev.units.end()) {
+    try {
+      library = dev.units.emplace(unit, load_unit(dev, unit)).first;
+    } catch (const sdk::Error& e) {
+      dev.build_errors.emplace(unit, e.what());
+      throw;
+    }
+  }
+  cudaKernel_t kernel = nullptr;
+  cuda_check(cudaLibraryGetKernel(&kernel, library->second, name.c_str()),
+             ("cudaLibraryGetKernel(" + name + ")").c_str(), dev.label);
+  return dev.kernels.emplace(name, kernel).first->second;
+}
+
+// ----- launching
+// -----------------------------------------------------------------------------------------------
+
+constexpr unsigned kBlock = 256;  // threads per block of 1-D launches
+
+void launch(CudaDevice& dev, const gpu::KernelCall& call) {
+  const cudaKernel_t kernel = find_kernel(dev, call.kernel);
+  std::vector<void*> args(call.count());
+  for (size_t i = 0; i < call.count(); ++i) args[i] = const_cast<void*>(call.value(i));
+  dim3 grid(1, 1, 1), block(1, 1, 1);
+  if (call.dims > 0) {  // the plan's own shape (global is a multiple of local)
+    const int64_t* g = call.global;
+    const int64_t* l = call.local;
+    block = dim3(static_cast<unsigned>(l[0]), static_cast<unsigned>(l[1]), static_cast<unsigned>(l[2]));
+    grid = dim3(static_cast<unsigned>(g[0] / l[0]), static_cast<unsigned>(g[1] / l[1]),
+                static_cast<unsigned>(g[2] / l[2]));
+  } else {  // one thread per element; kernels walk the rest (grid-stride) beyond 2^31 blocks
+    block.x = kBlock;
+    grid.x = static_cast<unsigned>(
+        std::min<int64_t>((call.numel + kBlock - 1) / kBlock, int64_t{0x7fffffff}));
+  }
+  cuda_check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args.data(), 0,
+                              dev.stream),
+             ("cudaLaunchKernel(" + call.kernel + ")").c_str(), dev.label);
+}
+
+// Device memory that lives with the device (error report, scratch), grown when a launch needs more.
+void* device_memory(CudaDevice& dev, void*& memory, size_t& size, size_t bytes) {
+  if (memory == nullptr || size < bytes) {
+    if (memory != nullptr) {
+      dev.sync();  // queued launches may still use it
+      cudaFree(memory);
+      memory = nullptr;
+    }
+    cuda_check(cudaMalloc(&memory, bytes), "cudaMalloc (scratch)", dev.label);
+    size = bytes;
+  }
+  return memory;
+}
+
+// Any generated kernel (gpu-common): the buffers' device pointers, output first, and the launches
+// the kernel description plans for the op.
+void run_generated(CudaDevice& dev, const wick_op_desc& op) {
+  constexpr size_t kMaxHandles = 8;
+  if (op.num_outputs + op.num_inputs > kMaxHandles)
+    throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "too many operands for a generated kernel");
+  void* pointers[kMaxHandles] = {};
+  const void* handles[kMaxHandles] = {};
+  for (size_t k = 0; k < op.num_outputs + op.num_inputs; ++k) {
+    const wick_buffer* b =
+        k < op.num_outputs ? op.outputs[k].buffer : op.inputs[k - op.num_outputs].buffer;
+    if (b == nullptr || b->device != &dev)
+      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                       "an operand's buffer belongs to another device than " + dev.label);
+    pointers[k] = as_buffer(b).data;
+    handles[k] = &pointers[k];
+  }
+  gpu::Target target;  // doubles everywhere; neighbouring threads on neighbouring elements
+  gpu::Launch plan = gpu::plan_launch(op, handles, sizeof(void*), target);
+  dev.activate();
+  void* scratch = plan.scratch_bytes == 0
+                      ? nullptr
+                      : device_memory(dev, dev.scratch, dev.scratch_size, plan.scratch_bytes);
+  for (gpu::KernelCall& call : plan.calls) {
+    if (call.numel == 0) continue;
+    if (call.scratch_slot >= 0)
+      call.replace(static_cast<size_t>(call.scratch_slot), &scratch, sizeof scratch);
+    if (call.error_slot < 0) {
+      launch(dev, call);
+      continue;
+    }
+    // Kernels that check indices report through a device error buffer: zeroed, launched, read.
+    size_t error_size = dev.error_buffer != nullptr ? 2 * sizeof(int64_t) : 0;
+    void* flag = device_memory(dev, dev.error_buffer, error_size, 2 * sizeof(int64_t));
+    int64_t report[2] = {0, 0};
+    cuda_check(cudaMemsetAsync(flag, 0, sizeof report, dev.stream), "cudaMemsetAsync", dev.label);
+    call.replace(static_cast<size_t>(call.error_slot), &flag, sizeof flag);
+    launch(dev, call);
+    cuda_check(cudaMemcpyAsync(report, flag, sizeof report, cudaMemcpyDeviceToHost, dev.stream),
+               "cudaMemcpyAsync (error buffer)", dev.label);
+    dev.sync();
+    if (report[0] != 0)
+      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                       "index " + std::to_string(report[1]) + " is out of range in " + call.context);
+  }
+}
+
+// The device's kernel table: every op the kernel description covers, on every dtype.
+sdk::KernelTable<CudaDevice> make_kernel_table() {
+  sdk::KernelTable<CudaDevice> table;
+  for (const sdk::OpInfo& o : sdk::kOps) {
+    const sdk::DTypeSet dtypes = gpu::generated_dtypes(o.code);
+    if (dtypes != 0) table.add({o.code, dtypes, &run_generated, &gpu::check_call});
+  }
+  return table;
+}
+
+std::unique_ptr<CudaDevice> open_device(int ordinal, const Nvrtc& nvrtc, std::string& unserved) {
   auto dev = std::make_unique<CudaDevice>();
   dev->ordinal = ordinal;
   dev->label = "CUDA device " + std::to_string(ordinal);
+  dev->nvrtc = &nvrtc;
   dev->activate();
   cudaDeviceProp props{};
   cuda_check(cudaGetDeviceProperties(&props, ordinal), "cudaGetDeviceProperties", dev->label);
   dev->name = props.name;
   dev->label = dev->name + " (" + dev->label + ")";
+  dev->arch = props.major * 10 + props.minor;
+  const std::vector<int> archs = nvrtc.architectures();
+  if (std::find(archs.begin(), archs.end(), dev->arch) == archs.end()) {
+    unserved = dev->label + " has compute capability " + std::to_string(props.major) + "." +
+               std::to_string(props.minor) + " (sm_" + std::to_string(dev->arch) + "), which NVRTC " +
+               nvrtc.version() + " does not compile for (sm_" +
+               (archs.empty() ? std::string("?") : std::to_string(archs.front())) + " to sm_" +
+               (archs.empty() ? std::string("?") : std::to_string(archs.back())) + ")";
+    return nullptr;
+  }
   dev->memory_bytes = props.totalGlobalMem;
   dev->compute_units = static_cast<uint32_t>(props.multiProcessorCount);
-  const int cc = props.major * 10 + props.minor;
-  // Ops are only enqueued, so they are asynchronous; half arithmetic is native from sm_53,
-  // bfloat16 from sm_80 (our ADD computes both in f32 either way).
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  dev->identity = dev->name + "\nsm_" + std::to_string(dev->arch) + "\ndriver " +
+                  std::to_string(driver) + "\nruntime " + runtime_version() + "\nnvrtc " +
+                  nvrtc.version();
+  // Ops are only enqueued, so they are asynchronous; every dtype runs (16-bit floats in f32).
   dev->capabilities = WICK_DEVICE_CAP_BUFFER_COPY | WICK_DEVICE_CAP_ASYNC | WICK_DEVICE_CAP_F64 |
-                      (cc >= 53 ? WICK_DEVICE_CAP_F16 : 0) | (cc >= 80 ? WICK_DEVICE_CAP_BF16 : 0);
+                      WICK_DEVICE_CAP_F16 | WICK_DEVICE_CAP_BF16;
   // Non-blocking: our stream must not serialise with the legacy default stream of other code.
   cuda_check(cudaStreamCreateWithFlags(&dev->stream, cudaStreamNonBlocking),
              "cudaStreamCreateWithFlags", dev->label);
+  // The pool keeps freed memory for reuse instead of returning it at each synchronisation.
+  cudaMemPool_t pool = nullptr;
+  cuda_check(cudaDeviceGetDefaultMemPool(&pool, ordinal), "cudaDeviceGetDefaultMemPool", dev->label);
+  uint64_t keep = UINT64_MAX;
+  cuda_check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+             "cudaMemPoolSetAttribute", dev->label);
+  dev->table = make_kernel_table();
   return dev;
 }
 
-// ----- the kernel table
-// -----------------------------------------------------------------------------
-
-// The operands' device pointers, output first; each buffer must belong to this device.
-std::array<void*, kMaxOperands> operand_data(const CudaDevice& dev, const wick_op_desc& op) {
-  std::array<void*, kMaxOperands> data{};
-  for (size_t k = 0; k <= op.num_inputs; ++k) {
-    const wick_buffer* b = k == 0 ? op.outputs[0].buffer : op.inputs[k - 1].buffer;
-    if (b->device != &dev)
-      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
-                       "an operand's buffer belongs to another device than " + dev.label);
-    data[k] = as_buffer(b).data;
-  }
-  return data;
-}
-
-// Launches one of cuda_kernels.cu's kernels over the op's elements (nothing for an empty output).
-template <class Launch>
-void run_kernel(const CudaDevice& dev, const wick_op_desc& op, const char* what, Launch&& launch) {
-  const StridedArgs geometry = sdk::make_strided_args(op);
-  if (geometry.numel == 0) return;
-  const auto data = operand_data(dev, op);
-  dev.activate();
-  cuda_check(launch(data, geometry), what, dev.label);
-}
-
-void run_copy(CudaDevice& dev, const wick_op_desc& op) {
-  run_kernel(dev, op, "copy kernel launch", [&](const auto& data, const StridedArgs& g) {
-    return launch_copy(sdk::dtype_size(op.outputs[0].dtype), data[0], data[1], g, dev.stream);
-  });
-}
-
-void run_fill(CudaDevice& dev, const wick_op_desc& op) {
-  const wick_dtype t = op.outputs[0].dtype;
-  const auto pattern = sdk::fill_pattern(t, *static_cast<const wick_fill_params*>(op.params));
-  run_kernel(dev, op, "fill kernel launch", [&](const auto& data, const StridedArgs& g) {
-    return launch_fill(sdk::dtype_size(t), data[0], pattern.data(), g, dev.stream);
-  });
-}
-
-void run_add(CudaDevice& dev, const wick_op_desc& op) {
-  run_kernel(dev, op, "add kernel launch", [&](const auto& data, const StridedArgs& g) {
-    return launch_add(op.outputs[0].dtype, data[0], data[1], data[2], g, dev.stream);
-  });
-}
-
-template <size_t Inputs>
-wick_support check_geometry(const wick_op_desc& op) {
-  return sdk::check_elementwise_geometry(op, Inputs).support;
-}
-
-// Every kernel of the plugin, one row per op (cuda_kernels.cu has them).
-const sdk::KernelTable<CudaDevice>& kernel_table() {
-  static const sdk::KernelTable<CudaDevice> table = [] {
-    using sdk::dtype_bit;
-    sdk::KernelTable<CudaDevice> t;
-    const sdk::DTypeSet all = sdk::dtypes_of(sdk::DTypeClass::ANY);
-    const sdk::DTypeSet add =
-        sdk::kFloatDTypes | dtype_bit(WICK_DTYPE_I32) | dtype_bit(WICK_DTYPE_I64);
-    t.add({WICK_OP_COPY, all, &run_copy, &check_geometry<1>});
-    t.add({WICK_OP_FILL, all, &run_fill, &check_geometry<0>});
-    t.add({WICK_OP_ADD, add, &run_add, &check_geometry<2>});
-    return t;
-  }();
-  return table;
-}
+// Host transfers above this size go through pinned staging in halves, so that copying into one
+// half overlaps the DMA of the other; smaller ones copy directly.
+constexpr size_t kStagingBytes = size_t{32} << 20;
 
 class CudaPlugin final : public sdk::Plugin {
  public:
@@ -191,12 +311,20 @@ class CudaPlugin final : public sdk::Plugin {
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) return {{}, unavailable_reason(status)};
     if (count == 0) return {{}, "no CUDA device: cudaGetDeviceCount found 0 devices"};
+    std::string why;
+    nvrtc_ = Nvrtc::open(why);
+    if (!nvrtc_) return {{}, "NVRTC (the CUDA runtime compiler the kernels need) is missing: " + why};
 
-    // A device that fails to open is skipped and named in the message; the others still serve.
+    // A device that fails to open, or that NVRTC cannot compile for, is skipped and named in the
+    // message; the others still serve.
     std::string notes;
     for (int ordinal = 0; ordinal < count; ++ordinal) {
       try {
-        devices_.push_back(open_device(ordinal));
+        std::string unserved;
+        if (auto dev = open_device(ordinal, nvrtc_, unserved))
+          devices_.push_back(std::move(dev));
+        else
+          notes += "; unavailable: " + unserved;
       } catch (const sdk::Error& e) {
         notes += std::string("; skipped a device: ") + e.what();
       }
@@ -208,7 +336,7 @@ class CudaPlugin final : public sdk::Plugin {
         "CUDA runtime " + runtime_version() +
         (cudaDriverGetVersion(&driver) == cudaSuccess ? ", driver " + cuda_version_text(driver)
                                                       : "") +
-        notes;
+        ", NVRTC " + nvrtc_.version() + notes;
     return result;
   }
 
@@ -245,31 +373,37 @@ class CudaPlugin final : public sdk::Plugin {
     auto buffer = std::make_unique<CudaBuffer>();
     buffer->device = &dev;
     buffer->size = size_bytes;
-    // An empty buffer still gets a real (unreachable) byte so that every buffer has an address.
-    cuda_check(cudaMalloc(&buffer->data, std::max<uint64_t>(size_bytes, 1)), "cudaMalloc",
-               dev.label);
+    // Stream-ordered, from the device's pool; an empty buffer still gets a real (unreachable) byte
+    // so that every buffer has an address.
+    cuda_check(cudaMallocAsync(&buffer->data, std::max<uint64_t>(size_bytes, 1), dev.stream),
+               "cudaMallocAsync", dev.label);
     return buffer.release();
+  }
+
+  void free(wick_buffer* buffer) noexcept override {
+    auto* b = static_cast<CudaBuffer*>(buffer);
+    if (b != nullptr && b->data != nullptr) {
+      const auto& dev = static_cast<const CudaDevice&>(*b->device);
+      // Stream-ordered: the memory returns to the pool after the kernels queued before it.
+      if (cudaSetDevice(dev.ordinal) == cudaSuccess) cudaFreeAsync(b->data, dev.stream);
+    }
+    delete b;
   }
 
   void write(wick_buffer* dst, uint64_t offset, const void* src, uint64_t size) override {
     if (size == 0) return;
     const CudaBuffer& buffer = as_buffer(dst);
-    const CudaDevice& dev = as_device(buffer.device);
+    CudaDevice& dev = as_device(buffer.device);
     dev.activate();
-    // On our stream, so the write lands after queued kernels; then wait, as src may be reused.
-    cuda_check(cudaMemcpyAsync(buffer.bytes(offset), src, size, cudaMemcpyHostToDevice, dev.stream),
-               "cudaMemcpyAsync (host to device)", dev.label);
-    dev.sync();
+    transfer(dev, buffer.bytes(offset), src, size, cudaMemcpyHostToDevice);
   }
 
   void read(const wick_buffer* src, uint64_t offset, void* dst, uint64_t size) override {
     if (size == 0) return;
     const CudaBuffer& buffer = as_buffer(src);
-    const CudaDevice& dev = as_device(buffer.device);
+    CudaDevice& dev = as_device(buffer.device);
     dev.activate();
-    cuda_check(cudaMemcpyAsync(dst, buffer.bytes(offset), size, cudaMemcpyDeviceToHost, dev.stream),
-               "cudaMemcpyAsync (device to host)", dev.label);
-    dev.sync();
+    transfer(dev, dst, buffer.bytes(offset), size, cudaMemcpyDeviceToHost);
   }
 
   void copy(const wick_buffer* src, uint64_t src_offset, wick_buffer* dst, uint64_t dst_offset,
@@ -298,28 +432,34 @@ class CudaPlugin final : public sdk::Plugin {
       enqueue_copy(dev, to.bytes(dst_offset), from.bytes(src_offset), size);
       return;
     }
-    // cudaMemcpy does not allow overlapping regions: bounce through a scratch buffer (freed, once
-    // the stream has drained, when it goes out of scope).
-    std::unique_ptr<wick_buffer> scratch(allocate(const_cast<CudaDevice*>(&dev), size));
+    // cudaMemcpy does not allow overlapping regions: bounce through a scratch buffer (freed,
+    // stream-ordered, when it goes out of scope).
+    std::unique_ptr<wick_buffer, void (*)(wick_buffer*)> scratch(
+        allocate(const_cast<CudaDevice*>(&dev), size), [](wick_buffer* b) {
+          auto* c = static_cast<CudaBuffer*>(b);
+          const auto& d = static_cast<const CudaDevice&>(*c->device);
+          if (cudaSetDevice(d.ordinal) == cudaSuccess) cudaFreeAsync(c->data, d.stream);
+          delete c;
+        });
     char* bounce = static_cast<const CudaBuffer&>(*scratch).bytes(0);
     enqueue_copy(dev, bounce, from.bytes(src_offset), size);
     enqueue_copy(dev, to.bytes(dst_offset), bounce, size);
   }
 
-  wick_support supports(const wick_device* /*device*/, const wick_op_desc& op) override {
-    return kernel_table().supports(op);
+  wick_support supports(const wick_device* device, const wick_op_desc& op) override {
+    return as_device(device).table.supports(op);
   }
 
   void execute(wick_device* device, const wick_op_desc& op) override {
     CudaDevice& dev = as_device(device);
-    if (const wick_support s = kernel_table().supports(op); s != WICK_SUPPORT_YES) {
+    if (const wick_support s = dev.table.supports(op); s != WICK_SUPPORT_YES) {
       const bool unsupported = s == WICK_SUPPORT_NO_OP || s == WICK_SUPPORT_NO_DTYPE;
       throw sdk::Error(unsupported ? WICK_STATUS_UNSUPPORTED : WICK_STATUS_INVALID_ARGUMENT,
                        std::string(sdk::op_name(op.op)) +
                            " with these dtypes, shapes or params is not supported on " + dev.label +
                            " (supports() says so)");
     }
-    kernel_table().execute(dev, op);
+    dev.table.execute(dev, op);
   }
 
  private:
@@ -328,10 +468,60 @@ class CudaPlugin final : public sdk::Plugin {
                "cudaMemcpyAsync (device to device)", dev.label);
   }
 
+  // A blocking host transfer on the device's stream (after the work queued before it). Large ones
+  // go through the pinned staging buffer in two alternating halves: the host copies into one half
+  // while the other half's DMA runs.
+  static void transfer(CudaDevice& dev, void* to, const void* from, uint64_t size,
+                       cudaMemcpyKind kind) {
+    const char* what = kind == cudaMemcpyHostToDevice ? "cudaMemcpyAsync (host to device)"
+                                                      : "cudaMemcpyAsync (device to host)";
+    if (size < (uint64_t{1} << 20) ||
+        (dev.staging == nullptr && cudaMallocHost(&dev.staging, kStagingBytes) != cudaSuccess)) {
+      cudaGetLastError();  // no pinned memory: the driver stages pageable memory itself
+      dev.staging = nullptr;
+      cuda_check(cudaMemcpyAsync(to, from, size, kind, dev.stream), what, dev.label);
+      dev.sync();
+      return;
+    }
+    const uint64_t half = kStagingBytes / 2;
+    char* halves[2] = {static_cast<char*>(dev.staging), static_cast<char*>(dev.staging) + half};
+    cudaEvent_t done[2] = {nullptr, nullptr};
+    for (cudaEvent_t& e : done)
+      cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate", dev.label);
+    const auto destroy = [&] {
+      for (cudaEvent_t e : done) cudaEventDestroy(e);
+    };
+    try {
+      const bool up = kind == cudaMemcpyHostToDevice;
+      for (uint64_t at = 0, i = 0; at < size; at += half, ++i) {
+        const uint64_t n = std::min(half, size - at);
+        char* stage = halves[i % 2];
+        cuda_check(cudaEventSynchronize(done[i % 2]), "cudaEventSynchronize", dev.label);
+        if (up) {
+          std::memcpy(stage, static_cast<const char*>(from) + at, n);
+          cuda_check(cudaMemcpyAsync(static_cast<char*>(to) + at, stage, n, kind, dev.stream), what,
+                     dev.label);
+        } else {
+          cuda_check(cudaMemcpyAsync(stage, static_cast<const char*>(from) + at, n, kind, dev.stream),
+                     what, dev.label);
+          dev.sync();  // the bytes must be there before the host copies them out
+          std::memcpy(static_cast<char*>(to) + at, stage, n);
+        }
+        cuda_check(cudaEventRecord(done[i % 2], dev.stream), "cudaEventRecord", dev.label);
+      }
+      dev.sync();
+    } catch (...) {
+      destroy();
+      throw;
+    }
+    destroy();
+  }
+
+  Nvrtc nvrtc_;
   std::vector<std::unique_ptr<CudaDevice>> devices_;
 };
 
 }  // namespace
 }  // namespace wick::cuda
 
-WICK_DEFINE_PLUGIN_EX(wick::cuda::CudaPlugin, "cuda", "0.1.0", true)
+WICK_DEFINE_PLUGIN_EX(wick::cuda::CudaPlugin, "cuda", "0.2.0", true)
