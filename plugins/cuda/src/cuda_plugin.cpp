@@ -8,12 +8,14 @@
 // (cudaMallocAsync), which keeps freed memory for reuse; frees are stream-ordered too, so freeing
 // never waits for queued kernels. Host transfers of large blocks go through pinned staging.
 // Without a driver, a GPU or NVRTC, initialize answers zero devices and says why.
+#include "cublaslt.hpp"
 #include "cuda_check.hpp"
 #include "nvrtc.hpp"
 
 #include <wick/gpu/kernels.hpp>
 #include <wick/gpu/program_cache.hpp>
 #include <wick/sdk/dtype.hpp>
+#include <wick/sdk/elementwise.hpp>
 #include <wick/sdk/kernel_table.hpp>
 #include <wick/sdk/ops.hpp>
 #include <wick/sdk/plugin.hpp>
@@ -55,6 +57,8 @@ struct CudaDevice final : wick_device {
   uint64_t capabilities = 0;
   cudaStream_t stream = nullptr;
   const Nvrtc* nvrtc = nullptr;
+  CublasLt* cublas = nullptr;  // matmul's first choice; nullptr: generated kernels only
+  bool allow_tf32 = false;
 
   // Kernel units (gpu::program_units) and kernels, loaded on first use under build_mutex; a failed
   // build is remembered per unit.
@@ -68,12 +72,14 @@ struct CudaDevice final : wick_device {
   void* scratch = nullptr;       // partials and columns of multi-pass launches, grown on demand
   size_t scratch_size = 0;
   void* staging = nullptr;  // pinned host memory for transfers (kStagingBytes), made on first use
+  void* workspace = nullptr;  // cuBLASLt's (kWorkspaceBytes), made on first use
+  size_t workspace_size = 0;
 
   ~CudaDevice() override {
     // Nothing to report to from a destructor; at process exit the runtime may already be gone.
     if (cudaSetDevice(ordinal) != cudaSuccess) return;
     if (stream != nullptr) cudaStreamSynchronize(stream);
-    for (void* p : {error_buffer, scratch})
+    for (void* p : {error_buffer, scratch, workspace})
       if (p != nullptr) cudaFree(p);
     if (staging != nullptr) cudaFreeHost(staging);
     for (auto& [unit, library] : units) cudaLibraryUnload(library);
@@ -247,12 +253,37 @@ void run_generated(CudaDevice& dev, const wick_op_desc& op) {
   }
 }
 
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
+// Matmul: cuBLASLt where it takes the dtype and the views, else the generated tiled kernel.
+void run_matmul(CudaDevice& dev, const wick_op_desc& op) {
+  if (dev.cublas != nullptr) {
+    (void)sdk::make_strided_args(op);  // every operand must lie inside its buffer
+    void* data[3] = {};
+    const wick_buffer* buffers[3] = {op.outputs[0].buffer, op.inputs[0].buffer, op.inputs[1].buffer};
+    for (int k = 0; k < 3; ++k) {
+      if (buffers[k] == nullptr || buffers[k]->device != &dev)
+        throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                         "an operand's buffer belongs to another device than " + dev.label);
+      data[k] = as_buffer(buffers[k]).data;
+    }
+    dev.activate();
+    void* workspace = device_memory(dev, dev.workspace, dev.workspace_size, kWorkspaceBytes);
+    if (dev.cublas->matmul(op, data[0], data[1], data[2], dev.allow_tf32, workspace,
+                           kWorkspaceBytes, dev.stream, dev.label))
+      return;
+  }
+  run_generated(dev, op);
+}
+
 // The device's kernel table: every op the kernel description covers, on every dtype.
 sdk::KernelTable<CudaDevice> make_kernel_table() {
   sdk::KernelTable<CudaDevice> table;
   for (const sdk::OpInfo& o : sdk::kOps) {
     const sdk::DTypeSet dtypes = gpu::generated_dtypes(o.code);
-    if (dtypes != 0) table.add({o.code, dtypes, &run_generated, &gpu::check_call});
+    if (dtypes != 0)
+      table.add({o.code, dtypes, o.code == WICK_OP_MATMUL ? &run_matmul : &run_generated,
+                 &gpu::check_call});
   }
   return table;
 }
@@ -306,7 +337,11 @@ constexpr size_t kStagingBytes = size_t{32} << 20;
 
 class CudaPlugin final : public sdk::Plugin {
  public:
-  sdk::InitResult initialize(sdk::Options& /*options: none; unknown keys are rejected*/) override {
+  sdk::InitResult initialize(sdk::Options& options) override {
+    // cuBLASLt for matmul (default on); TF32 for f32 matmul only when allowed (default off: f32
+    // results then match the other backends' precision).
+    const bool use_cublaslt = options.get_bool("cublaslt").value_or(true);
+    const bool allow_tf32 = options.get_bool("allow_tf32").value_or(false);
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) return {{}, unavailable_reason(status)};
@@ -329,14 +364,25 @@ class CudaPlugin final : public sdk::Plugin {
         notes += std::string("; skipped a device: ") + e.what();
       }
     }
+    std::string blas = "matmul by generated kernels (cublaslt = false)";
+    if (use_cublaslt) {
+      std::string missing;
+      cublas_ = CublasLt::open(missing);
+      blas = cublas_ ? "cuBLASLt " + cublas_->path() + (allow_tf32 ? " (TF32 allowed)" : "")
+                     : "matmul by generated kernels: cuBLASLt unavailable: " + missing;
+    }
     sdk::InitResult result;
-    for (const auto& dev : devices_) result.devices.push_back(dev.get());
+    for (const auto& dev : devices_) {
+      dev->cublas = cublas_.get();
+      dev->allow_tf32 = allow_tf32;
+      result.devices.push_back(dev.get());
+    }
     int driver = 0;
     result.message =
         "CUDA runtime " + runtime_version() +
         (cudaDriverGetVersion(&driver) == cudaSuccess ? ", driver " + cuda_version_text(driver)
                                                       : "") +
-        ", NVRTC " + nvrtc_.version() + notes;
+        ", NVRTC " + nvrtc_.version() + ", " + blas + notes;
     return result;
   }
 
@@ -518,6 +564,7 @@ class CudaPlugin final : public sdk::Plugin {
   }
 
   Nvrtc nvrtc_;
+  std::unique_ptr<CublasLt> cublas_;
   std::vector<std::unique_ptr<CudaDevice>> devices_;
 };
 
