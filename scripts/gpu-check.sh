@@ -1,26 +1,46 @@
 #!/usr/bin/env bash
-# The device check for a machine with an NVIDIA GPU (the lent H200): build with CUDA, show the
-# devices, run the demo strictly on cuda, the test suite, and the conformance suite on cuda.
-# Results go to $OUT (default ./gpu-check-out). Meant to finish in a few minutes.
+# The device check on the lent GPU machine (NVIDIA H200; CUDA, CMake, ninja, PyTorch; no Debian
+# -dev packages, no network). It builds nothing: scripts/gpu-package.sh packed the binaries here,
+# and the device tool carries gpu-carry/ along:
+#
+#   run(command="bash scripts/gpu-check.sh", carry=["gpu-carry"], timeout_s=480)
+#
+# Runs `wick devices`, the strict demo on cuda, the conformance suite on cuda (golden, differential
+# against cpu-onednn, ONNX), and the GPU benchmarks (wick_bench_cuda, and bench/gpu_reference.py
+# for torch.matmul), each with a time limit so that the whole fits one call of 8 minutes. Results
+# go to $OUT (default ./gpu-check-out): log, devices, demo, conformance reports, bench.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$root/gpu-check-out}"
-build="${WICK_BUILD_DIR:-$root/build-gpu}"
 mkdir -p "$out"
 exec > >(tee "$out/gpu-check.log") 2>&1
+echo "== $(date -u +%FT%TZ) gpu-check at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv || echo "nvidia-smi failed"
 
-nvidia-smi || echo "nvidia-smi not available"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWICK_WITH_CUDA=ON \
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DWICK_BUILD_BENCH=OFF || exit 1
-cmake --build "$build" -j "$(nproc)" || exit 1
+pkg="$(mktemp -d)"
+tar -C "$pkg" -xJf "$root/gpu-carry/wick-gpu.tar.xz" || { echo "no gpu-carry/wick-gpu.tar.xz: run scripts/gpu-package.sh first"; exit 1; }
+export LD_LIBRARY_PATH="$pkg/lib:${LD_LIBRARY_PATH:-}"
+export XDG_CACHE_HOME="$pkg/cache"  # the kernel units' cache: cold in the first command, then warm
+wick="$pkg/bin/wick"
 
-"$build/bin/wick" devices --json > "$out/devices.json"; cat "$out/devices.json"
-"$build/bin/wick" --device cuda --strict demo > "$out/demo-cuda-strict.txt" 2>&1; echo "strict demo rc=$?"
-"$build/bin/wick" --device cuda demo > "$out/demo-cuda.txt" 2>&1; echo "demo rc=$?"
-(cd "$build" && ctest --output-on-failure -j 8 > "$out/ctest.txt" 2>&1); echo "ctest rc=$?"
-if "$build/bin/wick" conformance --help >/dev/null 2>&1; then
-  timeout 300 "$build/bin/wick" conformance --backend cuda,cpu-onednn --report "$out/conformance" \
-    > "$out/conformance.txt" 2>&1
-  echo "conformance rc=$?"
-fi
-tail -n 5 "$out"/*.txt
+echo "== wick devices"
+timeout 60 "$wick" devices | tee "$out/devices.txt"
+timeout 60 "$wick" devices --json > "$out/devices.json"
+
+echo "== strict demo on cuda"
+timeout 120 "$wick" --device cuda --strict demo > "$out/demo-cuda-strict.txt" 2>&1
+echo "strict demo rc=$?"; tail -n 3 "$out/demo-cuda-strict.txt"
+
+echo "== conformance on cuda (golden, differential against cpu-onednn, ONNX)"
+jobs=$(( $(nproc) > 8 ? 8 : $(nproc) ))
+timeout 240 "$wick" conformance --backend cuda --reference cpu-onednn --jobs "$jobs" \
+  --golden-dir "$root/conformance/golden" --onnx-dir "$pkg/share/onnx-node" \
+  --report "$out/conformance" > "$out/conformance.txt" 2>&1
+echo "conformance rc=$?"; grep -E "^  cuda " "$out/conformance.txt"
+
+echo "== benchmarks"
+timeout 90 "$pkg/bin/wick_bench_cuda" > "$out/bench-wick.jsonl" 2> "$out/bench-wick.err"
+echo "wick_bench_cuda rc=$?"; cat "$out/bench-wick.jsonl" "$out/bench-wick.err"
+timeout 90 python3 "$root/bench/gpu_reference.py" "$out/bench-wick.jsonl" > "$out/bench.md" 2>&1
+echo "gpu_reference rc=$?"; cat "$out/bench.md"
+echo "== done $(date -u +%FT%TZ)"

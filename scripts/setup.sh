@@ -29,9 +29,7 @@ if ((${#missing[@]})); then
 fi
 
 cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release)
-# The CUDA plugin builds when a CUDA toolkit is present (it then reports "unavailable" without a GPU).
-if [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
-  cmake_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
-fi
+# The CUDA plugin builds when a CUDA toolkit is present (/usr/local/cuda is looked at by default);
+# it then reports "unavailable" without a GPU.
 cmake "${cmake_args[@]}" "$@" >/dev/null
 cmake --build "$build" -j "$(nproc)"
