@@ -154,3 +154,55 @@ TEST_CASE("a device of a PluginRegistry outside any runtime has no CPU fallback"
                                            "'fixture-good'") &&
                                Catch::Contains("no CPU fallback"));
 }
+
+TEST_CASE("a vendor's CPU-kind plugin first in the search path and the priority list falls back to "
+          "the first-party CPU plugin, not to itself",
+          "[fallback]") {
+  // The fixture directory comes before the build's plugins in the search path.
+  auto rt = test::fixture_runtime(false, {"fixture-vendor-cpu"});
+  const Device dev = rt->default_device();
+  REQUIRE(dev.name() == "fixture-vendor-cpu:0");
+  CHECK(dev.kind() == DeviceKind::CPU);
+  CHECK(rt->cpu_device().plugin_name() == "cpu-onednn");
+  CHECK_THAT(rt->registry().cpu_device_reason(), Catch::Contains("first-party CPU plugin"));
+  Tensor a = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}, dev);
+  Tensor mm = a.matmul(a);  // declined by the fixture: runs on cpu-onednn
+  CHECK(mm.device() == dev);
+  CHECK(mm.to_vector<float>() == std::vector<float>{7, 10, 15, 22});
+  REQUIRE(rt->fallbacks().size() == 1);
+  CHECK(rt->fallbacks()[0].op == "matmul");
+}
+
+TEST_CASE("[devices] fallback names the CPU device fallbacks run on; a bad one says why",
+          "[fallback][config]") {
+  auto runtime = [](const std::string& fallback) {
+    Config c = default_config();
+    c.plugin_paths = {WICK_FIXTURE_DIR, WICK_PLUGIN_BUILD_DIR};
+    c.priority = {DeviceEntry{"fixture-good", SourceLocation{"test", 0, 0}}};
+    c.fallback = fallback;
+    c.fallback_where = SourceLocation{"wick.toml", 2, 12};
+    c.log_level = "error";
+    return std::make_unique<Runtime>(c, RegistryOptions{false, false});
+  };
+  {
+    auto rt = runtime("fixture-vendor-cpu");
+    CHECK(rt->cpu_device().name() == "fixture-vendor-cpu:0");
+    CHECK_THAT(rt->registry().cpu_device_reason(),
+               Catch::Contains("configured: [devices] fallback at wick.toml:2:12"));
+  }
+  {
+    auto rt = runtime("fixture-good");  // a device of kind other
+    CHECK_THROWS_WITH(rt->registry().cpu_device(),
+                      Catch::Contains("wick.toml:2:12") && Catch::Contains("not cpu"));
+  }
+  {
+    auto rt = runtime("no-such-plugin");
+    CHECK_THAT(rt->registry().cpu_device_reason(),
+               Catch::Contains("no plugin named 'no-such-plugin'"));
+  }
+  const Config parsed = apply_config_text(default_config(), "[devices]\nfallback = \"cpu-onednn\"\n", "f.toml");
+  CHECK(parsed.fallback == "cpu-onednn");
+  CHECK(parsed.fallback_where.to_string() == "f.toml:2:12");
+  CHECK_THROWS_WITH(apply_config_text(default_config(), "[devices]\nfallback = 3\n", "f.toml"),
+                    Catch::Contains("f.toml:2:12") && Catch::Contains("devices.fallback"));
+}

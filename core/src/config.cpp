@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kSections = {"devices", "plugins", "log"};
-const std::vector<std::string> kDevicesKeys = {"priority", "strict"};
+const std::vector<std::string> kDevicesKeys = {"priority", "strict", "fallback"};
 const std::vector<std::string> kPluginsKeys = {"paths", "disable"};
 const std::vector<std::string> kLogKeys = {"level"};
 const std::vector<std::pair<std::string, const std::vector<std::string>*>> kSectionKeys = {
@@ -332,6 +332,15 @@ class DocumentReader {
         }
         config_.strict = strict->get();
         config_.strict_where = at(*node);
+      } else if (key->str() == "fallback") {
+        const auto* fallback = node->as_string();
+        if (fallback == nullptr || fallback->get().empty()) {
+          fail(at(*node), "'devices.fallback' must name a CPU plugin or device, e.g. "
+                          "\"cpu-onednn\" or \"cpu-onednn:0\", not " +
+                              (fallback == nullptr ? type_name(*node) : std::string("\"\"")));
+        }
+        config_.fallback = fallback->get();
+        config_.fallback_where = at(*node);
       } else {
         unknown_key(*key, *node, "devices", kDevicesKeys,
                     node->is_table()
@@ -658,7 +667,10 @@ std::string Config::to_toml() const {
     }
     write_string_array(out, "priority", names, wheres);
   }
-  out << "strict = " << (strict ? "true" : "false") << from_comment(strict_where) << "\n\n";
+  out << "strict = " << (strict ? "true" : "false") << from_comment(strict_where) << "\n";
+  if (!fallback.empty())
+    out << "fallback = " << toml_string(fallback) << from_comment(fallback_where) << "\n";
+  out << "\n";
 
   out << "[plugins]\n";
   write_string_array(out, "paths", plugin_paths, plugin_paths_where);

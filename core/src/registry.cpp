@@ -51,6 +51,7 @@ struct Manifest {
   std::string library;  // absolute
   int64_t abi_major = 0;
   std::vector<std::string> device_kinds;
+  bool first_party = false;
 };
 
 // Reads a manifest; throws std::runtime_error with "<path>[:line:col]: problem".
@@ -90,6 +91,7 @@ Manifest read_manifest(const fs::path& path) {
       if (auto s = k.value<std::string>()) m.device_kinds.push_back(*s);
     }
   }
+  m.first_party = t["first_party"].value<bool>().value_or(false);
   return m;
 }
 
@@ -125,6 +127,7 @@ PluginInfo manifest_info(const Manifest& m, PluginState state, std::string reaso
   info.manifest_path = m.path;
   info.library_path = m.library;
   info.device_kinds = m.device_kinds;
+  info.first_party = m.first_party;
   info.state = state;
   info.reason = std::move(reason);
   return info;
@@ -301,8 +304,9 @@ struct PluginRegistry::Impl {
     std::vector<Device> devices;
   };
   std::vector<Entry> entries;
-  // The CPU device (see update_cpu_device); invalid when no usable plugin offers one.
+  // The fallback CPU device (see update_cpu_device); invalid when there is none, and why.
   Device cpu;
+  std::string cpu_reason;
 
   void compute_dirs();
   void discover();
@@ -441,19 +445,51 @@ void PluginRegistry::Impl::initialize(Entry& entry) {
 }
 
 void PluginRegistry::Impl::update_cpu_device() {
-  // Chosen by what the devices say of themselves, never by plugin name: the first device of kind
-  // CPU whose buffers are host memory (an OpenCL CPU device's are not), else the first of kind CPU.
-  for (bool need_host_memory : {true, false}) {
+  cpu = Device();
+  const std::string& wanted = config.fallback;
+  if (!wanted.empty()) {  // configured: that plugin's device (or the one of that index), of kind CPU
+    const size_t colon = wanted.find(':');
+    const std::string name = wanted.substr(0, colon);
+    std::string why = "no plugin named '" + name + "' was found";
     for (const Entry& e : entries) {
+      if (e.info.name != name) continue;
+      why = "plugin '" + name + "' is " + to_string(e.info.state) + ": " + e.info.reason;
+      for (const Device& d : e.devices) {
+        if (colon != std::string::npos && std::to_string(d.index()) != wanted.substr(colon + 1))
+          continue;
+        if (d.kind() != DeviceKind::CPU) {
+          why = d.name() + " is of kind " + to_string(d.kind()) + ", not cpu";
+          continue;
+        }
+        cpu = d;
+        cpu_reason = d.name() + " (configured: [devices] fallback at " +
+                     config.fallback_where.to_string() + ")";
+        return;
+      }
+    }
+    cpu_reason = "[devices] fallback = \"" + wanted + "\" at " + config.fallback_where.to_string() +
+                 " is not usable: " + why;
+    return;
+  }
+  // Chosen by what the plugins and devices say of themselves, never by a plugin's name: a
+  // first-party plugin's host-memory CPU device, else any host-memory CPU device (an OpenCL CPU
+  // device's buffers are not host memory), else any CPU device, in search order.
+  const char* const how[] = {"first-party CPU plugin", "first host-memory CPU device",
+                             "first CPU device"};
+  for (int pass = 0; pass < 3; ++pass) {
+    for (const Entry& e : entries) {
+      if (pass == 0 && !e.info.first_party) continue;
       for (const Device& d : e.devices) {
         const bool host = (d.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) != 0;
-        if (d.kind() == DeviceKind::CPU && (host || !need_host_memory)) {
+        if (d.kind() == DeviceKind::CPU && (host || pass == 2)) {
           cpu = d;
+          cpu_reason = d.name() + " (" + how[pass] + ")";
           return;
         }
       }
     }
   }
+  cpu_reason = "none: no usable plugin offers a device of kind cpu";
 }
 
 PluginRegistry::PluginRegistry(const Config& config, RegistryOptions options)
@@ -540,12 +576,16 @@ Device PluginRegistry::find_device(const std::string& entry) const {
 Device PluginRegistry::cpu_device() const {
   std::lock_guard lock(impl_->mutex);
   if (!impl_->cpu.valid()) {
-    throw Error(
-        "no usable CPU device: no usable plugin offers a device of kind cpu, and every "
-        "fallback and the last resort of the priority list run on one; run `wick devices` "
-        "to see why");
+    throw Error("no usable fallback CPU device (" + impl_->cpu_reason +
+                "), and every fallback and the last resort of the priority list run on one; run "
+                "`wick devices` to see why");
   }
   return impl_->cpu;
+}
+
+std::string PluginRegistry::cpu_device_reason() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->cpu_reason;
 }
 
 PluginInfo PluginRegistry::load(const std::string& path) {

@@ -1,14 +1,17 @@
 # wick_add_plugin(NAME <name> SOURCES <files...> [DEVICE_KINDS <kinds...>] [DESCRIPTION <text>]
-#                 [OUTPUT_DIR <dir>])
+#                 [OUTPUT_DIR <dir>] [NO_INSTALL] [FIRST_PARTY])
 #
 # Builds libwick-<name>.so as a MODULE with hidden visibility and writes its manifest
 # <name>.wick-plugin.toml beside it. The Wick host finds plugins through these manifests.
+# Install rules (the library and manifest into ${WICK_PLUGIN_INSTALL_DIR}) are added when that
+# variable is set, unless NO_INSTALL (test fixtures). FIRST_PARTY is for the plugins that ship
+# with Wick: the manifest says `first_party = true`, which makes a CPU plugin the default fallback.
 if(NOT DEFINED WICK_SDK_ABI_MAJOR)
   set(WICK_SDK_ABI_MAJOR 1)
 endif()
 
 function(wick_add_plugin)
-  cmake_parse_arguments(P "" "NAME;DESCRIPTION;OUTPUT_DIR" "SOURCES;DEVICE_KINDS" ${ARGN})
+  cmake_parse_arguments(P "NO_INSTALL;FIRST_PARTY" "NAME;DESCRIPTION;OUTPUT_DIR" "SOURCES;DEVICE_KINDS" ${ARGN})
   if(NOT P_NAME OR NOT P_SOURCES)
     message(FATAL_ERROR "wick_add_plugin: NAME and SOURCES are required")
   endif()
@@ -46,8 +49,11 @@ function(wick_add_plugin)
   if(P_DESCRIPTION)
     string(APPEND manifest "description = \"${P_DESCRIPTION}\"\n")
   endif()
+  if(P_FIRST_PARTY)
+    string(APPEND manifest "first_party = true\n")
+  endif()
   file(GENERATE OUTPUT ${P_OUTPUT_DIR}/${P_NAME}.wick-plugin.toml CONTENT "${manifest}")
-  if(DEFINED WICK_PLUGIN_INSTALL_DIR)
+  if(DEFINED WICK_PLUGIN_INSTALL_DIR AND NOT P_NO_INSTALL)
     install(TARGETS ${target} LIBRARY DESTINATION ${WICK_PLUGIN_INSTALL_DIR})
     install(FILES ${P_OUTPUT_DIR}/${P_NAME}.wick-plugin.toml DESTINATION ${WICK_PLUGIN_INSTALL_DIR})
   endif()

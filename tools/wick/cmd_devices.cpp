@@ -46,6 +46,7 @@ int run_devices(const ConfigOverrides& overrides, bool json) {
     nlohmann::json out;
     out["abi"] = std::to_string(WICK_ABI_MAJOR) + "." + std::to_string(WICK_ABI_MINOR);
     out["config_layers"] = config.layers;
+    out["fallback_cpu"] = registry.cpu_device_reason();
     out["search_path"] = nlohmann::json::array();
     for (const auto& [dir, origin] : registry.search_directories())
       out["search_path"].push_back({{"directory", dir}, {"from", origin}});
@@ -95,10 +96,12 @@ int run_devices(const ConfigOverrides& overrides, bool json) {
   std::cout << "\n";
   if (!selection) {
     std::cout << "No device selected: " << selection_error << "\n";
+    std::cout << "Fallback CPU device: " << registry.cpu_device_reason() << "\n";
     return 1;
   }
   std::cout << "Selected device: " << selection->reason << "\n";
   for (const std::string& s : selection->skipped) std::cout << "  passed over " << s << "\n";
+  std::cout << "Fallback CPU device: " << registry.cpu_device_reason() << "\n";
   return 0;
 }
 

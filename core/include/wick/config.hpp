@@ -52,6 +52,10 @@ struct Config {
   // [devices] strict: any fallback (start-up or per op) is an error.
   bool strict = false;
   SourceLocation strict_where;
+  // [devices] fallback: the CPU device fallbacks run on ("cpu-onednn", "plugin:index"); empty:
+  // chosen automatically (PluginRegistry::cpu_device).
+  std::string fallback;
+  SourceLocation fallback_where;
   // [plugins] paths: extra directories searched for plugin manifests, before WICK_PLUGIN_PATH and
   // the install directory. Relative paths are resolved against the config file's directory.
   std::vector<std::string> plugin_paths;

@@ -45,6 +45,7 @@ struct PluginInfo {
   uint32_t abi_major = 0;  // as the plugin declares; 0 when the table was not read
   uint32_t abi_minor = 0;
   std::vector<std::string> device_kinds;  // from the manifest
+  bool first_party = false;               // the manifest says first_party = true (ships with Wick)
   PluginState state = PluginState::NotFound;
   std::string reason;  // why this state, in words ("usable: 1 device", the loader's message, ...)
   std::vector<DeviceInfo> devices;
@@ -77,10 +78,16 @@ class PluginRegistry {
   // A device by "plugin", "plugin:index" or kind ("cpu", "gpu", "accelerator"); invalid Device
   // when nothing usable matches.
   Device find_device(const std::string& entry) const;
-  // The CPU device: the first device of kind CPU whose buffers are host memory (else the first of
-  // kind CPU), whatever its plugin's name. Every fallback and the last resort of select_device run
-  // on it. Throws wick::Error when no usable plugin offers one.
+  // The fallback CPU device, which every fallback and the last resort of select_device run on:
+  // config [devices] fallback when set (a plugin, or plugin:index, whose device is of kind CPU),
+  // else the first host-memory CPU device of a first-party plugin (manifest first_party = true),
+  // else the first host-memory CPU device, else the first of kind CPU. A vendor's CPU-kind plugin
+  // found first in the search path therefore does not become its own fallback. Throws wick::Error
+  // when there is none (or the configured one is not usable), saying why.
   Device cpu_device() const;
+  // How the fallback CPU device was chosen, for `wick devices`: "cpu-onednn:0 (first-party CPU
+  // plugin)", or why there is none.
+  std::string cpu_device_reason() const;
 
   // Loads one more plugin from an explicit manifest or library path (for `wick conformance
   // --plugin PATH` and tests). Returns its info; the plugin joins plugins() and devices().

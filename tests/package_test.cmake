@@ -1,0 +1,60 @@
+# Wick's CMake packages, used out of tree as an application author and a plugin vendor would:
+#   1. find_package(Wick) against the build tree (-DWick_DIR=<build>/Wick): the consumer builds
+#      and runs;
+#   2. cmake --install into a temporary prefix: no test fixture among the installed plugins;
+#      find_package(Wick) (CMAKE_PREFIX_PATH) and find_package(WickSDK) (the SDK template) work
+#      against it, the consumer runs on the installed plugins, and pkg-config's wick.pc compiles
+#      and links the same program.
+# -DWICK_BUILD=<build> -DSOURCE=<source> -DWORK=<scratch dir>
+file(REMOVE_RECURSE ${WORK})
+function(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+set(consumer ${SOURCE}/tests/package/consumer)
+run("configuring the consumer against the build tree"
+    ${CMAKE_COMMAND} -S ${consumer} -B ${WORK}/tree -G Ninja -DWick_DIR=${WICK_BUILD}/Wick)
+run("building the consumer against the build tree" ${CMAKE_COMMAND} --build ${WORK}/tree)
+run("running the consumer built against the build tree" ${WORK}/tree/consumer)
+message(STATUS "build tree: ${last_output}")
+
+set(prefix ${WORK}/prefix)
+run("installing into ${prefix}" ${CMAKE_COMMAND} --install ${WICK_BUILD} --prefix ${prefix})
+file(GLOB installed RELATIVE ${prefix}/lib/wick/plugins ${prefix}/lib/wick/plugins/*)
+message(STATUS "installed plugins: ${installed}")
+foreach(f IN LISTS installed)
+  if(f MATCHES "fixture")
+    message(FATAL_ERROR "a test fixture was installed: ${prefix}/lib/wick/plugins/${f}")
+  endif()
+endforeach()
+if(NOT installed MATCHES "cpu-onednn.wick-plugin.toml")
+  message(FATAL_ERROR "cpu-onednn was not installed: ${installed}")
+endif()
+
+run("configuring the consumer against the install"
+    ${CMAKE_COMMAND} -S ${consumer} -B ${WORK}/installed -G Ninja -DCMAKE_PREFIX_PATH=${prefix})
+run("building the consumer against the install" ${CMAKE_COMMAND} --build ${WORK}/installed)
+run("running the consumer built against the install"
+    ${CMAKE_COMMAND} -E env WICK_PLUGIN_PATH= ${WORK}/installed/consumer)
+message(STATUS "install: ${last_output}")
+
+run("configuring the SDK template against the installed WickSDK"
+    ${CMAKE_COMMAND} -S ${SOURCE}/sdk/template -B ${WORK}/template -G Ninja -DCMAKE_PREFIX_PATH=${prefix})
+run("building the SDK template against the installed WickSDK" ${CMAKE_COMMAND} --build ${WORK}/template)
+if(NOT EXISTS ${WORK}/template/example.wick-plugin.toml)
+  message(FATAL_ERROR "the template built no manifest")
+endif()
+
+find_program(PKG_CONFIG pkg-config REQUIRED)
+run("pkg-config --cflags --libs wick"
+    ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/lib/pkgconfig ${PKG_CONFIG} --cflags --libs wick)
+string(STRIP "${last_output}" flags)
+separate_arguments(flags UNIX_COMMAND "${flags}")
+run("compiling the consumer with pkg-config's flags"
+    c++ -std=c++20 ${consumer}/main.cpp ${flags} -Wl,-rpath,${prefix}/lib -o ${WORK}/pkgconfig-consumer)
+run("running the pkg-config consumer" ${WORK}/pkgconfig-consumer)
+message(STATUS "pkg-config: ${last_output}")
