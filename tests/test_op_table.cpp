@@ -2,6 +2,7 @@
 // it. The numbers below are a record of what ABI 1.1 shipped, written once: a row whose code
 // changes, or a code reused, fails the build here.
 #include <wick/sdk/op_table.hpp>
+#include <wick/sdk/plugin.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -188,4 +189,13 @@ TEST_CASE("check_signature applies the table's arity, params and dtype rules") {
   Call unknown(WICK_OP_ADD, {f32, f32}, {f32});
   unknown.op.op = static_cast<wick_op_code>(998);
   CHECK(sdk::check_signature(unknown.op) == WICK_SUPPORT_NO_OP);
+}
+
+TEST_CASE("an exception not derived from std::exception is an error naming its type",
+          "[sdk][errors]") {
+  wick_error* e = wick::sdk::detail::guarded([] { throw 42; });
+  REQUIRE(e != nullptr);
+  CHECK(e->message == "an exception of type 'int' (not derived from std::exception)");
+  CHECK(e->code == WICK_STATUS_INTERNAL);
+  delete e;
 }

@@ -68,6 +68,20 @@ def isolation(wick, manifest):
         crash = [r for r in rs if r["status"] == "CRASH"][0]
         check("signal 11" in crash["message"] and crash["repro"].endswith(crash["case"]),
               "a crash names the signal and carries a one-line repro")
+    # The plugin found by name through --plugin-path: the repro line carries the option and runs
+    # as printed, from another directory, selecting exactly that case again.
+    with tempfile.TemporaryDirectory() as report, tempfile.TemporaryDirectory() as elsewhere:
+        name = os.path.basename(manifest).replace(".wick-plugin.toml", "")
+        p = run([wick, "conformance", "--plugin-path", os.path.dirname(manifest), "--backend", name,
+                 "--suite", "golden", "--op", "neg", "--dtype", "f32", "--timeout", "1", "--report", report,
+                 "--fail-on", "never"])
+        crash = [r for r in results(report) if r["status"] == "CRASH"][0]
+        check("--plugin-path" in crash["repro"], "the repro line carries --plugin-path")
+        again = os.path.join(elsewhere, "again")
+        p = run(["/bin/sh", "-c", crash["repro"] + " --report " + again + " --fail-on never"], cwd=elsewhere)
+        rerun = results(again)
+        check([r["case"] for r in rerun] == [crash["case"]] and rerun[0]["status"] == "CRASH",
+              "the repro line, run as printed elsewhere, reruns that one case and crashes again")
 
 
 def decline(wick, manifest):

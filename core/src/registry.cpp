@@ -320,7 +320,13 @@ struct PluginRegistry::Impl {
 };
 
 void PluginRegistry::Impl::compute_dirs() {
-  for (const std::string& p : config.plugin_paths) dirs.emplace_back(p, "config [plugins] paths");
+  // Each directory labelled by where it was given: "wick.toml:3:9" ([plugins] paths in a file),
+  // "--plugin-path", or "config [plugins] paths" when set through the API without a position.
+  for (size_t i = 0; i < config.plugin_paths.size(); ++i) {
+    const bool known = i < config.plugin_paths_where.size() && !config.plugin_paths_where[i].file.empty();
+    dirs.emplace_back(config.plugin_paths[i],
+                      known ? config.plugin_paths_where[i].to_string() : "config [plugins] paths");
+  }
   if (options.use_environment) {
     if (auto env = secure_env("WICK_PLUGIN_PATH")) {
       std::stringstream ss(*env);
@@ -639,6 +645,7 @@ struct KnownDevices {
   std::vector<std::string> found;      // plugins found in the search path, in any state
   std::vector<std::string> defaulted;  // named by the embedded default, but not found
   std::vector<std::string> all;        // found, defaulted and the device kinds
+  std::string search_path;             // the directories searched, with where each came from
 
   // Names in the embedded default are never typos: the default list stays valid on a machine
   // where one of its plugins was not built or installed (that entry then shows as "not found").
@@ -646,6 +653,8 @@ struct KnownDevices {
     for (const PluginInfo& p : registry.plugins()) {
       if (p.state != PluginState::NotFound) found.push_back(p.name);
     }
+    for (const auto& [dir, from] : registry.search_directories())
+      search_path += (search_path.empty() ? "" : ", ") + dir + " (" + from + ")";
     for (const DeviceEntry& entry : default_config().priority) {
       const std::string name = entry.name.substr(0, entry.name.find(':'));
       if (!contains(found, name) && !contains(kDeviceKinds, name)) defaulted.push_back(name);
@@ -659,8 +668,9 @@ struct KnownDevices {
   std::string unknown(const DeviceEntry& entry, const std::string& name) const {
     std::string msg = entry.where.to_string() + ": unknown device '" + entry.name + "'";
     if (auto close = closest_match(name, all)) msg += "; did you mean '" + *close + "'?";
-    msg += " (known: plugins found in the search path: " +
-           (found.empty() ? std::string("none") : text::join(found, ", "));
+    msg += " (known: plugins found in the search path [" +
+           (search_path.empty() ? std::string("no directories") : search_path) +
+           "]: " + (found.empty() ? std::string("none") : text::join(found, ", "));
     if (!defaulted.empty())
       msg += "; named by the built-in default: " + text::join(defaulted, ", ");
     return msg + "; or a kind: " + text::join(kDeviceKinds, ", ") + ")";

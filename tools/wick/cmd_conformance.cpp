@@ -211,11 +211,23 @@ SupervisorOptions supervisor_options(const ConfigOverrides& overrides, const Con
   so.log_file = (fs::path(a.report_dir) / "workers.log").string();
   fs::remove(so.log_file);
   const std::string self = (self_dir() / "wick").string();
-  so.repro = [self, a](const std::string& spec, const std::string& id) {
-    std::string cmd = self + " conformance --backend " + quote(spec) + " --case " + quote(id);
+  // Every option that chose the plugins, the data or the case's numbers, so that the line runs
+  // as printed (from any directory: paths are made absolute).
+  const ConformanceArgs defaults;
+  auto abs = [](const std::string& p) { return fs::absolute(p).lexically_normal().string(); };
+  std::string context;
+  if (overrides.config_file) context += " --config " + quote(abs(*overrides.config_file));
+  for (const std::string& p : overrides.plugin_paths) context += " --plugin-path " + quote(abs(p));
+  if (a.onnx_dir != defaults.onnx_dir) context += " --onnx-dir " + quote(abs(a.onnx_dir));
+  if (!a.data_dir.empty()) context += " --golden-dir " + quote(abs(a.data_dir));
+  if (!a.tolerances.empty()) context += " --tolerances " + quote(abs(a.tolerances));
+  if (!a.overrides_file.empty()) context += " --tolerance-overrides " + quote(abs(a.overrides_file));
+  if (a.reference != defaults.reference) context += " --reference " + quote(a.reference);
+  if (!a.expectations.empty()) context += " --expectations " + quote(abs(a.expectations));
+  so.repro = [self, a, context](const std::string& spec, const std::string& id) {
+    std::string cmd = self + context + " conformance --backend " + quote(spec) + " --case " + quote(id);
     if (a.mode != "test") cmd += " --mode " + a.mode;
     if (a.seed != kDefaultBaseSeed) cmd += " --seed " + std::to_string(a.seed);
-    if (!a.expectations.empty()) cmd += " --expectations " + quote(a.expectations);
     return cmd;
   };
   return so;

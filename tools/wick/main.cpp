@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
       "wick: a tensor runtime whose device backends are plugins.\n"
       "Run `wick devices` to see what this machine can use."};
   app.require_subcommand(1);
+  // Global options may also follow the subcommand: `wick devices --strict`.
+  app.fallthrough();
   app.set_version_flag("--version", std::string("wick ") + WICK_CLI_VERSION + " (plugin ABI " +
                                         std::to_string(WICK_ABI_MAJOR) + "." +
                                         std::to_string(WICK_ABI_MINOR) + ")");

@@ -16,8 +16,14 @@
 
 #include <wick/wick_plugin.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#include <cxxabi.h>
+#endif
+
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <typeinfo>
 #include <memory>
 #include <new>
 #include <optional>
@@ -182,6 +188,21 @@ inline wick_error* make_error(wick_status code, const std::string& message) noex
   }
 }
 
+// What the exception being handled is, when it is not a std::exception: its type, demangled
+// where the compiler can ("an exception of type 'int' (not derived from std::exception)").
+inline std::string non_standard_exception() {
+  std::string type = "unknown type";
+#if defined(__GNUC__) || defined(__clang__)
+  if (const std::type_info* t = abi::__cxa_current_exception_type()) {
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(t->name(), nullptr, nullptr, &status);
+    type = status == 0 && demangled != nullptr ? demangled : t->name();
+    std::free(demangled);
+  }
+#endif
+  return "an exception of type '" + type + "' (not derived from std::exception)";
+}
+
 // Runs f, converting any exception to an owned error.
 template <class F>
 wick_error* guarded(F&& f) noexcept {
@@ -195,7 +216,11 @@ wick_error* guarded(F&& f) noexcept {
   } catch (const std::exception& e) {
     return make_error(WICK_STATUS_INTERNAL, e.what());
   } catch (...) {
-    return make_error(WICK_STATUS_INTERNAL, "unknown exception");
+    try {
+      return make_error(WICK_STATUS_INTERNAL, non_standard_exception());
+    } catch (...) {
+      return make_error(WICK_STATUS_INTERNAL, "an exception not derived from std::exception");
+    }
   }
 }
 
