@@ -232,7 +232,7 @@ TEST_CASE("unknown names far from every known one list the choices instead", "[c
   CHECK(parse_error("[gadgets]\n") ==
         "t.toml:1:2: unknown table 'gadgets'; expected 'devices', 'plugins' or 'log'");
   CHECK(parse_error("[devices]\nfoo = 1\n") ==
-        "t.toml:2:1: unknown key 'foo' in [devices]; expected 'priority' or 'strict'");
+        "t.toml:2:1: unknown key 'foo' in [devices]; expected 'priority', 'strict' or 'fallback'");
   CHECK(parse_error("[log]\ncolour = true\n") ==
         "t.toml:2:1: unknown key 'colour' in [log]; expected 'level'");
   CHECK(parse_error("[plugins]\nfoo = 1\n") ==
@@ -260,7 +260,7 @@ TEST_CASE("a key written outside its table suggests the table", "[config][errors
 
 TEST_CASE("a plugin's table under [devices] points to [plugins]", "[config][errors]") {
   CHECK(parse_error("[devices.cuda]\nx = 1\n") ==
-        "t.toml:1:10: unknown key 'cuda' in [devices]; expected 'priority' or 'strict' (options "
+        "t.toml:1:10: unknown key 'cuda' in [devices]; expected 'priority', 'strict' or 'fallback' (options "
         "for a plugin go in [plugins.cuda])");
 }
 

@@ -158,8 +158,12 @@ TEST_CASE("a device of a PluginRegistry outside any runtime has no CPU fallback"
 TEST_CASE("a vendor's CPU-kind plugin first in the search path and the priority list falls back to "
           "the first-party CPU plugin, not to itself",
           "[fallback]") {
-  // The fixture directory comes before the build's plugins in the search path.
-  auto rt = test::fixture_runtime(false, {"fixture-vendor-cpu"});
+  // The vendor's directory comes before the build's plugins in the search path.
+  Config c = default_config();
+  c.plugin_paths = {WICK_VENDOR_FIXTURE_DIR, WICK_PLUGIN_BUILD_DIR};
+  c.priority = {DeviceEntry{"fixture-vendor-cpu", SourceLocation{"test", 0, 0}}};
+  c.log_level = "error";
+  auto rt = std::make_unique<Runtime>(c, RegistryOptions{false, false});
   const Device dev = rt->default_device();
   REQUIRE(dev.name() == "fixture-vendor-cpu:0");
   CHECK(dev.kind() == DeviceKind::CPU);
@@ -177,7 +181,7 @@ TEST_CASE("[devices] fallback names the CPU device fallbacks run on; a bad one s
           "[fallback][config]") {
   auto runtime = [](const std::string& fallback) {
     Config c = default_config();
-    c.plugin_paths = {WICK_FIXTURE_DIR, WICK_PLUGIN_BUILD_DIR};
+    c.plugin_paths = {WICK_VENDOR_FIXTURE_DIR, WICK_FIXTURE_DIR, WICK_PLUGIN_BUILD_DIR};
     c.priority = {DeviceEntry{"fixture-good", SourceLocation{"test", 0, 0}}};
     c.fallback = fallback;
     c.fallback_where = SourceLocation{"wick.toml", 2, 12};

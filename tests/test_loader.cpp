@@ -569,7 +569,8 @@ TEST_CASE("An unknown priority entry lists the plugins found, the default's name
   CHECK_THROWS_WITH(
       wick::select_device(registry, cfg),
       Contains("t.toml:3:13: unknown device 'fixture-god'; did you mean 'fixture-good'?") &&
-          Contains("plugins found in the search path: fixture-") && Contains("fixture-good") &&
+          Contains("plugins found in the search path [") && Contains("]: fixture-") &&
+          Contains("fixture-good") &&
           Contains("named by the built-in default: cuda, opencl") &&
           Contains("or a kind: cpu, gpu, accelerator, other)"));
 }

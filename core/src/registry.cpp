@@ -582,7 +582,7 @@ Device PluginRegistry::find_device(const std::string& entry) const {
 Device PluginRegistry::cpu_device() const {
   std::lock_guard lock(impl_->mutex);
   if (!impl_->cpu.valid()) {
-    throw Error("no usable fallback CPU device (" + impl_->cpu_reason +
+    throw Error("no usable CPU device to fall back on (" + impl_->cpu_reason +
                 "), and every fallback and the last resort of the priority list run on one; run "
                 "`wick devices` to see why");
   }

@@ -12,6 +12,7 @@
 #include "cuda_check.hpp"
 #include "nvrtc.hpp"
 
+#include <wick/gpu/driver.hpp>
 #include <wick/gpu/kernels.hpp>
 #include <wick/gpu/program_cache.hpp>
 #include <wick/sdk/dtype.hpp>
@@ -63,8 +64,7 @@ struct CudaDevice final : wick_device {
   // Kernel units (gpu::program_units) and kernels, loaded on first use under build_mutex; a failed
   // build is remembered per unit.
   std::mutex build_mutex;
-  std::unordered_map<std::string, cudaLibrary_t> units;
-  std::unordered_map<std::string, std::string> build_errors;
+  gpu::UnitCache<cudaLibrary_t> units;
   std::unordered_map<std::string, cudaKernel_t> kernels;
   sdk::KernelTable<CudaDevice> table;
 
@@ -82,7 +82,7 @@ struct CudaDevice final : wick_device {
     for (void* p : {error_buffer, scratch, workspace})
       if (p != nullptr) cudaFree(p);
     if (staging != nullptr) cudaFreeHost(staging);
-    for (auto& [unit, library] : units) cudaLibraryUnload(library);
+    for (auto& [unit, library] : units.programs()) cudaLibraryUnload(library);
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
 
@@ -146,22 +146,10 @@ cudaLibrary_t load_unit(CudaDevice& dev, const std::string& unit) {
 cudaKernel_t find_kernel(CudaDevice& dev, const std::string& name) {
   std::lock_guard<std::mutex> lock(dev.build_mutex);
   if (auto it = dev.kernels.find(name); it != dev.kernels.end()) return it->second;
-  const std::string unit = gpu::unit_of(name);
-  if (unit.empty())
-    throw sdk::Error(WICK_STATUS_INTERNAL, "kernel " + name + " is in no unit of the program");
-  if (auto failed = dev.build_errors.find(unit); failed != dev.build_errors.end())
-    throw sdk::Error(WICK_STATUS_DEVICE_ERROR, failed->second);
-  auto library = dev.units.find(unit);
-  if (library == dev.units.end()) {
-    try {
-      library = dev.units.emplace(unit, load_unit(dev, unit)).first;
-    } catch (const sdk::Error& e) {
-      dev.build_errors.emplace(unit, e.what());
-      throw;
-    }
-  }
+  const cudaLibrary_t library =
+      dev.units.program_of(name, [&](const std::string& unit) { return load_unit(dev, unit); });
   cudaKernel_t kernel = nullptr;
-  cuda_check(cudaLibraryGetKernel(&kernel, library->second, name.c_str()),
+  cuda_check(cudaLibraryGetKernel(&kernel, library, name.c_str()),
              ("cudaLibraryGetKernel(" + name + ")").c_str(), dev.label);
   return dev.kernels.emplace(name, kernel).first->second;
 }
@@ -209,48 +197,31 @@ void* device_memory(CudaDevice& dev, void*& memory, size_t& size, size_t bytes) 
 // Any generated kernel (gpu-common): the buffers' device pointers, output first, and the launches
 // the kernel description plans for the op.
 void run_generated(CudaDevice& dev, const wick_op_desc& op) {
-  constexpr size_t kMaxHandles = 8;
-  if (op.num_outputs + op.num_inputs > kMaxHandles)
-    throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "too many operands for a generated kernel");
-  void* pointers[kMaxHandles] = {};
-  const void* handles[kMaxHandles] = {};
-  for (size_t k = 0; k < op.num_outputs + op.num_inputs; ++k) {
-    const wick_buffer* b =
-        k < op.num_outputs ? op.outputs[k].buffer : op.inputs[k - op.num_outputs].buffer;
-    if (b == nullptr || b->device != &dev)
-      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
-                       "an operand's buffer belongs to another device than " + dev.label);
-    pointers[k] = as_buffer(b).data;
-    handles[k] = &pointers[k];
-  }
+  gpu::OperandHandles<void*, void* (*)(const wick_buffer*)> handles(
+      op, &dev, dev.label, [](const wick_buffer* b) { return as_buffer(b).data; });
   gpu::Target target;  // doubles everywhere; neighbouring threads on neighbouring elements
-  gpu::Launch plan = gpu::plan_launch(op, handles, sizeof(void*), target);
+  gpu::Launch plan = gpu::plan_launch(op, handles.pointers, sizeof(void*), target);
   dev.activate();
-  void* scratch = plan.scratch_bytes == 0
-                      ? nullptr
-                      : device_memory(dev, dev.scratch, dev.scratch_size, plan.scratch_bytes);
-  for (gpu::KernelCall& call : plan.calls) {
-    if (call.numel == 0) continue;
-    if (call.scratch_slot >= 0)
-      call.replace(static_cast<size_t>(call.scratch_slot), &scratch, sizeof scratch);
-    if (call.error_slot < 0) {
-      launch(dev, call);
-      continue;
-    }
-    // Kernels that check indices report through a device error buffer: zeroed, launched, read.
+  void* scratch = nullptr;
+  gpu::Runner runner;
+  runner.handle_size = sizeof(void*);
+  runner.scratch = [&](size_t bytes) {
+    scratch = device_memory(dev, dev.scratch, dev.scratch_size, bytes);
+    return static_cast<const void*>(&scratch);
+  };
+  runner.launch = [&](const gpu::KernelCall& call) { launch(dev, call); };
+  runner.launch_checked = [&](gpu::KernelCall& call, int64_t report[2]) {
     size_t error_size = dev.error_buffer != nullptr ? 2 * sizeof(int64_t) : 0;
     void* flag = device_memory(dev, dev.error_buffer, error_size, 2 * sizeof(int64_t));
-    int64_t report[2] = {0, 0};
-    cuda_check(cudaMemsetAsync(flag, 0, sizeof report, dev.stream), "cudaMemsetAsync", dev.label);
+    cuda_check(cudaMemsetAsync(flag, 0, 2 * sizeof(int64_t), dev.stream), "cudaMemsetAsync",
+               dev.label);
     call.replace(static_cast<size_t>(call.error_slot), &flag, sizeof flag);
     launch(dev, call);
-    cuda_check(cudaMemcpyAsync(report, flag, sizeof report, cudaMemcpyDeviceToHost, dev.stream),
+    cuda_check(cudaMemcpyAsync(report, flag, 2 * sizeof(int64_t), cudaMemcpyDeviceToHost, dev.stream),
                "cudaMemcpyAsync (error buffer)", dev.label);
     dev.sync();
-    if (report[0] != 0)
-      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
-                       "index " + std::to_string(report[1]) + " is out of range in " + call.context);
-  }
+  };
+  gpu::run_plan(plan, runner);
 }
 
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
@@ -259,18 +230,12 @@ constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 void run_matmul(CudaDevice& dev, const wick_op_desc& op) {
   if (dev.cublas != nullptr) {
     (void)sdk::make_strided_args(op);  // every operand must lie inside its buffer
-    void* data[3] = {};
-    const wick_buffer* buffers[3] = {op.outputs[0].buffer, op.inputs[0].buffer, op.inputs[1].buffer};
-    for (int k = 0; k < 3; ++k) {
-      if (buffers[k] == nullptr || buffers[k]->device != &dev)
-        throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
-                         "an operand's buffer belongs to another device than " + dev.label);
-      data[k] = as_buffer(buffers[k]).data;
-    }
+    const gpu::OperandHandles<void*, void* (*)(const wick_buffer*)> data(
+        op, &dev, dev.label, [](const wick_buffer* b) { return as_buffer(b).data; });
     dev.activate();
     void* workspace = device_memory(dev, dev.workspace, dev.workspace_size, kWorkspaceBytes);
-    if (dev.cublas->matmul(op, data[0], data[1], data[2], dev.allow_tf32, workspace,
-                           kWorkspaceBytes, dev.stream, dev.label))
+    if (dev.cublas->matmul(op, data.values[0], data.values[1], data.values[2], dev.allow_tf32,
+                           workspace, kWorkspaceBytes, dev.stream, dev.label))
       return;
   }
   run_generated(dev, op);

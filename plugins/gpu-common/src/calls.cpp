@@ -1,6 +1,8 @@
 // From an op descriptor to a launch of a generated kernel: which kernel, and its arguments.
 #include "generator.hpp"
 
+#include <wick/gpu/driver.hpp>
+
 #include <wick/sdk/elementwise.hpp>
 #include <wick/sdk/op_shapes.hpp>
 #include <wick/sdk/plugin.hpp>
@@ -943,6 +945,24 @@ Launch plan_launch(const wick_op_desc& op, const void* const* handles, size_t ha
   launch.calls.push_back(
       plan_call(op, handles, handle_size, target.wide_is_double, std::max<int64_t>(target.flat_chunk, 1)));
   return launch;
+}
+
+void run_plan(Launch& plan, const Runner& runner) {
+  const void* scratch = plan.scratch_bytes == 0 ? nullptr : runner.scratch(plan.scratch_bytes);
+  for (KernelCall& call : plan.calls) {
+    if (call.numel == 0) continue;
+    if (call.scratch_slot >= 0)
+      call.replace(static_cast<size_t>(call.scratch_slot), scratch, runner.handle_size);
+    if (call.error_slot < 0) {
+      runner.launch(call);
+      continue;
+    }
+    int64_t report[2] = {0, 0};
+    runner.launch_checked(call, report);
+    if (report[0] != 0)
+      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                       "index " + std::to_string(report[1]) + " is out of range in " + call.context);
+  }
 }
 
 }  // namespace wick::gpu

@@ -9,6 +9,7 @@
 #include "cl_error.hpp"
 #include "cl_handle.hpp"
 
+#include <wick/gpu/driver.hpp>
 #include <wick/gpu/kernels.hpp>
 #include <wick/gpu/program_cache.hpp>
 #include <wick/sdk/dtype.hpp>
@@ -62,8 +63,7 @@ struct OpenClDevice final : wick_device {
 
   // Program units and kernels, built on first use under build_mutex; a failed build is remembered.
   std::mutex build_mutex;
-  std::unordered_map<std::string, ClProgram> programs;     // by unit (gpu::program_units)
-  std::unordered_map<std::string, std::string> build_errors;  // by unit
+  gpu::UnitCache<ClProgram> units;  // by unit (gpu::program_units)
   std::unordered_map<std::string, Kernel> kernels;
   // What supports() answers from (filled when the device opens, from gpu-common's ops).
   sdk::KernelTable<OpenClDevice> table;
@@ -280,26 +280,13 @@ const Kernel& create_kernel(OpenClDevice& dev, cl_program program, const std::st
   return dev.kernels.emplace(name, std::move(k)).first->second;
 }
 
-// A kernel by name, building its unit first when this process has not yet. A failed build is
-// remembered per unit: retrying would cost the same seconds and fail the same way.
+// A kernel by name, building its unit first when this process has not yet.
 const Kernel& find_kernel(OpenClDevice& dev, const std::string& name) {
   std::lock_guard<std::mutex> lock(dev.build_mutex);
   if (auto it = dev.kernels.find(name); it != dev.kernels.end()) return it->second;
-  const std::string unit = gpu::unit_of(name);
-  if (unit.empty())
-    throw sdk::Error(WICK_STATUS_INTERNAL, "kernel " + name + " is in no unit of the program");
-  if (auto failed = dev.build_errors.find(unit); failed != dev.build_errors.end())
-    throw sdk::Error(WICK_STATUS_DEVICE_ERROR, failed->second);
-  auto program = dev.programs.find(unit);
-  if (program == dev.programs.end()) {
-    try {
-      program = dev.programs.emplace(unit, build_program(dev, unit)).first;
-    } catch (const sdk::Error& e) {
-      dev.build_errors.emplace(unit, e.what());
-      throw;
-    }
-  }
-  return create_kernel(dev, program->second.get(), name);
+  ClProgram& program =
+      dev.units.program_of(name, [&](const std::string& unit) { return build_program(dev, unit); });
+  return create_kernel(dev, program.get(), name);
 }
 
 // ----- launching
@@ -353,52 +340,32 @@ cl_mem device_buffer(OpenClDevice& dev, ClMem& buffer, size_t& size, size_t byte
 // Any generated kernel (gpu-common): the buffers' cl_mem handles, output first, and the arguments
 // the kernel description plans for the op.
 void run_generated(OpenClDevice& dev, const wick_op_desc& op) {
-  constexpr size_t kMaxHandles = 8;
-  if (op.num_outputs + op.num_inputs > kMaxHandles)
-    throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT, "too many operands for a generated kernel");
-  cl_mem mems[kMaxHandles] = {};
-  const void* handles[kMaxHandles] = {};
-  for (size_t k = 0; k < op.num_outputs + op.num_inputs; ++k) {
-    const wick_buffer* b =
-        k < op.num_outputs ? op.outputs[k].buffer : op.inputs[k - op.num_outputs].buffer;
-    if (b == nullptr || b->device != &dev)
-      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
-                       "an operand's buffer belongs to another device than " + dev.name);
-    mems[k] = as_buffer(b).mem.get();
-    handles[k] = &mems[k];
-  }
+  gpu::OperandHandles<cl_mem, cl_mem (*)(const wick_buffer*)> handles(
+      op, &dev, dev.name, [](const wick_buffer* b) { return as_buffer(b).mem.get(); });
   gpu::Target target;
   target.wide_is_double = dev.has_fp64;
   target.flat_chunk = dev.kind == WICK_DEVICE_KIND_CPU ? 16 : 1;
-  gpu::Launch plan = gpu::plan_launch(op, handles, sizeof(cl_mem), target);
-  const cl_mem scratch =
-      plan.scratch_bytes == 0
-          ? nullptr
-          : device_buffer(dev, dev.scratch, dev.scratch_size, plan.scratch_bytes, "scratch");
-  for (gpu::KernelCall& call : plan.calls) {
-    if (call.numel == 0) continue;
-    if (call.scratch_slot >= 0)
-      call.replace(static_cast<size_t>(call.scratch_slot), &scratch, sizeof scratch);
-    if (call.error_slot < 0) {
-      launch(dev, call);
-      continue;
-    }
-    // Kernels that check indices report through a per-device error buffer: zeroed, launched, read.
-    const cl_mem flag =
-        device_buffer(dev, dev.error_buffer, dev.error_size, 2 * sizeof(int64_t), "error buffer");
-    int64_t report[2] = {0, 0};
-    cl_check(clEnqueueWriteBuffer(dev.queue.get(), flag, CL_FALSE, 0, sizeof report, report, 0,
-                                  nullptr, nullptr),
+  gpu::Launch plan = gpu::plan_launch(op, handles.pointers, sizeof(cl_mem), target);
+  cl_mem scratch = nullptr, flag = nullptr;
+  gpu::Runner runner;
+  runner.handle_size = sizeof(cl_mem);
+  runner.scratch = [&](size_t bytes) {
+    scratch = device_buffer(dev, dev.scratch, dev.scratch_size, bytes, "scratch");
+    return static_cast<const void*>(&scratch);
+  };
+  runner.launch = [&](const gpu::KernelCall& call) { launch(dev, call); };
+  runner.launch_checked = [&](gpu::KernelCall& call, int64_t report[2]) {
+    flag = device_buffer(dev, dev.error_buffer, dev.error_size, 2 * sizeof(int64_t), "error buffer");
+    cl_check(clEnqueueWriteBuffer(dev.queue.get(), flag, CL_FALSE, 0, 2 * sizeof(int64_t), report,
+                                  0, nullptr, nullptr),
              "clEnqueueWriteBuffer (error buffer)", dev.name);
     call.replace(static_cast<size_t>(call.error_slot), &flag, sizeof flag);
     launch(dev, call);
-    cl_check(clEnqueueReadBuffer(dev.queue.get(), flag, CL_TRUE, 0, sizeof report, report, 0,
+    cl_check(clEnqueueReadBuffer(dev.queue.get(), flag, CL_TRUE, 0, 2 * sizeof(int64_t), report, 0,
                                  nullptr, nullptr),
              "clEnqueueReadBuffer (error buffer)", dev.name);
-    if (report[0] != 0)
-      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
-                       "index " + std::to_string(report[1]) + " is out of range in " + call.context);
-  }
+  };
+  gpu::run_plan(plan, runner);
 }
 
 // The device's kernel table: every op the kernel description covers, on its dtypes (without f64
