@@ -5,6 +5,8 @@
 #include <wick/config.hpp>
 #include <wick/device.hpp>
 #include <wick/registry.hpp>
+#include <wick/runtime.hpp>
+#include <wick/tensor.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -573,4 +576,38 @@ TEST_CASE("An unknown priority entry lists the plugins found, the default's name
           Contains("fixture-good") &&
           Contains("named by the built-in default: cuda, opencl") &&
           Contains("or a kind: cpu, gpu, accelerator, other)"));
+}
+
+TEST_CASE("a plugin whose initialize hangs costs a selection that does not need it nothing, and a "
+          "listing at most the probe deadline",
+          "[loader][deadline]") {
+  using clock = std::chrono::steady_clock;
+  wick::Config cfg = wick::default_config();
+  cfg.plugin_paths = {WICK_SLOW_FIXTURE_DIR, WICK_PLUGIN_BUILD_DIR};  // the slow one searched first
+  cfg.priority = {wick::DeviceEntry{"cpu-onednn", {}}};
+  cfg.probe_timeout_ms = 400;
+  cfg.log_level = "error";
+  {
+    const auto t0 = clock::now();
+    wick::Runtime rt(cfg, kIsolated);
+    const wick::Tensor a = wick::Tensor::from_vector<float>({1, 2}, {2}, rt.default_device());
+    CHECK((a + a).to_vector<float>() == std::vector<float>{2, 4});
+    CHECK(rt.default_device().plugin_name() == "cpu-onednn");
+    // The fixture sleeps 10 s in initialize; nothing here needed it, so nothing waited for it.
+    CHECK(clock::now() - t0 < std::chrono::seconds(5));
+  }
+  {
+    const auto t0 = clock::now();
+    const wick::PluginRegistry registry(cfg, kIsolated);
+    const auto slow = registry.find("fixture-slow-init");  // listing it means probing it
+    REQUIRE(slow != nullptr);
+    CHECK(slow->state == wick::PluginState::Failed);
+    CHECK_THAT(slow->reason, Contains("initialize did not return within 400 ms"));
+    CHECK(clock::now() - t0 < std::chrono::seconds(5));
+  }
+  const wick::Config parsed =
+      wick::apply_config_text(wick::default_config(), "[plugins]\nprobe_timeout_ms = 250\n", "f.toml");
+  CHECK(parsed.probe_timeout_ms == 250);
+  CHECK_THROWS_WITH(wick::apply_config_text(wick::default_config(), "[plugins]\nprobe_timeout_ms = 0\n", "f.toml"),
+                    Contains("f.toml:2:20") && Contains("probe_timeout_ms"));
 }

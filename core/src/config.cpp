@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kSections = {"devices", "plugins", "log"};
 const std::vector<std::string> kDevicesKeys = {"priority", "strict", "fallback"};
-const std::vector<std::string> kPluginsKeys = {"paths", "disable"};
+const std::vector<std::string> kPluginsKeys = {"paths", "disable", "probe_timeout_ms"};
 const std::vector<std::string> kLogKeys = {"level"};
 const std::vector<std::pair<std::string, const std::vector<std::string>*>> kSectionKeys = {
     {"devices", &kDevicesKeys}, {"plugins", &kPluginsKeys}, {"log", &kLogKeys}};
@@ -365,6 +365,15 @@ class DocumentReader {
           config_.disabled_plugins.push_back(item.name);
         }
         config_.disabled_where = at(*node);
+      } else if (key->str() == "probe_timeout_ms") {
+        const auto* ms = node->as_integer();
+        if (ms == nullptr || ms->get() < 1 || ms->get() > 3600000) {
+          fail(at(*node), "'plugins.probe_timeout_ms' must be an integer from 1 to 3600000 "
+                          "(milliseconds), not " +
+                              (ms == nullptr ? type_name(*node) : std::to_string(ms->get())));
+        }
+        config_.probe_timeout_ms = ms->get();
+        config_.probe_timeout_where = at(*node);
       } else if (const toml::table* options = node->as_table()) {
         read_plugin_options(std::string(key->str()), *options);
       } else {
@@ -677,6 +686,7 @@ std::string Config::to_toml() const {
   write_string_array(out, "disable", disabled_plugins,
                      std::vector<SourceLocation>(disabled_plugins.size(), disabled_where),
                      disabled_where);
+  out << "probe_timeout_ms = " << probe_timeout_ms << from_comment(probe_timeout_where) << "\n";
   for (const auto& [plugin, options] : plugin_options) {
     out << "\n[plugins." << toml_key(plugin) << "]" << from_comment(options.where) << "\n";
     for (const auto& [key, value] : options.values) {

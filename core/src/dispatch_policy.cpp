@@ -47,10 +47,7 @@ std::shared_ptr<DispatchPolicy> DispatchPolicy::governing(const Device& device) 
 // By the loaded plugin, not the device handle: two registries that load the same library share
 // its handles but not their LoadedPlugin.
 bool DispatchPolicy::governs(const Device& device) const {
-  for (const Device& d : registry_->devices()) {
-    if (d.plugin_ptr() == device.plugin_ptr()) return true;
-  }
-  return false;
+  return registry_->owns(device);
 }
 
 bool DispatchPolicy::record(const FallbackRecord& record) {

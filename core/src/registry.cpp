@@ -11,6 +11,10 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <future>
+#include <thread>
+#include <chrono>
+#include <exception>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -302,6 +306,7 @@ struct PluginRegistry::Impl {
     PluginInfo info;
     std::shared_ptr<LoadedPlugin> plugin;
     std::vector<Device> devices;
+    bool probed = false;  // initialize has run (or the plugin never got that far)
   };
   std::vector<Entry> entries;
   // The fallback CPU device (see update_cpu_device); invalid when there is none, and why.
@@ -312,6 +317,29 @@ struct PluginRegistry::Impl {
   void discover();
   Entry load_manifest(const Manifest& manifest);
   void initialize(Entry& entry);
+  // Initializes the entry if nobody has yet: plugins are probed when something needs them.
+  void probe(Entry& entry) {
+    if (entry.probed) return;
+    entry.probed = true;
+    if (entry.plugin) initialize(entry);
+  }
+  void probe_all() {
+    for (Entry& e : entries) probe(e);
+  }
+  // Entries named `name` (probed), or nullptr.
+  Entry* probed(const std::string& name) {
+    for (Entry& e : entries)
+      if (e.info.name == name) {
+        probe(e);
+        return &e;
+      }
+    return nullptr;
+  }
+  bool cpu_known = false;  // update_cpu_device has run since the entries last changed
+  void ensure_cpu_device() {
+    if (!cpu_known) update_cpu_device();
+    cpu_known = true;
+  }
   void update_cpu_device();
   bool has_plugin(const std::string& name) const {
     return std::any_of(entries.begin(), entries.end(),
@@ -406,27 +434,56 @@ PluginRegistry::Impl::Entry PluginRegistry::Impl::load_manifest(const Manifest& 
   const wick_plugin_api* api = read_table(m, library, entry.info);
   if (api == nullptr || !check_table(*api, m, entry.info)) return entry;
   entry.plugin = std::make_shared<LoadedPlugin>(std::move(library), api, m.name, m.library);
-  initialize(entry);
+  entry.info.reason = "loaded; not initialized yet (nothing has needed it)";
   return entry;
 }
 
 void PluginRegistry::Impl::initialize(Entry& entry) {
   PluginInfo& info = entry.info;
-  // Options from [plugins.<name>], typed; their strings live in `config`, beyond the call.
-  std::vector<wick_option> options;
+  // Options from [plugins.<name>], typed.
   std::string options_where;
   auto found = config.plugin_options.find(info.name);
-  if (found != config.plugin_options.end()) {
-    options_where = found->second.where.to_string();
-    options = plugin_options(found->second);
-  }
-  wick_initialize_result result{};
-  result.struct_size = sizeof(result);
-  try {
-    initialize_plugin(*entry.plugin, options, result);
-  } catch (const std::exception& e) {
+  if (found != config.plugin_options.end()) options_where = found->second.where.to_string();
+  // On a thread of its own, waited for up to the deadline: a plugin that hangs in initialize
+  // costs the host the deadline, not forever. A late one is abandoned (its thread keeps its own
+  // references, so nothing it touches goes away) and stays Failed.
+  struct Probe {
+    std::shared_ptr<LoadedPlugin> plugin;
+    PluginOptions table;  // owns the strings `options` point into
+    std::vector<wick_option> options;
+    wick_initialize_result result{};
+    std::exception_ptr error;
+  };
+  auto state = std::make_shared<Probe>();
+  state->plugin = entry.plugin;
+  if (found != config.plugin_options.end()) state->table = found->second;
+  state->options = plugin_options(state->table);
+  state->result.struct_size = sizeof(state->result);
+  std::packaged_task<void()> task([state] {
+    try {
+      initialize_plugin(*state->plugin, state->options, state->result);
+    } catch (...) {
+      state->error = std::current_exception();
+    }
+  });
+  std::future<void> done = task.get_future();
+  std::thread(std::move(task)).detach();
+  const int64_t deadline = config.probe_timeout_ms;
+  if (done.wait_for(std::chrono::milliseconds(deadline)) != std::future_status::ready) {
     info.state = PluginState::Failed;
-    info.reason = e.what();
+    info.reason = "initialize did not return within " + std::to_string(deadline) +
+                  " ms ([plugins] probe_timeout_ms); the plugin is not used";
+    entry.plugin.reset();
+    return;
+  }
+  const wick_initialize_result& result = state->result;
+  if (state->error) {
+    info.state = PluginState::Failed;
+    try {
+      std::rethrow_exception(state->error);
+    } catch (const std::exception& e) {
+      info.reason = e.what();
+    }
     if (!options_where.empty()) info.reason += " (options from " + options_where + ")";
     entry.plugin.reset();
     return;
@@ -457,8 +514,9 @@ void PluginRegistry::Impl::update_cpu_device() {
     const size_t colon = wanted.find(':');
     const std::string name = wanted.substr(0, colon);
     std::string why = "no plugin named '" + name + "' was found";
-    for (const Entry& e : entries) {
+    for (Entry& e : entries) {
       if (e.info.name != name) continue;
+      probe(e);
       why = "plugin '" + name + "' is " + to_string(e.info.state) + ": " + e.info.reason;
       for (const Device& d : e.devices) {
         if (colon != std::string::npos && std::to_string(d.index()) != wanted.substr(colon + 1))
@@ -483,8 +541,12 @@ void PluginRegistry::Impl::update_cpu_device() {
   const char* const how[] = {"first-party CPU plugin", "first host-memory CPU device",
                              "first CPU device"};
   for (int pass = 0; pass < 3; ++pass) {
-    for (const Entry& e : entries) {
+    for (Entry& e : entries) {
       if (pass == 0 && !e.info.first_party) continue;
+      // Plugins whose manifest lists device kinds without cpu are not probed for one.
+      if (!e.info.device_kinds.empty() && !contains(e.info.device_kinds, std::string("cpu")))
+        continue;
+      probe(e);
       for (const Device& d : e.devices) {
         const bool host = (d.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) != 0;
         if (d.kind() == DeviceKind::CPU && (host || pass == 2)) {
@@ -505,7 +567,7 @@ PluginRegistry::PluginRegistry(const Config& config, RegistryOptions options)
   set_log_level(parse_log_level(config.log_level));
   impl_->compute_dirs();
   impl_->discover();
-  impl_->update_cpu_device();
+  // Plugins are initialized when something needs them (a selection, the fallback CPU, a listing).
 }
 
 PluginRegistry::~PluginRegistry() = default;
@@ -517,6 +579,7 @@ std::vector<std::pair<std::string, std::string>> PluginRegistry::search_director
 
 std::vector<PluginInfo> PluginRegistry::plugins() const {
   std::lock_guard lock(impl_->mutex);
+  impl_->probe_all();  // listing every plugin's state means knowing it
   std::vector<PluginInfo> out;
   for (const auto& e : impl_->entries) out.push_back(e.info);
   // Priority entries that name a plugin nobody found.
@@ -539,7 +602,11 @@ std::vector<PluginInfo> PluginRegistry::plugins() const {
 }
 
 std::unique_ptr<PluginInfo> PluginRegistry::find(const std::string& name) const {
-  for (PluginInfo& p : plugins()) {
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (const Impl::Entry* e = impl_->probed(name)) return std::make_unique<PluginInfo>(e->info);
+  }
+  for (PluginInfo& p : plugins()) {  // a priority entry's plugin that was not found
     if (p.name == name) return std::make_unique<PluginInfo>(std::move(p));
   }
   return nullptr;
@@ -547,15 +614,32 @@ std::unique_ptr<PluginInfo> PluginRegistry::find(const std::string& name) const 
 
 std::vector<Device> PluginRegistry::devices() const {
   std::lock_guard lock(impl_->mutex);
+  impl_->probe_all();
   std::vector<Device> out;
   for (const auto& e : impl_->entries) out.insert(out.end(), e.devices.begin(), e.devices.end());
   return out;
 }
 
+std::vector<std::string> PluginRegistry::plugin_names() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::string> names;
+  for (const auto& e : impl_->entries) names.push_back(e.info.name);
+  return names;
+}
+
+bool PluginRegistry::owns(const Device& device) const {
+  std::lock_guard lock(impl_->mutex);
+  for (const auto& e : impl_->entries)
+    for (const Device& d : e.devices)
+      if (d.plugin_ptr() == device.plugin_ptr()) return true;
+  return false;
+}
+
 Device PluginRegistry::find_device(const std::string& entry) const {
+  std::lock_guard lock(impl_->mutex);
   // "cpu" means the CPU that fallbacks run on.
   if (entry == "cpu") {
-    std::lock_guard lock(impl_->mutex);
+    impl_->ensure_cpu_device();
     if (impl_->cpu.valid()) return impl_->cpu;
   }
   // "plugin:index" picks one device of the plugin, "plugin:kind" its first device of that kind.
@@ -571,16 +655,25 @@ Device PluginRegistry::find_device(const std::string& entry) const {
       return Device();
     }
   }
-  for (const Device& d : devices()) {
-    const bool name_match = d.plugin_name() == name || to_string(d.kind()) == name;
-    if (!name_match) continue;
-    if (by_kind ? to_string(d.kind()) == qualifier : (index < 0 || d.index() == index)) return d;
+  // Only the plugins that can answer are probed: the one named, or for a kind those whose
+  // manifest lists it (or lists no kinds).
+  const bool is_kind = contains(kDeviceKinds, name);
+  for (Impl::Entry& e : impl_->entries) {
+    const auto& kinds = e.info.device_kinds;
+    if (is_kind ? !(kinds.empty() || contains(kinds, name)) : e.info.name != name) continue;
+    impl_->probe(e);
+    for (const Device& d : e.devices) {
+      const bool name_match = d.plugin_name() == name || to_string(d.kind()) == name;
+      if (!name_match) continue;
+      if (by_kind ? to_string(d.kind()) == qualifier : (index < 0 || d.index() == index)) return d;
+    }
   }
   return Device();
 }
 
 Device PluginRegistry::cpu_device() const {
   std::lock_guard lock(impl_->mutex);
+  impl_->ensure_cpu_device();
   if (!impl_->cpu.valid()) {
     throw Error("no usable CPU device to fall back on (" + impl_->cpu_reason +
                 "), and every fallback and the last resort of the priority list run on one; run "
@@ -591,6 +684,7 @@ Device PluginRegistry::cpu_device() const {
 
 std::string PluginRegistry::cpu_device_reason() const {
   std::lock_guard lock(impl_->mutex);
+  impl_->ensure_cpu_device();
   return impl_->cpu_reason;
 }
 
@@ -634,7 +728,8 @@ PluginInfo PluginRegistry::load(const std::string& path) {
     return it->info;
   }
   impl_->entries.push_back(impl_->load_manifest(m));
-  impl_->update_cpu_device();
+  impl_->probe(impl_->entries.back());
+  impl_->cpu_known = false;
   return impl_->entries.back().info;
 }
 
@@ -650,9 +745,7 @@ struct KnownDevices {
   // Names in the embedded default are never typos: the default list stays valid on a machine
   // where one of its plugins was not built or installed (that entry then shows as "not found").
   explicit KnownDevices(const PluginRegistry& registry) {
-    for (const PluginInfo& p : registry.plugins()) {
-      if (p.state != PluginState::NotFound) found.push_back(p.name);
-    }
+    found = registry.plugin_names();  // without initializing them
     for (const auto& [dir, from] : registry.search_directories())
       search_path += (search_path.empty() ? "" : ", ") + dir + " (" + from + ")";
     for (const DeviceEntry& entry : default_config().priority) {

@@ -60,6 +60,10 @@ struct Config {
   // the install directory. Relative paths are resolved against the config file's directory.
   std::vector<std::string> plugin_paths;
   std::vector<SourceLocation> plugin_paths_where;  // parallel to plugin_paths
+  // [plugins] probe_timeout_ms: how long a plugin's initialize may take before it counts as
+  // failed ("initialize did not return within N ms"); the host waits no longer.
+  int64_t probe_timeout_ms = 5000;
+  SourceLocation probe_timeout_where;
   // [plugins] disable: plugin names never loaded.
   std::vector<std::string> disabled_plugins;
   SourceLocation disabled_where;

@@ -73,8 +73,12 @@ class PluginRegistry {
   // nullptr when no such plugin was found.
   std::unique_ptr<PluginInfo> find(const std::string& name) const;
 
-  // All devices of usable plugins, in discovery order.
+  // All devices of usable plugins, in discovery order (every plugin is initialized for it).
   std::vector<Device> devices() const;
+  // The names of the plugins found, without initializing any (for messages and checks).
+  std::vector<std::string> plugin_names() const;
+  // Whether `device` is one of this registry's (a device exists only once its plugin ran).
+  bool owns(const Device& device) const;
   // A device by "plugin", "plugin:index" or kind ("cpu", "gpu", "accelerator"); invalid Device
   // when nothing usable matches.
   Device find_device(const std::string& entry) const;
