@@ -32,6 +32,53 @@ std::vector<Tensor> allocate_outputs(const Case& c, const Device& device) {
   return out;
 }
 
+// Outputs of the backend under test, each a view into a larger buffer whose first and last
+// kCanaryBytes hold a pattern: a plugin that writes outside its output (but inside the buffer,
+// where no bounds check sees it) changes them, and the case fails saying so.
+constexpr int64_t kCanaryBytes = 64;
+constexpr uint8_t kCanary = 0xA5;
+
+struct GuardedOutputs {
+  std::vector<Tensor> outs;
+  std::vector<Tensor> guards;  // u8, canary + output bytes + canary
+};
+
+GuardedOutputs allocate_guarded_outputs(const Case& c, const Device& device) {
+  GuardedOutputs g;
+  for (const Expected& e : c.outputs) {
+    int64_t n = 1;
+    for (int64_t d : e.shape) n *= d;
+    const int64_t bytes = n * static_cast<int64_t>(dtype_size(e.dtype));
+    const std::vector<uint8_t> pattern(static_cast<size_t>(bytes + 2 * kCanaryBytes), kCanary);
+    Tensor guard = Tensor::from_vector(pattern, {static_cast<int64_t>(pattern.size())}, device);
+    std::vector<int64_t> strides(e.shape.size(), 1);
+    for (size_t d = e.shape.size(); d-- > 1;) strides[d - 1] = strides[d] * e.shape[d];
+    g.outs.emplace_back(guard.storage(), e.dtype, e.shape, strides,
+                        kCanaryBytes / static_cast<int64_t>(dtype_size(e.dtype)));
+    g.guards.push_back(std::move(guard));
+  }
+  return g;
+}
+
+// "" when every canary is intact, else what was overwritten.
+std::string canary_damage(const GuardedOutputs& g) {
+  for (size_t k = 0; k < g.guards.size(); ++k) {
+    const std::vector<uint8_t> bytes = g.guards[k].to_vector<uint8_t>();
+    const size_t total = bytes.size();
+    int64_t before = 0, after = 0;
+    for (size_t i = 0; i < static_cast<size_t>(kCanaryBytes); ++i) {
+      before += bytes[i] != kCanary;
+      after += bytes[total - 1 - i] != kCanary;
+    }
+    if (before + after > 0)
+      return "the plugin wrote outside output " + std::to_string(k) + " (an out-of-bounds write): " +
+             std::to_string(before) + " of the " + std::to_string(kCanaryBytes) +
+             " bytes before it and " + std::to_string(after) + " of the " +
+             std::to_string(kCanaryBytes) + " after it changed";
+  }
+  return "";
+}
+
 // The reference's output as an Expected (for the differential mode).
 Expected as_expected(const Expected& shape_of, const std::vector<unsigned char>& raw) {
   Expected e;
@@ -90,14 +137,22 @@ void check_outputs(const ExecContext& ctx, const Case& c, const std::vector<Expe
 
 void run_test(const ExecContext& ctx, const Case& c, Result& r) {
   const std::vector<Tensor> ins = upload_all(c, ctx.device);
-  const std::vector<Tensor> outs = allocate_outputs(c, ctx.device);
   if (ctx.mode == "support") {
+    const std::vector<Tensor> outs = allocate_outputs(c, ctx.device);
     const wick_support s = query_op_direct(ctx.device, c.code, c.params.get(), ins, outs);
     r.status = s == WICK_SUPPORT_YES ? "SUPPORTED" : "UNSUPPORTED";
     r.message = s == WICK_SUPPORT_YES ? "" : std::string("plugin: ") + to_string(s);
     return;
   }
-  const DirectResult d = run_op_direct(ctx.device, c.code, c.params.get(), ins, outs);
+  const GuardedOutputs guarded = allocate_guarded_outputs(c, ctx.device);
+  const DirectResult d = run_op_direct(ctx.device, c.code, c.params.get(), ins, guarded.outs);
+  if (d.status == DirectResult::Status::Ran) {
+    if (const std::string damage = canary_damage(guarded); !damage.empty()) {
+      r.status = "FAIL";
+      r.message = damage;
+      return;
+    }
+  }
   if (d.status == DirectResult::Status::Unsupported) {
     r.status = "UNSUPPORTED";
     r.message = "plugin: " + d.message;
@@ -109,7 +164,7 @@ void run_test(const ExecContext& ctx, const Case& c, Result& r) {
     return;
   }
   if (c.info.source == "golden") {
-    check_outputs(ctx, c, c.outputs, outs, 1, false, r);
+    check_outputs(ctx, c, c.outputs, guarded.outs, 1, false, r);
     return;
   }
   // diff: the same inputs on the reference device.
@@ -128,7 +183,8 @@ void run_test(const ExecContext& ctx, const Case& c, Result& r) {
   }
   std::vector<Expected> want;
   for (size_t k = 0; k < routs.size(); ++k) want.push_back(as_expected(c.outputs[k], download(routs[k])));
-  check_outputs(ctx, c, want, outs, ctx.tolerances->differential_factor(), norm_scaled(c.tolerance), r);
+  check_outputs(ctx, c, want, guarded.outs, ctx.tolerances->differential_factor(),
+                norm_scaled(c.tolerance), r);
 }
 
 void run_perf(const ExecContext& ctx, const Case& c, Result& r) {

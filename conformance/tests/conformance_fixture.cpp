@@ -4,6 +4,8 @@
 //   CONF_FIXTURE_CRASHY   a host-memory device running copy, fill and add correctly (f32, any
 //                         strides); neg kills the process with SIGSEGV; sub never returns
 //   CONF_FIXTURE_DECLINE  the same device, but op_supports declines every op
+//   CONF_FIXTURE_OOB      the same device, but add also writes the 4 floats after its output (an
+//                         out-of-bounds write that stays inside the buffer the host gave it)
 #include <wick/sdk/plugin.hpp>
 #include <wick/sdk/strided.hpp>
 
@@ -73,6 +75,15 @@ class FixturePlugin final : public wick::sdk::Plugin {
   void execute(wick_device* /*device*/, const wick_op_desc& op) override {
     const wick_tensor_desc& out = op.outputs[0];
     if (op.op == WICK_OP_NEG) std::raise(SIGSEGV);  // the crash the suite must survive
+#ifdef CONF_FIXTURE_OOB
+    if (op.op == WICK_OP_ADD) {  // a contiguous output's end, and 4 floats beyond it
+      int64_t n = 1;
+      for (int d = 0; d < out.rank; ++d) n *= out.shape[d];
+      const uint64_t end = out.byte_offset + static_cast<uint64_t>(n) * sizeof(float);
+      if (end + 4 * sizeof(float) <= out.buffer->size)
+        for (int k = 0; k < 4; ++k) *at(out, n + k) = 12345.0f;
+    }
+#endif
     if (op.op == WICK_OP_SUB) {
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // the hang it must survive
     }
