@@ -38,4 +38,20 @@ struct ConformanceArgs {
 };
 int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& args);
 
+// `wick plugin probe PATH|NAME`: loads and initializes one plugin in this process and prints its
+// state, reason, versions and devices as one JSON line (the first stage of `plugin check`).
+int run_plugin_probe(const ConfigOverrides& overrides, const std::string& target);
+// `wick plugin check PATH|NAME`: probe, claimed capability, smoke set and conformance, each in a
+// child process, then a verdict naming the next thing to fix (exit 0 on PASS, 1 on FAIL).
+struct PluginCheckArgs {
+  std::string target;
+  std::string report_dir = "plugin-check-report";
+  std::string suite = "golden,diff,onnx";
+  int jobs = 2;
+  double case_timeout = 30;    // seconds per conformance case
+  double probe_timeout = 30;   // seconds for the probe child
+  double stage_timeout = 1800; // seconds for each conformance stage
+};
+int run_plugin_check(const ConfigOverrides& overrides, const PluginCheckArgs& args);
+
 }  // namespace wick::cli

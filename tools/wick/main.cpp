@@ -123,6 +123,25 @@ int main(int argc, char** argv) {
   wick::cli::ConformanceArgs conf;
   CLI::App* conf_cmd = add_conformance_command(app, conf);
 
+  CLI::App* plugin_cmd = app.add_subcommand("plugin", "Check a plugin (a vendor's first command)");
+  plugin_cmd->require_subcommand(1);
+  wick::cli::PluginCheckArgs check;
+  CLI::App* plugin_check_cmd = plugin_cmd->add_subcommand(
+      "check", "Probe, claimed capability, smoke set and conformance, each in a child process; "
+               "a verdict naming the next thing to fix");
+  plugin_check_cmd->add_option("plugin", check.target, "A manifest or library path, or a plugin name")
+      ->required();
+  plugin_check_cmd->add_option("--report", check.report_dir, "Report directory")->capture_default_str();
+  plugin_check_cmd->add_option("--suite", check.suite, "Conformance case sources")->capture_default_str();
+  plugin_check_cmd->add_option("--jobs", check.jobs, "Worker processes")->capture_default_str();
+  plugin_check_cmd->add_option("--timeout", check.case_timeout, "Per-case timeout in seconds")
+      ->capture_default_str();
+  std::string probe_target;
+  CLI::App* plugin_probe_cmd = plugin_cmd->add_subcommand(
+      "probe", "Load and initialize one plugin here; print its state and devices as JSON");
+  plugin_probe_cmd->add_option("plugin", probe_target, "A manifest or library path, or a plugin name")
+      ->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -135,6 +154,8 @@ int main(int argc, char** argv) {
     if (check_cmd->parsed()) return wick::cli::run_config_check(cli, check_file);
     if (default_cmd->parsed()) return wick::cli::run_config_default();
     if (demo_cmd->parsed()) return wick::cli::run_demo(cli);
+    if (plugin_check_cmd->parsed()) return wick::cli::run_plugin_check(cli, check);
+    if (plugin_probe_cmd->parsed()) return wick::cli::run_plugin_probe(cli, probe_target);
     if (conf_cmd->parsed()) {
       conf.command_line = command_line(argc, argv);
       return wick::cli::run_conformance(cli, conf);
