@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -511,5 +513,26 @@ TEST_CASE("config check finds plugin options the plugins refuse, at the key's fi
     CHECK(p[0].where.to_string() == "wick.toml:3:1");
     CHECK_THAT(p[0].message, Catch::Contains("no plugin named 'openlc'") &&
                                  Catch::Contains("found: ") && Catch::Contains("opencl"));
+  }
+}
+
+TEST_CASE("eight threads using one device at once get correct results (the host serialises calls "
+          "into a plugin)",
+          "[devices][threads]") {
+  for (const Device& d : {test::cpu(), opencl()}) {
+    INFO(d.name());
+    std::vector<std::thread> threads;
+    std::atomic<int> wrong{0};
+    for (int t = 0; t < 8; ++t)
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 25; ++i) {
+          const Tensor a = Tensor::full({1000}, static_cast<double>(t), DType::F32, d);
+          const Tensor b = Tensor::arange(0, 1000, 1, DType::F32, d);
+          const float s = (a + b).sum().to(test::cpu()).item<float>();
+          if (s != 1000.0f * static_cast<float>(t) + 499500.0f) ++wrong;
+        }
+      });
+    for (std::thread& th : threads) th.join();
+    CHECK(wrong == 0);
   }
 }

@@ -8,6 +8,7 @@
 #include <boost/dll/shared_library.hpp>
 
 #include <cstddef>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,11 @@ class LoadedPlugin {
   void check(wick_error* err, const std::string& what) const;
 
   // Runs f(), turning a C++ exception that escaped the plugin across the C ABI into wick::Error.
+  // Calls into one plugin are serialised (the ABI promises a plugin that the host never calls a
+  // device from two threads at once; one lock per plugin keeps that for all its devices).
   template <class F>
   decltype(auto) guard(const char* what, F&& f) const {
+    std::lock_guard<std::recursive_mutex> lock(call_mutex_);
     try {
       return f();
     } catch (const std::exception& e) {
@@ -67,6 +71,7 @@ class LoadedPlugin {
   std::string name_;
   std::string library_path_;
   bool initialized_ = false;
+  mutable std::recursive_mutex call_mutex_;
   std::vector<wick_device*> devices_;
   std::vector<wick_device_props> props_;
 };
