@@ -250,3 +250,21 @@ TEST_CASE("fill writes every dtype exactly", "[tensor][fill]") {
   CHECK(Tensor::ones({2}, DType::Bool, cpu()).to_vector<bool>() == std::vector<bool>{true, true});
   CHECK(static_cast<float>(Tensor::full({1}, 0.1, DType::BF16, cpu()).item<bf16>()) == 0.10009765625f);
 }
+
+TEST_CASE("element counts and byte sizes that overflow are errors, never a small buffer",
+          "[tensor][errors]") {
+  const Device cpu = test::cpu();
+  CHECK_THROWS_WITH(Tensor::zeros({int64_t{1} << 61}, DType::F64, cpu),
+                    Catch::Contains("[2305843009213693952]") &&
+                        Catch::Contains("more than 2^63 - 1 bytes"));
+  CHECK_THROWS_WITH(Tensor::zeros({int64_t{1} << 32, int64_t{1} << 32}, DType::U8, cpu),
+                    Catch::Contains("more than 2^63 - 1 elements"));
+  // A 2^62-element broadcast view is fine as a view; materialising it is not.
+  const Tensor one = Tensor::zeros({1}, DType::F32, cpu);
+  const Tensor wide = one.broadcast_to({int64_t{1} << 31, int64_t{1} << 31});
+  CHECK_THROWS_WITH(wide.contiguous(), Catch::Contains("more than 2^63 - 1 bytes"));
+  // A reshape whose product wraps to the right count is refused, not accepted.
+  CHECK_THROWS_WITH(one.reshape({int64_t{1} << 32, int64_t{1} << 32, 1}),
+                    Catch::Contains("more than 2^63 - 1 elements"));
+  CHECK_THROWS_WITH(Tensor::zeros({3, -2}, DType::F32, cpu), Catch::Contains("negative"));
+}

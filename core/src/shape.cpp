@@ -12,16 +12,33 @@ std::string shape_to_string(const Shape& shape) {
 
 int64_t numel_of(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  bool overflow = false, empty = false;
+  for (int64_t d : shape) {
+    if (d < 0) throw Error("shape " + shape_to_string(shape) + " has a negative extent");
+    empty = empty || d == 0;
+    overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  }
+  if (empty) return 0;  // an empty tensor, whatever its other extents
+  if (overflow)
+    throw Error("shape " + shape_to_string(shape) + " has more than 2^63 - 1 elements");
   return n;
 }
 
+uint64_t bytes_of(const Shape& shape, DType dtype) {
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(numel_of(shape), static_cast<int64_t>(dtype_size(dtype)), &bytes))
+    throw Error("shape " + shape_to_string(shape) + " of " + dtype_name(dtype) +
+                " needs more than 2^63 - 1 bytes");
+  return static_cast<uint64_t>(bytes);
+}
+
 std::vector<int64_t> contiguous_strides(const Shape& shape) {
+  (void)numel_of(shape);  // extents valid and their product representable
   std::vector<int64_t> strides(shape.size());
   int64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = s;
-    s *= std::max<int64_t>(shape[i], 1);
+    if (__builtin_mul_overflow(s, std::max<int64_t>(shape[i], 1), &s)) s = 0;  // unused beyond
   }
   return strides;
 }

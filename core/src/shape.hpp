@@ -9,7 +9,11 @@
 
 namespace wick {
 
+// Element counts and byte sizes are formed only here, checked: a negative extent, or a product
+// beyond 2^63 - 1 elements (or bytes), is a wick::Error naming the shape, never a wrapped value
+// that would size a buffer too small for the kernels that fill it.
 int64_t numel_of(const Shape& shape);
+uint64_t bytes_of(const Shape& shape, DType dtype);
 std::vector<int64_t> contiguous_strides(const Shape& shape);
 // NumPy broadcasting; throws naming `op` and both shapes.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& op);

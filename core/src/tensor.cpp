@@ -40,7 +40,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const Device& device) {
   for (int64_t d : shape) {
     if (d < 0) throw Error("empty: negative extent in shape " + shape_to_string(shape));
   }
-  const uint64_t bytes = static_cast<uint64_t>(numel_of(shape)) * dtype_size(dtype);
+  const uint64_t bytes = bytes_of(shape, dtype);
   return Tensor(Storage::allocate(resolve(device), bytes), dtype, shape, contiguous_strides(shape),
                 0);
 }
@@ -66,7 +66,7 @@ Tensor Tensor::ones(const Shape& shape, DType dtype, const Device& device) {
 
 Tensor Tensor::from_bytes(const void* data, size_t bytes, const Shape& shape, DType dtype,
                           const Device& device) {
-  const size_t expected = static_cast<size_t>(numel_of(shape)) * dtype_size(dtype);
+  const size_t expected = static_cast<size_t>(bytes_of(shape, dtype));
   if (bytes != expected) {
     throw Error("from_vector: shape " + shape_to_string(shape) + " of " + dtype_name(dtype) +
                 " needs " + std::to_string(expected / dtype_size(dtype)) + " elements, got " +
