@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -287,7 +289,7 @@ TEST_CASE("Load failures say why, naming the file and the loader's message", "[l
   }
   SECTION("a file that is not a shared library at all, with glibc's own words for it") {
     check_state(registry, "fixture-not-a-plugin", PluginState::LoadFailed,
-                {fixture_library("fixture-garbage"), "invalid ELF header"});
+                {fixture_library("fixture-garbage"), "not an ELF file"});
   }
   SECTION("a library whose dependency is missing names the dependency") {
     check_state(registry, "fixture-missing-dep", PluginState::LoadFailed,
@@ -610,4 +612,48 @@ TEST_CASE("a plugin whose initialize hangs costs a selection that does not need 
   CHECK(parsed.probe_timeout_ms == 250);
   CHECK_THROWS_WITH(wick::apply_config_text(wick::default_config(), "[plugins]\nprobe_timeout_ms = 0\n", "f.toml"),
                     Contains("f.toml:2:20") && Contains("probe_timeout_ms"));
+}
+
+TEST_CASE("a FIFO, a truncated library or a 50,000-deep key cannot hang or crash discovery",
+          "[loader][hostile]") {
+  const fs::path dir = fs::temp_directory_path() / ("wick-hostile-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // A FIFO named like a manifest: reading it would block forever.
+  REQUIRE(::mkfifo((dir / "fifo.wick-plugin.toml").c_str(), 0600) == 0);
+  // A plugin library cut short: dlopen would map past the end of the file and fault.
+  {
+    std::ifstream in(std::string(WICK_FIXTURE_DIR) + "/libwick-fixture-good.so", std::ios::binary);
+    std::vector<char> head(8192);
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(dir / "libwick-truncated.so", std::ios::binary).write(head.data(), in.gcount());
+    std::ofstream(dir / "truncated.wick-plugin.toml")
+        << "name = \"truncated\"\nlibrary = \"libwick-truncated.so\"\nabi_major = 1\n";
+  }
+  // A manifest whose key is nested 50,000 levels deep (the TOML parser would recurse that deep).
+  {
+    std::string key = "a";
+    for (int i = 0; i < 50000; ++i) key += ".a";
+    std::ofstream(dir / "deep.wick-plugin.toml") << key << " = 1\n";
+  }
+  wick::Config cfg = wick::default_config();
+  cfg.plugin_paths = {dir.string()};
+  cfg.priority = {wick::DeviceEntry{"cpu", {}}};
+  const wick::PluginRegistry registry(cfg, kIsolated);
+  std::map<std::string, wick::PluginInfo> by_name;
+  for (const wick::PluginInfo& p : registry.plugins()) by_name[p.name] = p;
+  CHECK(by_name["fifo"].state == wick::PluginState::LoadFailed);
+  CHECK_THAT(by_name["fifo"].reason, Contains("not a regular file"));
+  CHECK(by_name["truncated"].state == wick::PluginState::LoadFailed);
+  CHECK_THAT(by_name["truncated"].reason, Contains("is truncated"));
+  CHECK(by_name["deep"].state == wick::PluginState::LoadFailed);
+  CHECK_THAT(by_name["deep"].reason, Contains("nested deeper than 64 levels"));
+  // The same for configs: a FIFO as the config file, a deep key in config text.
+  CHECK_THROWS_WITH(wick::apply_config_file(wick::default_config(), (dir / "fifo.wick-plugin.toml").string()),
+                    Contains("not a regular file"));
+  std::string deep = "[devices]\nx";
+  for (int i = 0; i < 50000; ++i) deep += ".x";
+  CHECK_THROWS_WITH(wick::apply_config_text(wick::default_config(), deep + " = 1\n", "deep.toml"),
+                    Contains("deep.toml:2:") && Contains("nested deeper than 64 levels"));
+  fs::remove_all(dir);
 }

@@ -2,6 +2,8 @@
 // default < file < environment < command line < API. The schema is documented in docs/config.md.
 #include <wick/config.hpp>
 
+#include "safe_file.hpp"
+
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -577,6 +579,9 @@ Config default_config() {
 }
 
 Config apply_config_text(Config base, const std::string& text, const std::string& origin) {
+  if (text.size() > safe_file::kMaxTextBytes)
+    fail({origin}, "more than " + std::to_string(safe_file::kMaxTextBytes) + " bytes of config");
+  if (auto deep = safe_file::too_deep(text)) fail({origin, deep->line, deep->column}, deep->what);
   toml::table root;
   try {
     root = toml::parse(text, std::string_view(origin));
@@ -595,12 +600,13 @@ Config apply_config_file(Config base, const std::string& path) {
   if (!file_exists(path, where)) fail(where, "config file does not exist");
   std::error_code error;
   if (fs::is_directory(path, error)) fail(where, "is a directory, not a config file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(where, std::string("cannot read config file: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail(where, "error while reading config file");
-  return apply_config_text(std::move(base), text.str(), path);
+  std::string text;
+  try {
+    text = safe_file::read_text(path);
+  } catch (const std::exception& e) {
+    fail(where, std::string(e.what()).substr(path.size() + 2));
+  }
+  return apply_config_text(std::move(base), text, path);
 }
 
 std::optional<std::string> secure_env(const char* name) {

@@ -1,6 +1,7 @@
 #include <wick/registry.hpp>
 
 #include "loaded_plugin.hpp"
+#include "safe_file.hpp"
 #include "log.hpp"
 #include "text.hpp"
 
@@ -64,7 +65,11 @@ Manifest read_manifest(const fs::path& path) {
   m.path = path.string();
   toml::table t;
   try {
-    t = toml::parse_file(path.string());
+    const std::string text = safe_file::read_text(path.string());
+    if (auto deep = safe_file::too_deep(text))
+      throw std::runtime_error("manifest " + m.path + ":" + std::to_string(deep->line) + ":" +
+                               std::to_string(deep->column) + ": " + deep->what);
+    t = toml::parse(text, path.string());
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
     os << "manifest " << m.path << ":" << e.source().begin.line << ":" << e.source().begin.column
@@ -154,6 +159,11 @@ bool load_library(const Manifest& m, boost::dll::shared_library& library, Plugin
   std::error_code ec;
   if (!fs::exists(m.library, ec)) {
     info.reason = "library " + m.library + " does not exist (named by manifest " + m.path + ")";
+    return false;
+  }
+  // Checked before dlopen maps it: a truncated library would fault when the loader touches it.
+  if (auto why = safe_file::not_whole_elf(m.library)) {
+    info.reason = "library " + m.library + " " + *why + " (named by manifest " + m.path + ")";
     return false;
   }
   try {
@@ -467,9 +477,16 @@ void PluginRegistry::Impl::initialize(Entry& entry) {
     }
   });
   std::future<void> done = task.get_future();
-  std::thread(std::move(task)).detach();
+  std::thread worker(std::move(task));
   const int64_t deadline = config.probe_timeout_ms;
-  if (done.wait_for(std::chrono::milliseconds(deadline)) != std::future_status::ready) {
+  const bool in_time = done.wait_for(std::chrono::milliseconds(deadline)) == std::future_status::ready;
+  // In time: join, so that the thread's references (the plugin's among them) are gone before we go
+  // on; late: abandon it.
+  if (in_time)
+    worker.join();
+  else
+    worker.detach();
+  if (!in_time) {
     info.state = PluginState::Failed;
     info.reason = "initialize did not return within " + std::to_string(deadline) +
                   " ms ([plugins] probe_timeout_ms); the plugin is not used";
