@@ -236,7 +236,8 @@ TEST_CASE("unknown names far from every known one list the choices instead", "[c
   CHECK(parse_error("[log]\ncolour = true\n") ==
         "t.toml:2:1: unknown key 'colour' in [log]; expected 'level'");
   CHECK(parse_error("[plugins]\nfoo = 1\n") ==
-        "t.toml:2:1: unknown key 'foo' in [plugins]; expected 'paths', 'disable' or 'probe_timeout_ms', or a table "
+        "t.toml:2:1: unknown key 'foo' in [plugins]; expected 'paths', 'disable', 'probe_timeout_ms' or "
+                                            "'allow_world_writable', or a table "
         "[plugins.foo] of options for plugin 'foo'");
 }
 

@@ -657,3 +657,32 @@ TEST_CASE("a FIFO, a truncated library or a 50,000-deep key cannot hang or crash
                     Contains("deep.toml:2:") && Contains("nested deeper than 64 levels"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("plugins in a directory every user may write are refused unless the config allows them",
+          "[loader][hostile]") {
+  const fs::path dir = fs::temp_directory_path() / ("wick-ww-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* f : {"libwick-fixture-good.so", "fixture-good.wick-plugin.toml"})
+    fs::copy_file(fs::path(WICK_FIXTURE_DIR) / f, dir / f);
+  fs::permissions(dir, fs::perms::all);  // 0777
+  wick::Config cfg = wick::default_config();
+  cfg.plugin_paths = {dir.string()};
+  cfg.priority = {wick::DeviceEntry{"cpu", {}}};
+  {
+    const wick::PluginRegistry registry(cfg, kIsolated);
+    const auto info = registry.find("fixture-good");
+    REQUIRE(info != nullptr);
+    CHECK(info->state == wick::PluginState::LoadFailed);
+    CHECK_THAT(info->reason, Contains("writable by every user (mode 0777)") &&
+                                 Contains("allow_world_writable"));
+  }
+  cfg.allow_world_writable = true;
+  {
+    const wick::PluginRegistry registry(cfg, kIsolated);
+    CHECK(registry.find("fixture-good")->state == wick::PluginState::Usable);
+  }
+  CHECK(wick::apply_config_text(wick::default_config(), "[plugins]\nallow_world_writable = true\n", "f")
+            .allow_world_writable);
+  fs::remove_all(dir);
+}

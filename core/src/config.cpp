@@ -29,7 +29,8 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kSections = {"devices", "plugins", "log"};
 const std::vector<std::string> kDevicesKeys = {"priority", "strict", "fallback"};
-const std::vector<std::string> kPluginsKeys = {"paths", "disable", "probe_timeout_ms"};
+const std::vector<std::string> kPluginsKeys = {"paths", "disable", "probe_timeout_ms",
+                                               "allow_world_writable"};
 const std::vector<std::string> kLogKeys = {"level"};
 const std::vector<std::pair<std::string, const std::vector<std::string>*>> kSectionKeys = {
     {"devices", &kDevicesKeys}, {"plugins", &kPluginsKeys}, {"log", &kLogKeys}};
@@ -367,6 +368,11 @@ class DocumentReader {
           config_.disabled_plugins.push_back(item.name);
         }
         config_.disabled_where = at(*node);
+      } else if (key->str() == "allow_world_writable") {
+        const auto* allow = node->as_boolean();
+        if (allow == nullptr)
+          fail(at(*node), "'plugins.allow_world_writable' must be a boolean, not " + type_name(*node));
+        config_.allow_world_writable = allow->get();
       } else if (key->str() == "probe_timeout_ms") {
         const auto* ms = node->as_integer();
         if (ms == nullptr || ms->get() < 1 || ms->get() > 3600000) {
@@ -693,6 +699,7 @@ std::string Config::to_toml() const {
                      std::vector<SourceLocation>(disabled_plugins.size(), disabled_where),
                      disabled_where);
   out << "probe_timeout_ms = " << probe_timeout_ms << from_comment(probe_timeout_where) << "\n";
+  if (allow_world_writable) out << "allow_world_writable = true\n";
   for (const auto& [plugin, options] : plugin_options) {
     out << "\n[plugins." << toml_key(plugin) << "]" << from_comment(options.where) << "\n";
     for (const auto& [key, value] : options.values) {

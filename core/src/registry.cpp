@@ -431,6 +431,19 @@ void PluginRegistry::Impl::discover() {
         entries.push_back(std::move(off));
         continue;
       }
+      // Code anyone could have planted is not loaded unless the config allows it.
+      std::optional<std::string> unsafe;
+      for (const std::string& p : {dir, m.path, m.library})
+        if (!unsafe && !config.allow_world_writable) unsafe = safe_file::world_writable(p);
+      if (unsafe) {
+        Entry refused;
+        refused.info = manifest_info(m, PluginState::LoadFailed,
+                                     "refused: " + *unsafe + "; anyone could replace the plugin "
+                                     "there. Fix the permissions, or set [plugins] "
+                                     "allow_world_writable = true to load it anyway");
+        entries.push_back(std::move(refused));
+        continue;
+      }
       entries.push_back(load_manifest(m));
     }
   }

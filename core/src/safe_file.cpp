@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -122,6 +123,15 @@ std::optional<std::string> not_whole_elf(const std::string& path) {
   }
   ::close(fd);
   return why;
+}
+
+std::optional<std::string> world_writable(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & S_IWOTH) == 0) return std::nullopt;
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return std::string(S_ISDIR(st.st_mode) ? "directory " : "file ") + path +
+         " is writable by every user (mode " + mode + ")";
 }
 
 }  // namespace wick::safe_file

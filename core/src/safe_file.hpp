@@ -32,4 +32,8 @@ std::optional<Nesting> too_deep(const std::string& text);
 // which maps it: a truncated file would fault when touched); nullopt when it looks whole.
 std::optional<std::string> not_whole_elf(const std::string& path);
 
+// "directory /x is writable by every user (mode 0777)" when `path` (a file or directory) may be
+// written by anyone; nullopt otherwise (or when it cannot be stat'ed).
+std::optional<std::string> world_writable(const std::string& path);
+
 }  // namespace wick::safe_file

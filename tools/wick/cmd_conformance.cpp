@@ -63,7 +63,7 @@ fs::path self_dir() {
 // The conformance data: the source tree's conformance/ in a build tree, share/wick/conformance
 // when installed; WICK_CONFORMANCE_DIR overrides both.
 std::string conformance_dir() {
-  if (const char* env = std::getenv("WICK_CONFORMANCE_DIR")) return env;
+  if (const char* env = ::secure_getenv("WICK_CONFORMANCE_DIR")) return env;
   std::error_code ec;
   if (fs::is_directory(WICK_CONFORMANCE_SOURCE_DIR, ec)) return WICK_CONFORMANCE_SOURCE_DIR;
   return (self_dir().parent_path() / "share" / "wick" / "conformance").string();
@@ -199,7 +199,7 @@ SupervisorOptions supervisor_options(const ConfigOverrides& overrides, const Con
                                      const DataPaths& paths, const OnnxStore& onnx,
                                      const std::vector<CaseInfo>& cases) {
   SupervisorOptions so;
-  if (const char* w = std::getenv("WICK_CONFORMANCE_WORKER")) {
+  if (const char* w = ::secure_getenv("WICK_CONFORMANCE_WORKER")) {
     so.worker = w;
   } else {
     so.worker = (self_dir() / "wick-conformance-worker").string();

@@ -64,6 +64,9 @@ struct Config {
   // failed ("initialize did not return within N ms"); the host waits no longer.
   int64_t probe_timeout_ms = 5000;
   SourceLocation probe_timeout_where;
+  // [plugins] allow_world_writable: load plugins from directories or files every user may write
+  // (refused by default: anyone could put code there).
+  bool allow_world_writable = false;
   // [plugins] disable: plugin names never loaded.
   std::vector<std::string> disabled_plugins;
   SourceLocation disabled_where;

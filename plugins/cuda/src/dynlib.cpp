@@ -28,7 +28,7 @@ DynLib::~DynLib() {
 
 DynLib DynLib::open(std::initializer_list<const char*> names, std::string& why) {
   std::vector<std::string> dirs = {""};
-  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && home[0] == '/')
+  if (const char* home = ::secure_getenv("CUDA_HOME"); home != nullptr && home[0] == '/')
     dirs.push_back(std::string(home) + "/lib64/");
   dirs.push_back("/usr/local/cuda/lib64/");
   dirs.push_back("/usr/local/cuda/lib/");

@@ -28,11 +28,11 @@ std::string cache_dir(const std::string& kind) {
   std::string variable = "WICK_";
   for (char c : kind) variable += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
   variable += "_CACHE";
-  const char* off = std::getenv(variable.c_str());
+  const char* off = ::secure_getenv(variable.c_str());
   if (off != nullptr && std::string(off) == "0") return "";
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/')
+  if (const char* xdg = ::secure_getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/')
     return std::string(xdg) + "/wick/" + kind;
-  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/')
+  if (const char* home = ::secure_getenv("HOME"); home != nullptr && home[0] == '/')
     return std::string(home) + "/.cache/wick/" + kind;
   return "";
 }
