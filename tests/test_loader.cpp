@@ -12,6 +12,8 @@
 
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <algorithm>
@@ -685,4 +687,35 @@ TEST_CASE("plugins in a directory every user may write are refused unless the co
   CHECK(wick::apply_config_text(wick::default_config(), "[plugins]\nallow_world_writable = true\n", "f")
             .allow_world_writable);
   fs::remove_all(dir);
+}
+
+TEST_CASE("a plugin that crashes the process in ordinary use is named on stderr",
+          "[loader][crash]") {
+  int pipefd[2];
+  REQUIRE(::pipe(pipefd) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {  // the child: an op the fixture answers with SIGSEGV
+    ::dup2(pipefd[1], 2);
+    ::close(pipefd[0]);
+    wick::Config cfg = wick::default_config();
+    cfg.plugin_paths = {WICK_CONF_FIXTURE_DIR, WICK_PLUGIN_BUILD_DIR};
+    cfg.priority = {wick::DeviceEntry{"conf-fixture-crashy", {}}};
+    cfg.log_level = "error";
+    wick::Runtime rt(cfg, kIsolated);
+    const wick::Tensor x = wick::Tensor::from_vector<float>({1, 2}, {2}, rt.default_device());
+    (void)(-x);
+    ::_exit(0);  // not reached
+  }
+  ::close(pipefd[1]);
+  std::string err;
+  char buf[1024];
+  for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<size_t>(n));
+  ::close(pipefd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == SIGSEGV);
+  CHECK_THAT(err, Contains("wick: plugin 'conf-fixture-crashy' crashed with signal 11 (SEGV) in "
+                           "op_execute"));
 }

@@ -17,6 +17,22 @@ namespace wick {
 // Owns the library handle and the initialized plugin. Destruction calls shutdown() (when
 // initialize succeeded) and only then lets the library go; a plugin that does not declare
 // WICK_PLUGIN_FLAG_UNLOADABLE stays mapped until process exit.
+// While a thread is inside a plugin call, the plugin's name and the call are known to the crash
+// reporter: a plugin that kills the process (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) leaves
+// "wick: plugin 'X' crashed with signal N in op_execute" on stderr, then the signal takes its
+// previous course (another handler, or the default: a core dump).
+class InPlugin {
+ public:
+  InPlugin(const char* plugin, const char* call);
+  ~InPlugin();
+  InPlugin(const InPlugin&) = delete;
+  InPlugin& operator=(const InPlugin&) = delete;
+
+ private:
+  const char* previous_plugin_;
+  const char* previous_call_;
+};
+
 class LoadedPlugin {
  public:
   LoadedPlugin(boost::dll::shared_library library, const wick_plugin_api* api, std::string name,
@@ -50,6 +66,7 @@ class LoadedPlugin {
   template <class F>
   decltype(auto) guard(const char* what, F&& f) const {
     std::lock_guard<std::recursive_mutex> lock(call_mutex_);
+    const InPlugin in_plugin(name_.c_str(), what);  // names the plugin should it crash the process
     try {
       return f();
     } catch (const std::exception& e) {
