@@ -288,9 +288,12 @@ void html_head(std::ostream& os, const ReportInput& in) {
     if (!r.error.empty()) {
       os << "not run: " << xml_escape(r.error);
     } else {
-      os << xml_escape(r.ready.value("device", "")) << " ("
-         << xml_escape(r.ready.value("description", "")) << "), plugin "
-         << xml_escape(r.ready.value("version", ""));
+      // No READY payload when nothing ran (zero cases selected).
+      auto field = [&](const char* key) {
+        return r.ready.is_object() ? r.ready.value(key, std::string()) : std::string("-");
+      };
+      os << xml_escape(field("device")) << " (" << xml_escape(field("description")) << "), plugin "
+         << xml_escape(field("version"));
     }
     os << "</li>\n";
   }

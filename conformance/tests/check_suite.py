@@ -100,6 +100,14 @@ def reports(wick):
         check(p.returncode == 0, "the run succeeds")
         rs = well_formed(report)
         check({r["source"] for r in rs} >= {"golden", "onnx"}, "golden and ONNX cases are reported")
+    with tempfile.TemporaryDirectory() as report:
+        p = run([wick, "conformance", "--backend", "cpu-onednn", "--op", "no_such_op", "--report", report])
+        check(p.returncode == 0 and "no case matches the selection" in p.stdout,
+              "a selection of zero cases says so and exits 0")
+        check(results(report) == [], "results.jsonl is empty")
+        ET.parse(os.path.join(report, "junit.xml"))
+        html = open(os.path.join(report, "report.html")).read()
+        check(html.startswith("<!DOCTYPE html>") and "</html>" in html, "report.html is still a complete page")
 
 
 def numpy_simd_levels(python):

@@ -303,6 +303,11 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
     return 0;
   }
 
+  if (cases.empty())
+    std::cerr << "wick conformance: no case matches the selection (--suite " << a.suite
+              << (a.op.empty() ? "" : ", --op " + a.op) << (a.dtype.empty() ? "" : ", --dtype " + a.dtype)
+              << (a.case_pattern.empty() ? "" : ", --case " + a.case_pattern)
+              << "): the reports are written empty\n";
   SupervisorOptions so = supervisor_options(overrides, a, paths, onnx, cases);
   const Expectations expectations = Expectations::load(a.expectations);
   so.expectations = &expectations;
