@@ -108,6 +108,18 @@ def reports(wick):
         ET.parse(os.path.join(report, "junit.xml"))
         html = open(os.path.join(report, "report.html")).read()
         check(html.startswith("<!DOCTYPE html>") and "</html>" in html, "report.html is still a complete page")
+    real = "/usr/share/libonnx-testdata/data/real"
+    if os.path.isdir(real):
+        with tempfile.TemporaryDirectory() as report, tempfile.TemporaryDirectory() as elsewhere:
+            p = run([wick, "conformance", "--backend", "cpu-onednn", "--suite", "onnx", "--onnx-dir", real,
+                     "--report", report])
+            rs = results(report)
+            check(len(rs) > 0 and all(r["status"] == "SKIP" and "no model.onnx" in r["message"] for r in rs),
+                  "folders without a model are SKIP with the reason, not FAIL")
+            again = os.path.join(elsewhere, "again")
+            p = run(["/bin/sh", "-c", rs[0]["repro"] + " --report " + again], cwd=elsewhere)
+            check([r["case"] for r in results(again)] == [rs[0]["case"]],
+                  "a repro line with --onnx-dir runs as printed and selects that case")
 
 
 def numpy_simd_levels(python):

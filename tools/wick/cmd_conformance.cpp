@@ -215,17 +215,18 @@ SupervisorOptions supervisor_options(const ConfigOverrides& overrides, const Con
   // as printed (from any directory: paths are made absolute).
   const ConformanceArgs defaults;
   auto abs = [](const std::string& p) { return fs::absolute(p).lexically_normal().string(); };
-  std::string context;
-  if (overrides.config_file) context += " --config " + quote(abs(*overrides.config_file));
-  for (const std::string& p : overrides.plugin_paths) context += " --plugin-path " + quote(abs(p));
-  if (a.onnx_dir != defaults.onnx_dir) context += " --onnx-dir " + quote(abs(a.onnx_dir));
-  if (!a.data_dir.empty()) context += " --golden-dir " + quote(abs(a.data_dir));
-  if (!a.tolerances.empty()) context += " --tolerances " + quote(abs(a.tolerances));
-  if (!a.overrides_file.empty()) context += " --tolerance-overrides " + quote(abs(a.overrides_file));
-  if (a.reference != defaults.reference) context += " --reference " + quote(a.reference);
-  if (!a.expectations.empty()) context += " --expectations " + quote(abs(a.expectations));
-  so.repro = [self, a, context](const std::string& spec, const std::string& id) {
-    std::string cmd = self + context + " conformance --backend " + quote(spec) + " --case " + quote(id);
+  std::string global, data;  // the CLI's own options, then the conformance command's
+  if (overrides.config_file) global += " --config " + quote(abs(*overrides.config_file));
+  for (const std::string& p : overrides.plugin_paths) global += " --plugin-path " + quote(abs(p));
+  if (a.onnx_dir != defaults.onnx_dir) data += " --onnx-dir " + quote(abs(a.onnx_dir));
+  if (!a.data_dir.empty()) data += " --golden-dir " + quote(abs(a.data_dir));
+  if (!a.tolerances.empty()) data += " --tolerances " + quote(abs(a.tolerances));
+  if (!a.overrides_file.empty()) data += " --tolerance-overrides " + quote(abs(a.overrides_file));
+  if (a.reference != defaults.reference) data += " --reference " + quote(a.reference);
+  if (!a.expectations.empty()) data += " --expectations " + quote(abs(a.expectations));
+  so.repro = [self, a, global, data](const std::string& spec, const std::string& id) {
+    std::string cmd = self + global + " conformance" + data + " --backend " + quote(spec) +
+                      " --case " + quote(id);
     if (a.mode != "test") cmd += " --mode " + a.mode;
     if (a.seed != kDefaultBaseSeed) cmd += " --seed " + std::to_string(a.seed);
     return cmd;
