@@ -89,7 +89,15 @@ void OnnxLowering::Impl::lower_leaky_relu() {
 }
 void OnnxLowering::Impl::lower_prelu() {
   const Tensor x = in(0);
-  out(0, where_negative(x, op2(WICK_OP_MUL, x, in(1))));
+  Tensor slope = in(1);
+  // A slope per channel ([C] against [N, C, ...]), as opset 6 and PyTorch's exports give it, is
+  // laid along axis 1 where NumPy's rules would not broadcast it.
+  if (slope.rank() == 1 && x.rank() > 2 && slope.dim(0) == x.dim(1) && slope.dim(0) != x.dim(x.rank() - 1)) {
+    Shape s(static_cast<size_t>(x.rank() - 1), 1);
+    s[0] = slope.dim(0);
+    slope = reshape(slope, s);
+  }
+  out(0, where_negative(x, op2(WICK_OP_MUL, x, slope)));
 }
 void OnnxLowering::Impl::lower_thresholded_relu() {
   const Tensor x = in(0);
@@ -264,11 +272,20 @@ void OnnxLowering::Impl::lower_split() {
 }
 void OnnxLowering::Impl::lower_slice() {
   Tensor x = in(0);
-  const std::vector<int64_t> starts = host_ints(in(1)), ends = host_ints(in(2));
+  // Before opset 10 starts, ends and axes are attributes (and there are no steps).
+  const bool attrs = opset() < 10;
+  const std::vector<int64_t> starts = attrs ? attr_ints("starts").value_or(std::vector<int64_t>{})
+                                            : host_ints(in(1));
+  const std::vector<int64_t> ends =
+      attrs ? attr_ints("ends").value_or(std::vector<int64_t>{}) : host_ints(in(2));
+  if (starts.size() != ends.size()) throw NotImportable("Slice: starts and ends differ in length");
   std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
   std::iota(axes.begin(), axes.end(), 0);
-  if (has_in(3)) axes = host_ints(in(3));
-  if (has_in(4)) steps = host_ints(in(4));
+  if (attrs && attr_ints("axes")) axes = *attr_ints("axes");
+  if (!attrs && has_in(3)) axes = host_ints(in(3));
+  if (!attrs && has_in(4)) steps = host_ints(in(4));
+  if (axes.size() != starts.size() || steps.size() != starts.size())
+    throw NotImportable("Slice: axes or steps differ in length from starts");
   for (size_t i = 0; i < starts.size(); ++i) {
     const int a = norm_axis(axes[i], x.rank());
     const int64_t big = int64_t{1} << 40;
@@ -397,6 +414,129 @@ void OnnxLowering::Impl::lower_conv() {
   }
   out(0, o);
 }
+// Pad: constant (a filled tensor, x copied into its interior), reflect and edge (per axis, an
+// index_select with host-built indices). Negative pads crop. Pads are an attribute before opset 11
+// ("paddings" in opset 1), an input from 11 on, with the constant value an input too.
+void OnnxLowering::Impl::lower_pad() {
+  Tensor x = in(0);
+  const int r = x.rank();
+  std::vector<int64_t> pads;
+  double value = 0;
+  if (opset() < 11) {
+    pads = attr_ints(opset() < 2 ? "paddings" : "pads").value_or(std::vector<int64_t>{});
+    value = attr_f("value", 0.0f);
+  } else {
+    pads = host_ints(in(1));
+    if (has_in(2)) value = host_scalar(in(2));
+    if (has_in(3)) throw NotImportable("Pad with axes");
+  }
+  if (pads.size() != static_cast<size_t>(2 * r)) throw NotImportable("Pad: pads are not 2 x rank");
+  const std::string mode = attr_s("mode", "constant");
+  for (int a = 0; a < r; ++a) {  // negative pads crop first
+    const int64_t lo = std::min<int64_t>(pads[a], 0), hi = std::min<int64_t>(pads[a + r], 0);
+    if (lo < 0 || hi < 0) x = x.slice(a, -lo, x.dim(a) + hi, 1);
+  }
+  if (mode == "constant") {
+    Shape os = x.shape();
+    for (int a = 0; a < r; ++a) os[a] += std::max<int64_t>(pads[a], 0) + std::max<int64_t>(pads[a + r], 0);
+    Tensor o = filled(os, x.dtype(), value);
+    Tensor inner = o;
+    for (int a = 0; a < r; ++a) {
+      const int64_t lo = std::max<int64_t>(pads[a], 0);
+      inner = inner.slice(a, lo, lo + x.dim(a), 1);
+    }
+    exec(WICK_OP_COPY, nullptr, {x}, {inner});
+    return out(0, o);
+  }
+  if (mode != "reflect" && mode != "edge") throw NotImportable("Pad mode " + mode);
+  for (int a = 0; a < r; ++a) {
+    const int64_t lo = std::max<int64_t>(pads[a], 0), hi = std::max<int64_t>(pads[a + r], 0);
+    if (lo == 0 && hi == 0) continue;
+    const int64_t n = x.dim(a);
+    if (n == 0 || (mode == "reflect" && (n < 2 || lo >= n || hi >= n)))
+      throw NotImportable("Pad reflect wider than the axis");
+    std::vector<int64_t> ids;
+    for (int64_t i = -lo; i < n + hi; ++i) {
+      int64_t j = i;
+      if (mode == "edge") j = std::clamp<int64_t>(i, 0, n - 1);
+      else if (i < 0) j = -i;
+      else if (i >= n) j = 2 * (n - 1) - i;
+      ids.push_back(j);
+    }
+    Shape os = x.shape();
+    os[a] = static_cast<int64_t>(ids.size());
+    Tensor o = Tensor::empty(os, x.dtype(), dev());
+    const wick_axis_params p{sizeof(wick_axis_params), a, 0};
+    exec(WICK_OP_INDEX_SELECT, &p, {x, upload_i64(ids, {static_cast<int64_t>(ids.size())})}, {o});
+    x = o;
+  }
+  out(0, x);
+}
+
+// ConvTranspose as a convolution: the input dilated by the strides, padded by
+// dilation * (kernel - 1) - pads (plus output_padding at the end), and the weights [C, O/g, k...]
+// turned into [O, C/g, k...] with their spatial axes reversed.
+void OnnxLowering::Impl::lower_conv_transpose() {
+  if (n.attribute("output_shape") != nullptr) throw NotImportable("ConvTranspose output_shape");
+  const std::string auto_pad = attr_s("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") throw NotImportable("ConvTranspose auto_pad " + auto_pad);
+  const Tensor x = in(0), w = in(1);
+  const int64_t groups = attr_i("group", 1);
+  const size_t r = static_cast<size_t>(w.rank() - 2);
+  const int64_t cin = w.dim(0), og = w.dim(1);
+  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
+  auto ints = [&](const char* name, int64_t dflt, size_t count) {
+    std::vector<int64_t> v = attr_ints(name).value_or(std::vector<int64_t>(count, dflt));
+    if (v.size() != count) throw NotImportable(std::string("ConvTranspose ") + name + " length");
+    return v;
+  };
+  const std::vector<int64_t> strides = ints("strides", 1, r), dil = ints("dilations", 1, r),
+                             outpad = ints("output_padding", 0, r), pads = ints("pads", 0, 2 * r);
+  // Weights: [g, C/g, O/g, k...] -> [g, O/g, C/g, k...] -> [O, C/g, k...], spatial axes flipped.
+  Shape gw{groups, cin / groups, og};
+  gw.insert(gw.end(), k.begin(), k.end());
+  std::vector<int> perm(gw.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[1], perm[2]);
+  Tensor wt = reshape(w, gw).permute(perm);
+  for (size_t i = 0; i < r; ++i) wt = wt.flip(static_cast<int>(3 + i));
+  Shape ws{groups * og, cin / groups};
+  ws.insert(ws.end(), k.begin(), k.end());
+  wt = reshape(g.contiguous(wt), ws);
+  std::vector<int64_t> lo(r), hi(r), one(r, 1);
+  Shape os{x.dim(0), groups * og};
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t full = dil[i] * (k[i] - 1);
+    lo[i] = full - pads[i];
+    hi[i] = full - pads[i + r] + outpad[i];
+    if (lo[i] < 0 || hi[i] < 0) throw NotImportable("ConvTranspose pads beyond the kernel");
+    os.push_back((x.dim(static_cast<int>(2 + i)) - 1) * strides[i] + 1 + lo[i] + hi[i] - full);
+  }
+  const wick_conv_params p{sizeof(wick_conv_params), static_cast<int32_t>(r), one.data(), lo.data(),
+                           hi.data(), dil.data(), strides.data(), groups};
+  Tensor o = Tensor::empty(os, x.dtype(), dev());
+  exec(WICK_OP_CONV, &p, {x, wt}, {o});
+  if (has_in(2)) {
+    Shape bs(static_cast<size_t>(o.rank()), 1);
+    bs[1] = o.dim(1);
+    o = op2(WICK_OP_ADD, o, reshape(in(2), bs));
+  }
+  out(0, o);
+}
+
+// InstanceNormalization: layer_norm over the spatial axes of each (n, c), then scale and bias per
+// channel.
+void OnnxLowering::Impl::lower_instance_norm() {
+  const Tensor x = in(0);
+  if (x.rank() < 3) throw NotImportable("InstanceNormalization of rank < 3");
+  const wick_norm_params p{sizeof(wick_norm_params), x.rank() - 2, attr_f("epsilon", 1e-5f)};
+  Tensor o = Tensor::empty(x.shape(), x.dtype(), dev());
+  exec(WICK_OP_LAYER_NORM, &p, {x}, {o});
+  Shape cs(static_cast<size_t>(x.rank()), 1);
+  cs[1] = x.dim(1);
+  out(0, op2(WICK_OP_ADD, op2(WICK_OP_MUL, o, reshape(in(1), cs)), reshape(in(2), cs)));
+}
+
 // The window of MaxPool and AveragePool; MaxPool's Indices output has no Wick op.
 OnnxLowering::Impl::Window OnnxLowering::Impl::pool_window() {
   if (n.outputs.size() > 1 && !n.outputs[1].empty()) throw NotImportable("MaxPool Indices output");
@@ -453,7 +593,7 @@ void OnnxLowering::Impl::lower_batch_norm() {
 void OnnxLowering::Impl::lower_top_k() {
   const Tensor x = in(0);
   const int axis = norm_axis(attr_i("axis", -1), x.rank());
-  const int64_t k = host_ints(in(1)).at(0);
+  const int64_t k = opset() < 10 ? attr_i("k", 1) : host_ints(in(1)).at(0);  // an attribute before 10
   const wick_sort_params p{sizeof(wick_sort_params), axis, attr_i("largest", 1) != 0 ? 1 : 0, 1};
   Tensor v = Tensor::empty(x.shape(), x.dtype(), dev());
   Tensor i = Tensor::empty(x.shape(), DType::I64, dev());
@@ -629,6 +769,9 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"Scatter", &Impl::lower_scatter_elements},
     // Neural-network ops
     {"Conv", &Impl::lower_conv},
+    {"ConvTranspose", &Impl::lower_conv_transpose},
+    {"Pad", &Impl::lower_pad},
+    {"InstanceNormalization", &Impl::lower_instance_norm},
     {"MaxPool", &Impl::lower_max_pool},
     {"AveragePool", &Impl::lower_average_pool},
     {"GlobalAveragePool", &Impl::lower_global_pool<false>},

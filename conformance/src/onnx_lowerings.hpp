@@ -165,6 +165,9 @@ struct OnnxLowering::Impl {
   void lower_gather_elements();
   void lower_scatter_elements();
   void lower_conv();
+  void lower_conv_transpose();
+  void lower_pad();
+  void lower_instance_norm();
   Window pool_window();
   void lower_max_pool();
   void lower_average_pool();

@@ -108,6 +108,17 @@ def reports(wick):
         ET.parse(os.path.join(report, "junit.xml"))
         html = open(os.path.join(report, "report.html")).read()
         check(html.startswith("<!DOCTYPE html>") and "</html>" in html, "report.html is still a complete page")
+    for other in ("pytorch-operator", "pytorch-converted"):
+        folder = "/usr/share/libonnx-testdata/data/" + other
+        if not os.path.isdir(folder):
+            continue
+        with tempfile.TemporaryDirectory() as report:
+            run([wick, "conformance", "--backend", "cpu-onednn", "--suite", "onnx", "--onnx-dir", folder,
+                 "--report", report])
+            rs = results(report)
+            bad = [r["case"] + ": " + r["status"] + " " + r.get("message", "") for r in rs if r["status"] != "PASS"]
+            check(len(rs) == len(os.listdir(folder)) and not bad,
+                  "every %s folder runs and passes on cpu-onednn (%d): %s" % (other, len(rs), bad[:3]))
     real = "/usr/share/libonnx-testdata/data/real"
     if os.path.isdir(real):
         with tempfile.TemporaryDirectory() as report, tempfile.TemporaryDirectory() as elsewhere:
