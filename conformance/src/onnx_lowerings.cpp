@@ -190,6 +190,30 @@ void OnnxLowering::Impl::softmax_node(bool log) {
   out(0, softmax(flat, 1, log).reshape(x.shape()));
 }
 
+// Hardmax: 1 where an element is its line's first maximum along `axis`, else 0 (argmax, then
+// compared with positions from iota). Before opset 13 the input is coerced to 2-D at `axis`.
+Tensor OnnxLowering::Impl::hardmax(const Tensor& x, int axis) {
+  Shape kept = x.shape();
+  kept[static_cast<size_t>(axis)] = 1;
+  Tensor best = Tensor::empty(kept, DType::I64, dev());
+  const wick_axis_params ap{sizeof(wick_axis_params), axis, 0};
+  exec(WICK_OP_ARGMAX, &ap, {x}, {best});
+  Tensor positions = Tensor::empty(x.shape(), DType::I64, dev());
+  const wick_iota_params ip{sizeof(wick_iota_params), axis, 0, 1, 0, 1};
+  exec(WICK_OP_IOTA, &ip, {}, {positions});
+  return cast(op2(WICK_OP_EQ, positions, best.broadcast_to(x.shape()), DType::Bool), x.dtype());
+}
+void OnnxLowering::Impl::lower_hardmax() {
+  const Tensor x = in(0);
+  if (opset() >= 13) return out(0, hardmax(x, norm_axis(attr_i("axis", -1), x.rank())));
+  const int axis = norm_axis(attr_i("axis", 1), x.rank());
+  int64_t rows = 1;
+  for (int i = 0; i < axis; ++i) rows *= x.shape()[static_cast<size_t>(i)];
+  if (x.numel() == 0) return out(0, x);
+  const Tensor flat = reshape(x, {rows, x.numel() / rows});
+  out(0, hardmax(flat, 1).reshape(x.shape()));
+}
+
 // --- Views and shapes (host metadata) ---
 
 void OnnxLowering::Impl::lower_reshape() {
@@ -569,17 +593,53 @@ void OnnxLowering::Impl::global_pool(bool max) {
   out(0, max ? y : affine(y, 1.0 / static_cast<double>(reduced_count(x, axes)), 0));
 }
 void OnnxLowering::Impl::lower_layer_norm() {
-  for (size_t i = 1; i < n.outputs.size(); ++i) {
-    if (!n.outputs[i].empty()) throw NotImportable("LayerNormalization Mean/InvStdDev outputs");
-  }
   const Tensor x = in(0);
   const int axis = norm_axis(attr_i("axis", -1), x.rank());
-  const wick_norm_params p{sizeof(wick_norm_params), x.rank() - axis, attr_f("epsilon", 1e-5f)};
+  const float eps = attr_f("epsilon", 1e-5f);
+  const wick_norm_params p{sizeof(wick_norm_params), x.rank() - axis, eps};
   std::vector<Tensor> ins{x, in(1)};
   if (has_in(2)) ins.push_back(in(2));
   Tensor o = Tensor::empty(x.shape(), x.dtype(), dev());
   exec(WICK_OP_LAYER_NORM, &p, ins, {o});
   out(0, o);
+  const bool stats = (n.outputs.size() > 1 && !n.outputs[1].empty()) ||
+                     (n.outputs.size() > 2 && !n.outputs[2].empty());
+  if (!stats) return;
+  // Mean and InvStdDev (the training outputs), over the normalised axes kept as 1, in the stash
+  // type (f32 unless stash_type says otherwise), as the reference computes them.
+  if (attr_i("stash_type", 1) != 1) throw NotImportable("LayerNormalization stash_type other than f32");
+  const Tensor xf = x.dtype() == DType::F32 ? x : cast(x, DType::F32);
+  std::vector<int32_t> axes;
+  for (int a = axis; a < x.rank(); ++a) axes.push_back(a);
+  const double count = static_cast<double>(reduced_count(xf, axes));
+  const Tensor mean = affine(reduce(WICK_OP_REDUCE_SUM, xf, axes, true), 1.0 / count, 0);
+  const Tensor centred = op2(WICK_OP_SUB, xf, mean);
+  const Tensor var = affine(reduce(WICK_OP_REDUCE_SUM, op2(WICK_OP_MUL, centred, centred), axes, true),
+                            1.0 / count, 0);
+  out(1, mean);
+  out(2, op1(WICK_OP_RSQRT, affine(var, 1, eps)));
+}
+// Shrink: x - bias above lambd, x + bias below -lambd, else 0.
+void OnnxLowering::Impl::lower_shrink() {
+  const Tensor x = in(0);
+  const double lambd = attr_f("lambd", 0.5f), bias = attr_f("bias", 0.0f);
+  const Tensor above = op2(WICK_OP_GT, x, scalar(lambd, x.dtype()), DType::Bool);
+  const Tensor below = op2(WICK_OP_LT, x, scalar(-lambd, x.dtype()), DType::Bool);
+  out(0, where(above, affine(x, 1, -bias), where(below, affine(x, 1, bias), scalar(0, x.dtype()))));
+}
+// MeanVarianceNormalization: (x - mean) / sqrt(var) over `axes` (default 0, 2, 3), no epsilon
+// beyond the reference's 1e-9.
+void OnnxLowering::Impl::lower_mean_variance_normalization() {
+  const Tensor x = in(0);
+  std::vector<int64_t> a64 = attr_ints("axes").value_or(std::vector<int64_t>{0, 2, 3});
+  std::vector<int32_t> axes;
+  for (int64_t a : a64) axes.push_back(norm_axis(a, x.rank()));
+  const double count = static_cast<double>(reduced_count(x, axes));
+  const Tensor mean = affine(reduce(WICK_OP_REDUCE_SUM, x, axes, true), 1.0 / count, 0);
+  const Tensor centred = op2(WICK_OP_SUB, x, mean);
+  const Tensor var = affine(reduce(WICK_OP_REDUCE_SUM, op2(WICK_OP_MUL, centred, centred), axes, true),
+                            1.0 / count, 0);
+  out(0, op2(WICK_OP_DIV, centred, affine(op1(WICK_OP_SQRT, var), 1, 1e-9)));
 }
 void OnnxLowering::Impl::lower_batch_norm() {
   if (attr_i("training_mode", 0) != 0 || n.outputs.size() > 1)
@@ -772,6 +832,9 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"ConvTranspose", &Impl::lower_conv_transpose},
     {"Pad", &Impl::lower_pad},
     {"InstanceNormalization", &Impl::lower_instance_norm},
+    {"Shrink", &Impl::lower_shrink},
+    {"Hardmax", &Impl::lower_hardmax},
+    {"MeanVarianceNormalization", &Impl::lower_mean_variance_normalization},
     {"MaxPool", &Impl::lower_max_pool},
     {"AveragePool", &Impl::lower_average_pool},
     {"GlobalAveragePool", &Impl::lower_global_pool<false>},

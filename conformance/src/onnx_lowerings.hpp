@@ -168,6 +168,10 @@ struct OnnxLowering::Impl {
   void lower_conv_transpose();
   void lower_pad();
   void lower_instance_norm();
+  void lower_shrink();
+  Tensor hardmax(const Tensor& x, int axis);
+  void lower_hardmax();
+  void lower_mean_variance_normalization();
   Window pool_window();
   void lower_max_pool();
   void lower_average_pool();
