@@ -214,6 +214,75 @@ void OnnxLowering::Impl::lower_hardmax() {
   out(0, hardmax(flat, 1).reshape(x.shape()));
 }
 
+// Positions along `axis` of a tensor of `shape` (i64), from IOTA.
+Tensor OnnxLowering::Impl::positions(const Shape& shape, int axis) {
+  Tensor o = Tensor::empty(shape, DType::I64, dev());
+  const wick_iota_params ip{sizeof(wick_iota_params), axis, 0, 1, 0, 1};
+  exec(WICK_OP_IOTA, &ip, {}, {o});
+  return o;
+}
+// A per-axis parameter ([C] along `axis` of x) shaped to broadcast against x; scalars as they are.
+Tensor OnnxLowering::Impl::along_axis(const Tensor& v, const Tensor& x, int64_t axis_attr) {
+  if (v.rank() == 0 || v.numel() == 1 || x.rank() < 2) return v;
+  const int axis = norm_axis(axis_attr, x.rank());
+  Shape s(static_cast<size_t>(x.rank()), 1);
+  s[static_cast<size_t>(axis)] = v.numel();
+  return reshape(v, s);
+}
+// QuantizeLinear: saturate(round_half_even(x / scale) + zero_point), in the zero point's dtype
+// (u8 without one); the saturation is the cast's (docs/ops.md).
+void OnnxLowering::Impl::lower_quantize_linear() {
+  const Tensor x = in(0);
+  if (n.attribute("block_size") != nullptr || n.attribute("output_dtype") != nullptr)
+    throw NotImportable("QuantizeLinear block_size/output_dtype");
+  const int64_t axis = attr_i("axis", 1);
+  const Tensor xf = x.dtype() == DType::F32 ? x : cast(x, DType::F32);
+  const Tensor scale = along_axis(cast(in(1), DType::F32), x, axis);
+  const wick_unary_params even{sizeof(wick_unary_params), 0, 0, WICK_ROUND_HALF_TO_EVEN};
+  Tensor q = op1(WICK_OP_ROUND, op2(WICK_OP_DIV, xf, scale), &even);
+  DType to = DType::U8;
+  if (has_in(2)) {
+    to = in(2).dtype();
+    q = op2(WICK_OP_ADD, q, along_axis(cast(in(2), DType::F32), x, axis));
+  }
+  if (to != DType::U8 && to != DType::I8) throw NotImportable("QuantizeLinear to a non-8-bit type");
+  out(0, cast(q, to));
+}
+// DequantizeLinear: (x - zero_point) * scale, in f32.
+void OnnxLowering::Impl::lower_dequantize_linear() {
+  const Tensor x = in(0);
+  if (n.attribute("block_size") != nullptr) throw NotImportable("DequantizeLinear block_size");
+  const int64_t axis = attr_i("axis", 1);
+  Tensor v = cast(x, DType::F32);
+  if (has_in(2)) v = op2(WICK_OP_SUB, v, along_axis(cast(in(2), DType::F32), x, axis));
+  out(0, op2(WICK_OP_MUL, v, along_axis(cast(in(1), DType::F32), x, axis)));
+}
+// OneHot: values[1] where the position along the new axis equals the index (negative ones count
+// from the end of depth), values[0] elsewhere.
+void OnnxLowering::Impl::lower_one_hot() {
+  const Tensor idx = cast(in(0), DType::I64);
+  const int64_t depth = static_cast<int64_t>(host_scalar(in(1)));
+  const Tensor values = in(2);
+  const int axis = norm_axis(attr_i("axis", -1), idx.rank() + 1);
+  Shape os = idx.shape();
+  os.insert(os.begin() + axis, depth);
+  Shape is = idx.shape();
+  is.insert(is.begin() + axis, 1);
+  const Tensor wrapped = where(op2(WICK_OP_LT, idx, scalar(0, DType::I64), DType::Bool),
+                               affine(idx, 1, static_cast<double>(depth)), idx);
+  const Tensor hot = op2(WICK_OP_EQ, positions(os, axis), reshape(wrapped, is).broadcast_to(os), DType::Bool);
+  out(0, where(hot, values.slice(0, 1, 2, 1).reshape({}), values.slice(0, 0, 1, 1).reshape({})));
+}
+// EyeLike: ones where column - row == k, in `dtype` (else the input's).
+void OnnxLowering::Impl::lower_eye_like() {
+  const Tensor x = in(0);
+  if (x.rank() != 2) throw NotImportable("EyeLike of rank other than 2");
+  const DType t = n.attribute("dtype") != nullptr ? onnx_dtype(static_cast<int32_t>(attr_i("dtype", 1)))
+                                                  : x.dtype();
+  const Tensor diff = op2(WICK_OP_SUB, positions(x.shape(), 1), positions(x.shape(), 0));
+  out(0, cast(op2(WICK_OP_EQ, diff, scalar(static_cast<double>(attr_i("k", 0)), DType::I64), DType::Bool), t));
+}
+
 // --- Views and shapes (host metadata) ---
 
 void OnnxLowering::Impl::lower_reshape() {
@@ -834,6 +903,10 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"InstanceNormalization", &Impl::lower_instance_norm},
     {"Shrink", &Impl::lower_shrink},
     {"Hardmax", &Impl::lower_hardmax},
+    {"QuantizeLinear", &Impl::lower_quantize_linear},
+    {"DequantizeLinear", &Impl::lower_dequantize_linear},
+    {"OneHot", &Impl::lower_one_hot},
+    {"EyeLike", &Impl::lower_eye_like},
     {"MeanVarianceNormalization", &Impl::lower_mean_variance_normalization},
     {"MaxPool", &Impl::lower_max_pool},
     {"AveragePool", &Impl::lower_average_pool},

@@ -171,6 +171,12 @@ struct OnnxLowering::Impl {
   void lower_shrink();
   Tensor hardmax(const Tensor& x, int axis);
   void lower_hardmax();
+  Tensor positions(const Shape& shape, int axis);
+  Tensor along_axis(const Tensor& v, const Tensor& x, int64_t axis_attr);
+  void lower_quantize_linear();
+  void lower_dequantize_linear();
+  void lower_one_hot();
+  void lower_eye_like();
   void lower_mean_variance_normalization();
   Window pool_window();
   void lower_max_pool();
