@@ -13,6 +13,8 @@
 
 namespace wick::conformance {
 
+struct ResizeRule;
+
 struct OnnxLowering::Impl {
   OnnxLowering& g;
   const onnx::NodeProto& n;
@@ -177,6 +179,9 @@ struct OnnxLowering::Impl {
   void lower_dequantize_linear();
   void lower_one_hot();
   void lower_eye_like();
+  Tensor resize_axis(const Tensor& x, int axis, int64_t out_len, double scale, const ResizeRule& r,
+                     double roi_start, double roi_end);
+  void lower_resize();
   void lower_mean_variance_normalization();
   Window pool_window();
   void lower_max_pool();
