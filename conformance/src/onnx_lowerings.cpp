@@ -640,6 +640,12 @@ void OnnxLowering::Impl::lower_scatter_elements() {
 
 // --- Neural-network ops ---
 
+// A [C] vector shaped [1, C, 1, ...] against a rank-`rank` tensor (bias, scale per channel).
+Tensor OnnxLowering::Impl::per_channel(const Tensor& v, int rank) {
+  Shape s(static_cast<size_t>(rank), 1);
+  s[1] = v.numel();
+  return reshape(v, s);
+}
 void OnnxLowering::Impl::lower_conv() {
   const Tensor x = in(0), w = in(1);
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
@@ -661,12 +667,7 @@ void OnnxLowering::Impl::lower_conv() {
                            attr_i("group", 1)};
   Tensor o = Tensor::empty(os, x.dtype(), dev());
   exec(WICK_OP_CONV, &p, {x, w}, {o});
-  if (has_in(2)) {
-    Shape bs(static_cast<size_t>(o.rank()), 1);
-    bs[1] = o.dim(1);
-    o = op2(WICK_OP_ADD, o, reshape(in(2), bs));
-  }
-  out(0, o);
+  out(0, has_in(2) ? op2(WICK_OP_ADD, o, per_channel(in(2), o.rank())) : o);
 }
 // Pad: constant (a filled tensor, x copied into its interior), reflect and edge (per axis, an
 // index_select with host-built indices). Negative pads crop. Pads are an attribute before opset 11
@@ -770,12 +771,7 @@ void OnnxLowering::Impl::lower_conv_transpose() {
                            hi.data(), dil.data(), strides.data(), groups};
   Tensor o = Tensor::empty(os, x.dtype(), dev());
   exec(WICK_OP_CONV, &p, {x, wt}, {o});
-  if (has_in(2)) {
-    Shape bs(static_cast<size_t>(o.rank()), 1);
-    bs[1] = o.dim(1);
-    o = op2(WICK_OP_ADD, o, reshape(in(2), bs));
-  }
-  out(0, o);
+  out(0, has_in(2) ? op2(WICK_OP_ADD, o, per_channel(in(2), o.rank())) : o);
 }
 
 // InstanceNormalization: layer_norm over the spatial axes of each (n, c), then scale and bias per
@@ -786,9 +782,8 @@ void OnnxLowering::Impl::lower_instance_norm() {
   const wick_norm_params p{sizeof(wick_norm_params), x.rank() - 2, attr_f("epsilon", 1e-5f)};
   Tensor o = Tensor::empty(x.shape(), x.dtype(), dev());
   exec(WICK_OP_LAYER_NORM, &p, {x}, {o});
-  Shape cs(static_cast<size_t>(x.rank()), 1);
-  cs[1] = x.dim(1);
-  out(0, op2(WICK_OP_ADD, op2(WICK_OP_MUL, o, reshape(in(1), cs)), reshape(in(2), cs)));
+  out(0, op2(WICK_OP_ADD, op2(WICK_OP_MUL, o, per_channel(in(1), x.rank())),
+             per_channel(in(2), x.rank())));
 }
 
 // The window of MaxPool and AveragePool; MaxPool's Indices output has no Wick op.

@@ -166,6 +166,7 @@ struct OnnxLowering::Impl {
   void lower_gather();
   void lower_gather_elements();
   void lower_scatter_elements();
+  Tensor per_channel(const Tensor& v, int rank);
   void lower_conv();
   void lower_conv_transpose();
   void lower_pad();
