@@ -166,6 +166,14 @@ struct OnnxLowering::Impl {
   void lower_gather();
   void lower_gather_elements();
   void lower_scatter_elements();
+  int32_t reduction_mode() const;
+  std::vector<int64_t> nd_rows(const Tensor& data, const Tensor& indices, int64_t batch_dims);
+  void lower_gather_nd();
+  void lower_scatter_nd();
+  void lower_non_zero();
+  void lower_compress();
+  void lower_reverse_sequence();
+  void lower_lrn();
   Tensor per_channel(const Tensor& v, int rank);
   void lower_conv();
   void lower_conv_transpose();
