@@ -444,6 +444,68 @@ void OnnxLowering::Impl::lower_resize() {
   out(0, x);
 }
 
+// The window functions: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N the size when periodic
+// (the default), else size - 1; computed on the host in f64, stored in output_datatype.
+void OnnxLowering::Impl::lower_window_function() {
+  const int64_t size = static_cast<int64_t>(host_scalar(in(0)));
+  const bool periodic = attr_i("periodic", 1) != 0;
+  const DType t = onnx_dtype(static_cast<int32_t>(attr_i("output_datatype", 1)));
+  double a0 = 0.5, a1 = 0.5, a2 = 0;
+  if (n.op_type == "HammingWindow") {
+    a0 = 25.0 / 46;
+    a1 = 21.0 / 46;
+  } else if (n.op_type == "BlackmanWindow") {
+    a0 = 0.42;
+    a2 = 0.08;
+  }
+  const double N = static_cast<double>(periodic ? size : size - 1);
+  std::vector<double> w(static_cast<size_t>(std::max<int64_t>(size, 0)));
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double x = 2 * M_PI * static_cast<double>(i) / N;
+    w[i] = a0 - a1 * std::cos(x) + a2 * std::cos(2 * x);
+  }
+  out(0, upload_values(w, {size}, t));
+}
+// MatMulInteger: (a - a_zero_point) x (b - b_zero_point) in i32.
+void OnnxLowering::Impl::lower_matmul_integer() {
+  Tensor a = cast(in(0), DType::I32), b = cast(in(1), DType::I32);
+  if (has_in(2)) a = op2(WICK_OP_SUB, a, cast(in(2), DType::I32));
+  if (has_in(3)) b = op2(WICK_OP_SUB, b, cast(in(3), DType::I32));
+  out(0, matmul(a, b));
+}
+// QLinearMatMul: quantize(dequantize(a) x dequantize(b)) with the output's scale and zero point.
+void OnnxLowering::Impl::lower_qlinear_matmul() {
+  auto dequantize = [&](size_t x, size_t scale, size_t zero) {
+    return op2(WICK_OP_MUL, op2(WICK_OP_SUB, cast(in(x), DType::F32), cast(in(zero), DType::F32)),
+               cast(in(scale), DType::F32));
+  };
+  const Tensor prod = matmul(dequantize(0, 1, 2), dequantize(3, 4, 5));
+  const wick_unary_params even{sizeof(wick_unary_params), 0, 0, WICK_ROUND_HALF_TO_EVEN};
+  const Tensor q = op2(WICK_OP_ADD, op1(WICK_OP_ROUND, op2(WICK_OP_DIV, prod, cast(in(6), DType::F32)), &even),
+                       cast(in(7), DType::F32));
+  out(0, cast(q, in(7).dtype()));
+}
+// DynamicQuantizeLinear: u8 with scale (max(0, max x) - min(0, min x)) / 255 and zero point
+// saturate(round(-min / scale)); y = saturate(round(x / scale) + zero point).
+void OnnxLowering::Impl::lower_dynamic_quantize_linear() {
+  const Tensor x = cast(in(0), DType::F32);
+  std::vector<int32_t> all(static_cast<size_t>(x.rank()));
+  std::iota(all.begin(), all.end(), 0);
+  const Tensor zero = scalar(0, DType::F32);
+  const Tensor hi = op2(WICK_OP_MAXIMUM, reduce(WICK_OP_REDUCE_MAX, x, all, false), zero);
+  const Tensor lo = op2(WICK_OP_MINIMUM, reduce(WICK_OP_REDUCE_MIN, x, all, false), zero);
+  const Tensor scale = affine(op2(WICK_OP_SUB, hi, lo), 1.0 / 255, 0);
+  const wick_unary_params even{sizeof(wick_unary_params), 0, 0, WICK_ROUND_HALF_TO_EVEN};
+  auto saturate_u8 = [&](const Tensor& v) {
+    return cast(op2(WICK_OP_MINIMUM, op2(WICK_OP_MAXIMUM, v, zero), scalar(255, DType::F32)), DType::U8);
+  };
+  const Tensor zp = op1(WICK_OP_ROUND, op2(WICK_OP_DIV, affine(lo, -1, 0), scale), &even);
+  const Tensor y = op2(WICK_OP_ADD, op1(WICK_OP_ROUND, op2(WICK_OP_DIV, x, scale), &even), zp);
+  out(0, saturate_u8(y));
+  out(1, scale);
+  out(2, saturate_u8(zp));
+}
+
 // --- Views and shapes (host metadata) ---
 
 void OnnxLowering::Impl::lower_reshape() {
@@ -1223,6 +1285,12 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"Compress", &Impl::lower_compress},
     {"ReverseSequence", &Impl::lower_reverse_sequence},
     {"LRN", &Impl::lower_lrn},
+    {"HannWindow", &Impl::lower_window_function},
+    {"HammingWindow", &Impl::lower_window_function},
+    {"BlackmanWindow", &Impl::lower_window_function},
+    {"MatMulInteger", &Impl::lower_matmul_integer},
+    {"QLinearMatMul", &Impl::lower_qlinear_matmul},
+    {"DynamicQuantizeLinear", &Impl::lower_dynamic_quantize_linear},
     {"Upsample", &Impl::lower_resize},
     {"MeanVarianceNormalization", &Impl::lower_mean_variance_normalization},
     {"MaxPool", &Impl::lower_max_pool},

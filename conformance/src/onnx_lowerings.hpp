@@ -174,6 +174,10 @@ struct OnnxLowering::Impl {
   void lower_compress();
   void lower_reverse_sequence();
   void lower_lrn();
+  void lower_window_function();
+  void lower_matmul_integer();
+  void lower_qlinear_matmul();
+  void lower_dynamic_quantize_linear();
   Tensor per_channel(const Tensor& v, int rank);
   void lower_conv();
   void lower_conv_transpose();
