@@ -845,7 +845,16 @@ Tensor OnnxLowering::Impl::per_channel(const Tensor& v, int rank) {
   return reshape(v, s);
 }
 void OnnxLowering::Impl::lower_conv() {
-  const Tensor x = in(0), w = in(1);
+  out(0, conv(in(0), in(1), has_in(2) ? std::optional<Tensor>(in(2)) : std::nullopt));
+}
+// ConvInteger: (x - x_zero_point) conv (w - w_zero_point) in i32.
+void OnnxLowering::Impl::lower_conv_integer() {
+  Tensor x = cast(in(0), DType::I32), w = cast(in(1), DType::I32);
+  if (has_in(2)) x = op2(WICK_OP_SUB, x, cast(in(2), DType::I32));
+  if (has_in(3)) w = op2(WICK_OP_SUB, w, cast(in(3), DType::I32));
+  out(0, conv(x, w, std::nullopt));
+}
+Tensor OnnxLowering::Impl::conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
   const Window win = window(x, k, false);
   const size_t r = k.size();
@@ -865,7 +874,7 @@ void OnnxLowering::Impl::lower_conv() {
                            attr_i("group", 1)};
   Tensor o = Tensor::empty(os, x.dtype(), dev());
   exec(WICK_OP_CONV, &p, {x, w}, {o});
-  out(0, has_in(2) ? op2(WICK_OP_ADD, o, per_channel(in(2), o.rank())) : o);
+  return bias ? op2(WICK_OP_ADD, o, per_channel(*bias, o.rank())) : o;
 }
 // Pad: constant (a filled tensor, x copied into its interior), reflect and edge (per axis, an
 // index_select with host-built indices). Negative pads crop. Pads are an attribute before opset 11
@@ -1270,6 +1279,7 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     // Neural-network ops
     {"Conv", &Impl::lower_conv},
     {"ConvTranspose", &Impl::lower_conv_transpose},
+    {"ConvInteger", &Impl::lower_conv_integer},
     {"Pad", &Impl::lower_pad},
     {"InstanceNormalization", &Impl::lower_instance_norm},
     {"Shrink", &Impl::lower_shrink},

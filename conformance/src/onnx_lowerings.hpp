@@ -180,6 +180,8 @@ struct OnnxLowering::Impl {
   void lower_dynamic_quantize_linear();
   Tensor per_channel(const Tensor& v, int rank);
   void lower_conv();
+  void lower_conv_integer();
+  Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias);
   void lower_conv_transpose();
   void lower_pad();
   void lower_instance_norm();
