@@ -939,9 +939,7 @@ void OnnxLowering::Impl::lower_pad() {
 // dilation * (kernel - 1) - pads (plus output_padding at the end), and the weights [C, O/g, k...]
 // turned into [O, C/g, k...] with their spatial axes reversed.
 void OnnxLowering::Impl::lower_conv_transpose() {
-  if (n.attribute("output_shape") != nullptr) throw NotImportable("ConvTranspose output_shape");
   const std::string auto_pad = attr_s("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID") throw NotImportable("ConvTranspose auto_pad " + auto_pad);
   const Tensor x = in(0), w = in(1);
   const int64_t groups = attr_i("group", 1);
   const size_t r = static_cast<size_t>(w.rank() - 2);
@@ -953,7 +951,26 @@ void OnnxLowering::Impl::lower_conv_transpose() {
     return v;
   };
   const std::vector<int64_t> strides = ints("strides", 1, r), dil = ints("dilations", 1, r),
-                             outpad = ints("output_padding", 0, r), pads = ints("pads", 0, 2 * r);
+                             outpad = ints("output_padding", 0, r);
+  std::vector<int64_t> pads = ints("pads", 0, 2 * r);
+  // An explicit output_shape, or SAME auto_pad (output = input * stride), sets the pads: the
+  // total split in half, the odd one at the end for SAME_UPPER, at the start otherwise.
+  std::vector<int64_t> want = attr_ints("output_shape").value_or(std::vector<int64_t>{});
+  if (want.size() == r + 2) want.erase(want.begin(), want.begin() + 2);
+  if (want.empty() && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER"))
+    for (size_t i = 0; i < r; ++i) want.push_back(x.dim(static_cast<int>(2 + i)) * strides[i]);
+  if (auto_pad == "VALID") pads.assign(2 * r, 0);
+  if (!want.empty()) {
+    if (want.size() != r) throw NotImportable("ConvTranspose output_shape length");
+    for (size_t i = 0; i < r; ++i) {
+      const int64_t total = strides[i] * (x.dim(static_cast<int>(2 + i)) - 1) + outpad[i] +
+                            (k[i] - 1) * dil[i] + 1 - want[i];
+      const bool upper = auto_pad == "SAME_UPPER";
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor(total / 2)
+      pads[i] = upper ? half : total - half;
+      pads[i + r] = upper ? total - half : half;
+    }
+  }
   // Weights: [g, C/g, O/g, k...] -> [g, O/g, C/g, k...] -> [O, C/g, k...], spatial axes flipped.
   Shape gw{groups, cin / groups, og};
   gw.insert(gw.end(), k.begin(), k.end());
