@@ -506,6 +506,66 @@ void OnnxLowering::Impl::lower_dynamic_quantize_linear() {
   out(2, saturate_u8(zp));
 }
 
+// Einsum without ellipses or repeated letters within one term: every operand's axes permuted to
+// the order of all letters (first appearance) with extent-1 axes for the letters it lacks, the
+// broadcast product, a sum over the letters the output drops, and the output's permutation.
+void OnnxLowering::Impl::lower_einsum() {
+  std::string eq = attr_s("equation", "");
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  if (eq.find("...") != std::string::npos) throw NotImportable("Einsum with an ellipsis");
+  const size_t arrow = eq.find("->");
+  std::vector<std::string> terms;
+  for (size_t start = 0, comma;; start = comma + 1) {
+    comma = eq.find(',', start);
+    const size_t stop = std::min(comma, arrow);
+    terms.push_back(eq.substr(start, stop - start));
+    if (comma == std::string::npos || comma > arrow) break;
+  }
+  std::string letters;
+  for (const std::string& t : terms)
+    for (char c : t) {
+      if (std::count(t.begin(), t.end(), c) > 1) throw NotImportable("Einsum repeats a letter in one term");
+      if (letters.find(c) == std::string::npos) letters += c;
+    }
+  std::string output;
+  if (arrow != std::string::npos) {
+    output = eq.substr(arrow + 2);
+  } else {  // implicit: the letters that appear once, alphabetically
+    for (char c : letters) {
+      int count = 0;
+      for (const std::string& t : terms) count += static_cast<int>(std::count(t.begin(), t.end(), c));
+      if (count == 1) output += c;
+    }
+    std::sort(output.begin(), output.end());
+  }
+  if (terms.size() != n.inputs.size()) throw NotImportable("Einsum terms and inputs differ in number");
+  Tensor product;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    const Tensor x = in(k);
+    const std::string& t = terms[k];
+    if (static_cast<int>(t.size()) != x.rank()) throw NotImportable("Einsum term rank mismatch");
+    std::vector<int> perm;
+    Shape s;
+    for (char c : letters) {
+      const size_t at = t.find(c);
+      if (at != std::string::npos) perm.push_back(static_cast<int>(at));
+      s.push_back(at != std::string::npos ? x.dim(static_cast<int>(at)) : 1);
+    }
+    const Tensor aligned = reshape(x.permute(perm), s);
+    product = k == 0 ? aligned : op2(WICK_OP_MUL, product, aligned);
+  }
+  std::vector<int32_t> summed;
+  std::string kept;
+  for (size_t i = 0; i < letters.size(); ++i) {
+    if (output.find(letters[i]) == std::string::npos) summed.push_back(static_cast<int32_t>(i));
+    else kept += letters[i];
+  }
+  Tensor r = summed.empty() ? product : reduce(WICK_OP_REDUCE_SUM, product, summed, false);
+  std::vector<int> perm;
+  for (char c : output) perm.push_back(static_cast<int>(kept.find(c)));
+  out(0, r.permute(perm));
+}
+
 // --- Views and shapes (host metadata) ---
 
 void OnnxLowering::Impl::lower_reshape() {
@@ -1297,6 +1357,7 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"Conv", &Impl::lower_conv},
     {"ConvTranspose", &Impl::lower_conv_transpose},
     {"ConvInteger", &Impl::lower_conv_integer},
+    {"Einsum", &Impl::lower_einsum},
     {"Pad", &Impl::lower_pad},
     {"InstanceNormalization", &Impl::lower_instance_norm},
     {"Shrink", &Impl::lower_shrink},

@@ -181,6 +181,7 @@ struct OnnxLowering::Impl {
   Tensor per_channel(const Tensor& v, int rank);
   void lower_conv();
   void lower_conv_integer();
+  void lower_einsum();
   Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias);
   void lower_conv_transpose();
   void lower_pad();
