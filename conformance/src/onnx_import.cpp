@@ -155,6 +155,9 @@ Result run_onnx_case(const ExecContext& ctx, const OnnxStore& store, const std::
   } catch (const NotImportable& e) {
     r.status = "SKIP";
     r.message = std::string("importer: ") + e.what();
+  } catch (const onnx::ReadError& e) {
+    r.status = "SKIP";
+    r.message = std::string("unreadable: ") + e.what();
   } catch (const Declined& e) {
     r.status = "UNSUPPORTED";
     r.message = std::string("plugin declined ") + e.what();

@@ -76,7 +76,7 @@ class Reader {
     }
   }
   [[noreturn]] void fail(const std::string& why) const {
-    throw Error("ONNX protobuf " + what_ + ": " + why);
+    throw ReadError("ONNX protobuf " + what_ + ": " + why);
   }
 
  private:
@@ -223,7 +223,7 @@ GraphProto parse_graph(Reader r) {
 
 std::vector<unsigned char> slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + path);
+  if (!in) throw ReadError("cannot read " + path);
   return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), {});
 }
 

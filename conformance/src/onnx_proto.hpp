@@ -4,10 +4,17 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace wick::conformance::onnx {
+
+// A model or tensor file that cannot be read or is not valid protobuf (truncated, corrupt): the
+// folder is SKIP, since the data, not the backend, is at fault.
+struct ReadError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // TensorProto.DataType
 enum DataType : int32_t {

@@ -25,6 +25,11 @@ struct Result {
   std::string repro;        // one command that reruns exactly this case on this backend
   nlohmann::json perf;      // --mode perf: time, GB/s, GFLOP/s
 
+  // JSON text that never throws: bytes that are not UTF-8 (from a corrupt file or a folder name)
+  // become U+FFFD instead of ending the run.
+  static std::string dump(const nlohmann::json& j, int indent = -1) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
   nlohmann::json to_json() const {
     nlohmann::json j{{"backend", backend}, {"case", id},       {"source", source},
                      {"op", op},           {"dtype", dtype},   {"status", status},

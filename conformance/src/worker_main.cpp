@@ -93,7 +93,7 @@ int run(const Args& args) {
     for (const PluginInfo& p : registry.plugins()) {
       if (p.state == PluginState::Usable) list.push_back(p.name);
     }
-    std::cout << list.dump() << "\n";
+    std::cout << Result::dump(list) << "\n";
     return 0;
   }
 
@@ -146,18 +146,18 @@ int run(const Args& args) {
              {"description", ctx.device.description()},
              {"version", info ? info->version : ""},
              {"reference", ctx.reference ? ctx.reference->name() : ""}};
-    emit(out, "READY " + ready.dump());
+    emit(out, "READY " + Result::dump(ready));
 
     std::string line;
     while (std::getline(std::cin, line)) {
       if (line.rfind("RUN ", 0) != 0) continue;
       const Result r = execute_case(ctx, line.substr(4));
-      emit(out, r.to_json().dump());
+      emit(out, Result::dump(r.to_json()));
     }
     return 0;
   } catch (const std::exception& e) {
     ready["error"] = e.what();
-    emit(out, "READY " + ready.dump());
+    emit(out, "READY " + Result::dump(ready));
     return 1;
   }
 }

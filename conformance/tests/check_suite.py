@@ -7,6 +7,9 @@
   check_suite.py reports WICK                     the four report files are written, well formed
   check_suite.py regenerate PYTHON GENERATOR DATA golden data regenerate byte-identically
   check_suite.py ci WICK BACKENDS                 the CI run: reports exist, no first-party CRASH
+  check_suite.py fuzz WICK ONNX_DIR               truncated and bit-flipped ONNX folders (and a
+                                                  folder name that is not UTF-8): per-case results,
+                                                  no crash of a worker or of the supervisor
 """
 import filecmp
 import json
@@ -167,6 +170,48 @@ def regenerate(python, generator, data):
             match, mismatch, errors = filecmp.cmpfiles(data, out, names, shallow=False)
             check(not mismatch and not errors,
                   "every golden file regenerates byte-identically, NumPy SIMD: %s (differ: %s)" % (label, mismatch))
+
+
+def fuzz(wick, onnx_dir):
+    import random
+    import shutil
+    rng = random.Random(20261201)  # the same mutations every run
+    folders = sorted(f for f in os.listdir(onnx_dir) if f.startswith("test_"))[::12]
+    with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as report:
+        base = os.path.join(work, "node")
+        os.mkdir(base)
+        count = 0
+        for i, f in enumerate(folders):
+            for variant in ("truncate", "flip"):
+                d = os.path.join(base, "test_fuzz%03d_%s" % (i, variant))
+                shutil.copytree(os.path.join(onnx_dir, f), d)
+                files = [os.path.join(root, x) for root, _, xs in os.walk(d) for x in xs
+                         if x == "model.onnx" or x.endswith(".pb")]
+                target = rng.choice(sorted(files))
+                data = bytearray(open(target, "rb").read())
+                if data:
+                    if variant == "truncate":
+                        data = data[:rng.randrange(len(data))]
+                    else:
+                        for _ in range(rng.randint(1, 8)):
+                            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+                open(target, "wb").write(bytes(data))
+                count += 1
+        # Four bytes once found to over-read the protobuf reader, and a name that is not UTF-8.
+        os.mkdir(os.path.join(base, "test_fuzz_overread"))
+        open(os.path.join(base, "test_fuzz_overread", "model.onnx"), "wb").write(bytes([0x10, 0x07, 0x28, 0x05]))
+        odd = os.path.join(base.encode(), b"test_fuzz_\xff\xfe")
+        shutil.copytree(os.path.join(onnx_dir, folders[0]), odd.decode("utf-8", "surrogateescape"))
+        count += 2
+        p = run([wick, "conformance", "--backend", "cpu-onednn", "--suite", "onnx", "--onnx-dir", base,
+                 "--report", report, "--timeout", "20", "--fail-on", "crash", "--jobs", "2"])
+        check(p.returncode == 0, "the run completes with no CRASH or TIMEOUT (%d mutated folders)" % count)
+        rs = results(report)
+        check(len(rs) == count, "every folder has exactly one result (%d)" % len(rs))
+        statuses = {r["status"] for r in rs}
+        check(statuses <= {"PASS", "FAIL", "SKIP", "UNSUPPORTED"}, "statuses: %s" % sorted(statuses))
+        check(any(r["status"] == "SKIP" and r["message"].startswith("unreadable:") for r in rs),
+              "an unreadable file is SKIP saying so")
 
 
 def ci(wick, backends):

@@ -322,7 +322,7 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
   report.command = a.command_line;
   size_t done = 0;
   so.on_result = [&](const Result& r) {
-    jsonl << r.to_json().dump() << "\n";
+    jsonl << Result::dump(r.to_json()) << "\n";
     jsonl.flush();  // a killed run still leaves its record
     report.results.push_back(r);
     if (++done % 1000 == 0) std::cerr << "  ... " << done << " results\n";

@@ -72,7 +72,7 @@ int run_devices(const ConfigOverrides& overrides, bool json) {
       out["selected"] = nullptr;
       out["selection_error"] = selection_error;
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return selection ? 0 : 1;
   }
 

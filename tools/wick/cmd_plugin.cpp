@@ -184,7 +184,7 @@ int run_plugin_probe(const ConfigOverrides& overrides, const std::string& target
     j["devices"].push_back({{"name", d.name}, {"description", d.description},
                             {"kind", to_string(d.kind)}, {"memory_bytes", d.memory_bytes},
                             {"capabilities", d.capabilities}});
-  std::cout << j.dump() << "\n";
+  std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   return 0;
 }
 
