@@ -38,7 +38,12 @@ std::vector<CaseInfo> OnnxStore::list() const {
       std::error_code ec2;
       const std::string model = fs::exists(directory_ + "/" + sibling + "/model.onnx", ec2) ? sibling : f;
       const onnx::ModelProto m = onnx::read_model(directory_ + "/" + model + "/model.onnx");
-      if (!m.graph.nodes.empty()) op = m.graph.nodes.back().op_type;
+      // Every op type of the graph, in first-seen order: the matrix files the folder under each.
+      std::string types;
+      for (const onnx::NodeProto& node : m.graph.nodes)
+        if (("," + types + ",").find("," + node.op_type + ",") == std::string::npos)
+          types += (types.empty() ? "" : ",") + node.op_type;
+      if (!types.empty()) op = types;
     } catch (const std::exception&) {
       op = "unreadable";
     }

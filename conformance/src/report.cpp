@@ -48,12 +48,23 @@ std::vector<std::pair<std::string, std::map<std::string, Tally>>> matrix(
   std::map<std::string, size_t> where;
   for (const Result& r : in.results) {
     if (r.source != source) continue;
-    auto it = where.find(r.op);
-    if (it == where.end()) {
-      it = where.emplace(r.op, rows.size()).first;
-      rows.push_back({r.op, {}});
+    // An ONNX graph ("onnx:Concat,Shape,Slice") counts under each of its op types.
+    std::vector<std::string> ops{r.op};
+    if (r.op.rfind("onnx:", 0) == 0 && r.op.find(',') != std::string::npos) {
+      ops.clear();
+      std::string rest = r.op.substr(5);
+      for (size_t at; (at = rest.find(',')) != std::string::npos; rest = rest.substr(at + 1))
+        ops.push_back("onnx:" + rest.substr(0, at));
+      ops.push_back("onnx:" + rest);
     }
-    rows[it->second].second[r.backend].add(r.status);
+    for (const std::string& op : ops) {
+      auto it = where.find(op);
+      if (it == where.end()) {
+        it = where.emplace(op, rows.size()).first;
+        rows.push_back({op, {}});
+      }
+      rows[it->second].second[r.backend].add(r.status);
+    }
   }
   return rows;
 }

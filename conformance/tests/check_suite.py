@@ -122,6 +122,12 @@ def reports(wick):
             bad = [r["case"] + ": " + r["status"] + " " + r.get("message", "") for r in rs if r["status"] != "PASS"]
             check(len(rs) == len(os.listdir(folder)) and not bad,
                   "every %s folder runs and passes on cpu-onednn (%d): %s" % (other, len(rs), bad[:3]))
+            multi = [r for r in rs if "," in r["op"]]
+            matrix = open(os.path.join(report, "matrix.txt")).read()
+            if multi:
+                types = multi[0]["op"][5:].split(",")
+                check(all(("onnx:" + t) in matrix for t in types),
+                      "a multi-node graph (%s) is filed under each of its op types" % multi[0]["case"])
     real = "/usr/share/libonnx-testdata/data/real"
     if os.path.isdir(real):
         with tempfile.TemporaryDirectory() as report, tempfile.TemporaryDirectory() as elsewhere:
