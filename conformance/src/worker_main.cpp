@@ -23,6 +23,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+
+#include <sys/prctl.h>
+#include <unistd.h>
+#include <csignal>
 #include <set>
 #include <string>
 #include <vector>
@@ -186,6 +190,12 @@ int main(int argc, char** argv) {
     else if (a == "--config") args.config_file = value();
     else if (a == "--plugin-path") args.plugin_paths.push_back(value());
     else if (a == "--list-backends") args.list_backends = true;
+    else if (a == "--parent") {
+      // Killed with the supervisor (even by SIGKILL), never orphaned; if it is already gone, end.
+      const long parent = std::stol(value());
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) return 3;
+    }
     else {
       std::cerr << "wick-conformance-worker: unknown argument " << a << "\n";
       return 2;

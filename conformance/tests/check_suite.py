@@ -87,6 +87,40 @@ def isolation(wick, manifest):
               "the repro line, run as printed elsewhere, reruns that one case and crashes again")
 
 
+def orphans(wick, manifest):
+    """A supervisor killed with SIGKILL leaves no worker behind (the hanging `sub` would keep one)."""
+    import signal
+    import time
+    with tempfile.TemporaryDirectory() as report:
+        p = subprocess.Popen([wick, "conformance", "--backend", manifest, "--suite", "golden", "--op", "sub",
+                              "--dtype", "f32", "--timeout", "120", "--report", report],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        def children():
+            out = subprocess.run(["pgrep", "-P", str(p.pid)], stdout=subprocess.PIPE, text=True).stdout
+            return [int(x) for x in out.split()]
+        def alive(pid):
+            try:
+                os.kill(pid, 0)
+                return open("/proc/%d/stat" % pid).read().split()[2] != "Z"
+            except (OSError, IOError):
+                return False
+        for _ in range(100):  # wait for the worker to be inside the hanging op
+            if children():
+                break
+            time.sleep(0.1)
+        workers = children()
+        try:
+            check(workers != [], "a worker runs the hanging case")
+        finally:
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait()
+        for _ in range(50):
+            if not any(alive(w) for w in workers):
+                break
+            time.sleep(0.1)
+        check(not any(alive(w) for w in workers), "after the supervisor is killed, its workers are gone too")
+
+
 def decline(wick, manifest):
     with tempfile.TemporaryDirectory() as report:
         p = run([wick, "conformance", "--backend", manifest, "--suite", "golden", "--report", report])

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -194,6 +196,7 @@ std::vector<std::string> worker_args(const ConfigOverrides& overrides, const Con
   if (any_diff && a.mode != "perf") add("--reference", a.reference);
   if (overrides.config_file) add("--config", *overrides.config_file);
   for (const std::string& p : overrides.plugin_paths) add("--plugin-path", p);
+  add("--parent", std::to_string(::getpid()));  // workers end when the supervisor does
   return args;
 }
 
