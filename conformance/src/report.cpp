@@ -212,6 +212,7 @@ void console_failures(std::ostream& os, const ReportInput& in) {
 
 std::string console_report(const ReportInput& in) {
   std::ostringstream os;
+  if (!in.cut_short.empty()) os << "CUT SHORT: " << in.cut_short << "\n";
   const std::vector<std::string> backends = backend_names(in);
   for (const BackendRun& r : in.runs) {
     if (!r.error.empty()) os << "backend " << r.spec << ": NOT RUN: " << r.error << "\n";
@@ -292,6 +293,8 @@ void html_head(std::ostream& os, const ReportInput& in) {
         "summary{cursor:pointer}.st-FAIL,.st-CRASH,.st-TIMEOUT,.st-XPASS{color:#b00;font-weight:"
         "bold}\n"
         "</style></head><body>\n<h1>Wick conformance report</h1>\n";
+  if (!in.cut_short.empty())
+    os << "<p class=\"st-FAIL\">CUT SHORT: " << xml_escape(in.cut_short) << "</p>\n";
   os << "<p>Mode: <b>" << xml_escape(in.mode) << "</b>. Command: <code>" << xml_escape(in.command)
      << "</code></p>\n<ul>\n";
   for (const BackendRun& r : in.runs) {

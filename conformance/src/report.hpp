@@ -27,6 +27,7 @@ struct ReportInput {
   std::vector<std::string> uncovered_ops;  // SDK ops without golden cases
   std::vector<std::string> warnings;
   std::string command;            // how the run was started
+  std::string cut_short;          // non-empty when the run was interrupted: why (e.g. "SIGINT")
 };
 
 // The matrix and per-backend scores, as printed on the console.

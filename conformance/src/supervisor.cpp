@@ -139,6 +139,11 @@ class BackendSession {
   BackendRun run() {
     queue_cases();
     while (!pending_.empty() || busy()) {
+      if (o_.stop != nullptr && *o_.stop != 0) {  // interrupted: stop every worker, keep what ran
+        for (Worker& w : workers_)
+          if (w.pid >= 0) stop_worker(w, true);
+        return run_;
+      }
       dispatch();
       if (!read_workers()) return run_;
       check_deadlines();

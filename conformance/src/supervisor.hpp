@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct SupervisorOptions {
   std::function<std::string(const std::string& backend_spec, const std::string& id)> repro;
   // Called as each result arrives (stream it to disk here).
   std::function<void(const Result&)> on_result;
+  // Set (by a signal handler) to end the run early: the workers are stopped and the cases not yet
+  // run get no result.
+  const volatile std::sig_atomic_t* stop = nullptr;
 };
 
 struct BackendRun {

@@ -119,6 +119,29 @@ def orphans(wick, manifest):
                 break
             time.sleep(0.1)
         check(not any(alive(w) for w in workers), "after the supervisor is killed, its workers are gone too")
+    # SIGINT instead: the run stops at once, its workers too, and the reports say it was cut short.
+    with tempfile.TemporaryDirectory() as report:
+        p = subprocess.Popen([wick, "conformance", "--backend", manifest, "--suite", "golden", "--op", "copy,sub",
+                              "--dtype", "f32", "--timeout", "120", "--report", report],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for _ in range(100):
+            if os.path.exists(os.path.join(report, "results.jsonl")) and \
+               subprocess.run(["pgrep", "-P", str(p.pid)], stdout=subprocess.PIPE).stdout:
+                break
+            time.sleep(0.1)
+        time.sleep(1)  # inside the hanging sub by now (copy cases run first)
+        os.kill(p.pid, signal.SIGINT)
+        try:
+            out, _ = p.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            check(False, "an interrupted run ends within 20 s")
+        check(p.returncode == 130, "an interrupted run exits 130 (got %s)" % p.returncode)
+        check("CUT SHORT: interrupted by SIGINT" in out, "the console says the run was cut short")
+        check("CUT SHORT" in open(os.path.join(report, "matrix.txt")).read() and
+              "CUT SHORT" in open(os.path.join(report, "report.html")).read(),
+              "matrix.txt and report.html say so too")
+        check(len(results(report)) > 0, "the results that ran are kept")
 
 
 def decline(wick, manifest):

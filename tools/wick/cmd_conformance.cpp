@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <csignal>
 #include <cstdlib>
 
 #include <unistd.h>
@@ -253,12 +254,20 @@ std::vector<std::string> backends_to_run(const std::string& backend, const Super
   return backends;
 }
 
+// SIGINT or SIGTERM during a run: the supervisor stops its workers and the reports are written
+// with what ran, marked as cut short.
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_interrupt(int sig) {
+  g_interrupted = sig;
+}
+
 void run_backends(const ConformanceArgs& a, const SupervisorOptions& so,
                   const std::vector<CaseInfo>& cases, ReportInput& report) {
   const std::vector<std::string> backends = backends_to_run(a.backend, so);
   std::cerr << "wick conformance: " << cases.size() << " cases x " << backends.size()
             << " backend(s), mode " << a.mode << ", report in " << a.report_dir << "\n";
   for (const std::string& b : backends) {
+    if (g_interrupted != 0) break;
     std::cerr << "  running " << b << " ...\n";
     // The reference is not compared with itself: the differential cases skip it.
     std::vector<CaseInfo> mine;
@@ -333,9 +342,21 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
     report.results.push_back(r);
     if (++done % 1000 == 0) std::cerr << "  ... " << done << " results\n";
   };
+  so.stop = &g_interrupted;
+  struct sigaction on{}, old_int{}, old_term{};
+  on.sa_handler = &on_interrupt;  // no SA_RESTART: the supervisor's poll returns at once
+  sigemptyset(&on.sa_mask);
+  sigaction(SIGINT, &on, &old_int);
+  sigaction(SIGTERM, &on, &old_term);
   run_backends(a, so, cases, report);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
   report.warnings = expectations.unmatched_warnings();
+  if (g_interrupted != 0)
+    report.cut_short = std::string("interrupted by ") + (g_interrupted == SIGINT ? "SIGINT" : "SIGTERM") +
+                       " after " + std::to_string(report.results.size()) + " results";
   write_reports(report, a.report_dir, jsonl_path);
+  if (g_interrupted != 0) return 128 + g_interrupted;
   return exit_status(report, a.fail_on);
 }
 
