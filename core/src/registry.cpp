@@ -811,9 +811,8 @@ std::vector<OptionProblem> check_plugin_options(const PluginRegistry& registry,
     const std::string table = "[plugins." + plugin + "]";
     const std::unique_ptr<PluginInfo> info = registry.find(plugin);
     if (info == nullptr || info->state == PluginState::NotFound) {
-      std::string found, dirs;
-      for (const PluginInfo& p : registry.plugins())
-        if (p.state != PluginState::NotFound) found += (found.empty() ? "" : ", ") + p.name;
+      std::string dirs;
+      const std::string found = text::join(registry.plugin_names(), ", ");
       for (const auto& [dir, from] : registry.search_directories())
         dirs += (dirs.empty() ? "" : ", ") + dir + " (" + from + ")";
       problems.push_back({options.where, table + ": no plugin named '" + plugin +

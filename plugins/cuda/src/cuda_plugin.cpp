@@ -69,6 +69,7 @@ struct CudaDevice final : wick_device {
   sdk::KernelTable<CudaDevice> table;
 
   void* error_buffer = nullptr;  // two i64: an index kernel's error flag and the bad index
+  size_t error_size = 0;
   void* scratch = nullptr;       // partials and columns of multi-pass launches, grown on demand
   size_t scratch_size = 0;
   void* staging = nullptr;  // pinned host memory for transfers (kStagingBytes), made on first use
@@ -211,8 +212,7 @@ void run_generated(CudaDevice& dev, const wick_op_desc& op) {
   };
   runner.launch = [&](const gpu::KernelCall& call) { launch(dev, call); };
   runner.launch_checked = [&](gpu::KernelCall& call, int64_t report[2]) {
-    size_t error_size = dev.error_buffer != nullptr ? 2 * sizeof(int64_t) : 0;
-    void* flag = device_memory(dev, dev.error_buffer, error_size, 2 * sizeof(int64_t));
+    void* flag = device_memory(dev, dev.error_buffer, dev.error_size, 2 * sizeof(int64_t));
     cuda_check(cudaMemsetAsync(flag, 0, 2 * sizeof(int64_t), dev.stream), "cudaMemsetAsync",
                dev.label);
     call.replace(static_cast<size_t>(call.error_slot), &flag, sizeof flag);
@@ -445,13 +445,9 @@ class CudaPlugin final : public sdk::Plugin {
     }
     // cudaMemcpy does not allow overlapping regions: bounce through a scratch buffer (freed,
     // stream-ordered, when it goes out of scope).
-    std::unique_ptr<wick_buffer, void (*)(wick_buffer*)> scratch(
-        allocate(const_cast<CudaDevice*>(&dev), size), [](wick_buffer* b) {
-          auto* c = static_cast<CudaBuffer*>(b);
-          const auto& d = static_cast<const CudaDevice&>(*c->device);
-          if (cudaSetDevice(d.ordinal) == cudaSuccess) cudaFreeAsync(c->data, d.stream);
-          delete c;
-        });
+    const auto release = [this](wick_buffer* b) { free(b); };
+    std::unique_ptr<wick_buffer, decltype(release)> scratch(
+        allocate(const_cast<CudaDevice*>(&dev), size), release);
     char* bounce = static_cast<const CudaBuffer&>(*scratch).bytes(0);
     enqueue_copy(dev, bounce, from.bytes(src_offset), size);
     enqueue_copy(dev, to.bytes(dst_offset), bounce, size);
