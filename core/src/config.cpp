@@ -615,6 +615,10 @@ Config apply_config_file(Config base, const std::string& path) {
   return apply_config_text(std::move(base), text, path);
 }
 
+bool is_host_plugin_option(const std::string& key) {
+  return key == "isolate" || key == "isolate_timeout_ms";
+}
+
 std::optional<std::string> secure_env(const char* name) {
   const char* value = ::secure_getenv(name);
   if (value == nullptr) return std::nullopt;

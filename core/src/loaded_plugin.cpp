@@ -45,7 +45,9 @@ void on_crash(int sig, siginfo_t* info, void* context) {
     write_str(t_call);
     write_str("; the process ends. `wick plugin check ");
     write_str(t_plugin);
-    write_str("` runs it in a child process and says where.\n");
+    write_str("` runs it in a child process and says where; [plugins.");
+    write_str(t_plugin);
+    write_str("] isolate = true in the config runs it in one always.\n");
   }
   const struct sigaction& previous = g_previous[i];
   if ((previous.sa_flags & SA_SIGINFO) != 0 && previous.sa_sigaction != nullptr) {
@@ -76,6 +78,23 @@ void install_crash_reporter() {
 
 }  // namespace
 
+const char* missing_required_slot(const wick_plugin_api& api) {
+#define WICK_REQUIRED_SLOT(slot) std::make_pair(#slot, reinterpret_cast<const void*>(api.slot))
+  const std::pair<const char*, const void*> required[] = {
+      WICK_REQUIRED_SLOT(error_code),       WICK_REQUIRED_SLOT(error_message),
+      WICK_REQUIRED_SLOT(error_destroy),    WICK_REQUIRED_SLOT(initialize),
+      WICK_REQUIRED_SLOT(shutdown),         WICK_REQUIRED_SLOT(device_get),
+      WICK_REQUIRED_SLOT(device_get_props), WICK_REQUIRED_SLOT(device_synchronize),
+      WICK_REQUIRED_SLOT(buffer_allocate),  WICK_REQUIRED_SLOT(buffer_free),
+      WICK_REQUIRED_SLOT(buffer_write),     WICK_REQUIRED_SLOT(buffer_read),
+      WICK_REQUIRED_SLOT(op_supports),      WICK_REQUIRED_SLOT(op_execute)};
+#undef WICK_REQUIRED_SLOT
+  for (const auto& [name, slot] : required) {
+    if (slot == nullptr) return name;
+  }
+  return nullptr;
+}
+
 InPlugin::InPlugin(const char* plugin, const char* call)
     : previous_plugin_(t_plugin), previous_call_(t_call) {
   t_plugin = plugin;
@@ -88,8 +107,8 @@ InPlugin::~InPlugin() {
 }
 
 LoadedPlugin::LoadedPlugin(boost::dll::shared_library library, const wick_plugin_api* api,
-                           std::string name, std::string library_path)
-    : library_(std::move(library)), api_(api), name_(std::move(name)),
+                           std::string name, std::string library_path, std::shared_ptr<void> owner)
+    : library_(std::move(library)), api_(api), owner_(std::move(owner)), name_(std::move(name)),
       library_path_(std::move(library_path)) {
   install_crash_reporter();
 }
@@ -104,6 +123,10 @@ LoadedPlugin::~LoadedPlugin() {
   }
   // Unloading code that may still own threads or static destructors is how runtimes crash at
   // exit: only plugins that declare themselves unloadable are closed, the rest stay mapped.
+  if (owner_) {  // isolated: the child process goes, nothing was mapped here
+    owner_.reset();
+    return;
+  }
   if ((api_->flags & WICK_PLUGIN_FLAG_UNLOADABLE) == 0) {
     static auto* retained = new std::vector<boost::dll::shared_library>();
     retained->push_back(std::move(library_));

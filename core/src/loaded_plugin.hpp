@@ -8,11 +8,15 @@
 #include <boost/dll/shared_library.hpp>
 
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 namespace wick {
+
+// The first required slot of a plugin table that is NULL, or nullptr when all are set.
+const char* missing_required_slot(const wick_plugin_api& api);
 
 // Owns the library handle and the initialized plugin. Destruction calls shutdown() (when
 // initialize succeeded) and only then lets the library go; a plugin that does not declare
@@ -35,8 +39,10 @@ class InPlugin {
 
 class LoadedPlugin {
  public:
+  // `owner` keeps alive what `api` needs beyond the library (an isolated plugin's child process);
+  // it is released after shutdown.
   LoadedPlugin(boost::dll::shared_library library, const wick_plugin_api* api, std::string name,
-               std::string library_path);
+               std::string library_path, std::shared_ptr<void> owner = {});
   ~LoadedPlugin();
   LoadedPlugin(const LoadedPlugin&) = delete;
   LoadedPlugin& operator=(const LoadedPlugin&) = delete;
@@ -85,6 +91,7 @@ class LoadedPlugin {
  private:
   boost::dll::shared_library library_;
   const wick_plugin_api* api_;
+  std::shared_ptr<void> owner_;
   std::string name_;
   std::string library_path_;
   bool initialized_ = false;

@@ -1,5 +1,6 @@
 #include <wick/registry.hpp>
 
+#include "isolated_plugin.hpp"
 #include "loaded_plugin.hpp"
 #include "safe_file.hpp"
 #include "log.hpp"
@@ -198,24 +199,6 @@ const wick_plugin_api* read_table(const Manifest& m, const boost::dll::shared_li
   return api;
 }
 
-// The first required slot of the table that is NULL, or nullptr when all are set.
-const char* missing_required_slot(const wick_plugin_api& api) {
-#define WICK_REQUIRED_SLOT(slot) std::make_pair(#slot, reinterpret_cast<const void*>(api.slot))
-  const std::pair<const char*, const void*> required[] = {
-      WICK_REQUIRED_SLOT(error_code),       WICK_REQUIRED_SLOT(error_message),
-      WICK_REQUIRED_SLOT(error_destroy),    WICK_REQUIRED_SLOT(initialize),
-      WICK_REQUIRED_SLOT(shutdown),         WICK_REQUIRED_SLOT(device_get),
-      WICK_REQUIRED_SLOT(device_get_props), WICK_REQUIRED_SLOT(device_synchronize),
-      WICK_REQUIRED_SLOT(buffer_allocate),  WICK_REQUIRED_SLOT(buffer_free),
-      WICK_REQUIRED_SLOT(buffer_write),     WICK_REQUIRED_SLOT(buffer_read),
-      WICK_REQUIRED_SLOT(op_supports),      WICK_REQUIRED_SLOT(op_execute)};
-#undef WICK_REQUIRED_SLOT
-  for (const auto& [name, slot] : required) {
-    if (slot == nullptr) return name;
-  }
-  return nullptr;
-}
-
 // Records the table's versions in info, then checks its ABI, size, required slots and name
 // against this host and the manifest; false, with the state and reason in info, when one fails.
 bool check_table(const wick_plugin_api& api, const Manifest& m, PluginInfo& info) {
@@ -255,6 +238,7 @@ bool check_table(const wick_plugin_api& api, const Manifest& m, PluginInfo& info
 std::vector<wick_option> plugin_options(const PluginOptions& table) {
   std::vector<wick_option> options;
   for (const auto& [key, value] : table.values) {
+    if (is_host_plugin_option(key)) continue;  // the host's own keys, not the plugin's
     wick_option o{};
     o.struct_size = sizeof(o);
     o.key = key.c_str();
@@ -326,6 +310,7 @@ struct PluginRegistry::Impl {
   void compute_dirs();
   void discover();
   Entry load_manifest(const Manifest& manifest);
+  Entry load_isolated(const Manifest& manifest, int64_t timeout_ms);
   void initialize(Entry& entry);
   // Initializes the entry if nobody has yet: plugins are probed when something needs them.
   void probe(Entry& entry) {
@@ -449,15 +434,74 @@ void PluginRegistry::Impl::discover() {
   }
 }
 
+// [plugins.<name>] isolate and isolate_timeout_ms: whether to run the plugin in a child process,
+// and how long to wait for each of its calls (0: no deadline). Throws naming the key's position
+// when a value has the wrong type.
+std::pair<bool, int64_t> isolation_of(const Config& config, const std::string& name) {
+  std::pair<bool, int64_t> out{false, 0};
+  auto found = config.plugin_options.find(name);
+  if (found == config.plugin_options.end()) return out;
+  const PluginOptions& table = found->second;
+  for (size_t i = 0; i < table.values.size(); ++i) {
+    const auto& [key, value] = table.values[i];
+    if (key == "isolate") {
+      const bool* b = std::get_if<bool>(&value);
+      if (b == nullptr)
+        throw Error("[plugins." + name + "] isolate at " + table.where_of(i).to_string() +
+                    " must be true or false");
+      out.first = *b;
+    } else if (key == "isolate_timeout_ms") {
+      const int64_t* ms = std::get_if<int64_t>(&value);
+      if (ms == nullptr || *ms < 0)
+        throw Error("[plugins." + name + "] isolate_timeout_ms at " + table.where_of(i).to_string() +
+                    " must be a whole number of milliseconds >= 0 (0: no deadline)");
+      out.second = *ms;
+    }
+  }
+  return out;
+}
+
 PluginRegistry::Impl::Entry PluginRegistry::Impl::load_manifest(const Manifest& m) {
   Entry entry;
   entry.info = manifest_info(m, PluginState::LoadFailed, "");
+  std::pair<bool, int64_t> isolation;
+  try {
+    isolation = isolation_of(config, m.name);
+  } catch (const std::exception& e) {
+    entry.info.reason = e.what();
+    return entry;
+  }
+  if (isolation.first) return load_isolated(m, isolation.second);
   boost::dll::shared_library library;
   if (!check_manifest_abi(m, entry.info) || !load_library(m, library, entry.info)) return entry;
   const wick_plugin_api* api = read_table(m, library, entry.info);
   if (api == nullptr || !check_table(*api, m, entry.info)) return entry;
   entry.plugin = std::make_shared<LoadedPlugin>(std::move(library), api, m.name, m.library);
   entry.info.reason = "loaded; not initialized yet (nothing has needed it)";
+  return entry;
+}
+
+PluginRegistry::Impl::Entry PluginRegistry::Impl::load_isolated(const Manifest& m, int64_t timeout_ms) {
+  Entry entry;
+  entry.info = manifest_info(m, PluginState::LoadFailed, "");
+  entry.info.isolated = true;
+  if (!check_manifest_abi(m, entry.info)) return entry;
+  std::error_code ec;
+  if (!fs::exists(m.library, ec)) {
+    entry.info.reason = "library " + m.library + " does not exist (named by manifest " + m.path + ")";
+    return entry;
+  }
+  isolation::Isolated child;
+  try {
+    child = isolation::start(m.name, m.library, timeout_ms);
+  } catch (const std::exception& e) {
+    entry.info.reason = e.what();
+    return entry;
+  }
+  if (!check_table(*child.api, m, entry.info)) return entry;
+  entry.plugin = std::make_shared<LoadedPlugin>(boost::dll::shared_library(), child.api, m.name,
+                                                m.library, std::move(child.owner));
+  entry.info.reason = "loaded in a child process (isolate = true); not initialized yet";
   return entry;
 }
 
@@ -527,7 +571,8 @@ void PluginRegistry::Impl::initialize(Entry& entry) {
   info.state = PluginState::Usable;
   info.reason = std::to_string(result.num_devices) +
                 (result.num_devices == 1 ? " device" : " devices") +
-                (message.empty() ? "" : " (" + message + ")");
+                (message.empty() ? "" : " (" + message + ")") +
+                (info.isolated ? "; isolated in a child process" : "");
   const LoadedPlugin& plugin = *entry.plugin;
   for (size_t i = 0; i < plugin.devices().size(); ++i) {
     Device d(entry.plugin, plugin.devices()[i], static_cast<int>(i));

@@ -109,6 +109,10 @@ struct ConfigOverrides {
   std::optional<std::string> log_level;             // --log-level
 };
 
+// Keys of a [plugins.<name>] table that the host reads itself and never passes to the plugin:
+// isolate (run the plugin in a child process) and isolate_timeout_ms.
+bool is_host_plugin_option(const std::string& key);
+
 // Environment lookup, injectable for tests. The default reads with secure_getenv, so that
 // variables which lead to loading code are ignored in setuid/setgid processes. A null EnvLookup
 // means no environment at all. Variables set to the empty string count as unset.

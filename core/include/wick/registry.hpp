@@ -46,6 +46,7 @@ struct PluginInfo {
   uint32_t abi_minor = 0;
   std::vector<std::string> device_kinds;  // from the manifest
   bool first_party = false;               // the manifest says first_party = true (ships with Wick)
+  bool isolated = false;  // [plugins.<name>] isolate = true: it runs in a child process
   PluginState state = PluginState::NotFound;
   std::string reason;  // why this state, in words ("usable: 1 device", the loader's message, ...)
   std::vector<DeviceInfo> devices;

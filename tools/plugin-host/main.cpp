@@ -1,0 +1,43 @@
+// wick-plugin-host — runs one plugin library in a process of its own for a host that isolates it
+// ([plugins.NAME] isolate = true). Started by libwick, never by hand:
+//   wick-plugin-host --fd N --parent PID LIBRARY
+// It serves the plugin ABI on file descriptor N (core/src/isolated_plugin.cpp) and dies with its
+// parent.
+#include "isolated_plugin.hpp"
+
+#include <sys/prctl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+int main(int argc, char** argv) {
+  int fd = -1;
+  long parent = -1;
+  std::string library;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--fd" && i + 1 < argc) {
+      fd = std::atoi(argv[++i]);
+    } else if (a == "--parent" && i + 1 < argc) {
+      parent = std::atol(argv[++i]);
+    } else if (library.empty() && !a.empty() && a[0] != '-') {
+      library = a;
+    } else {
+      std::fprintf(stderr, "wick-plugin-host: unexpected argument '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  if (fd < 0 || library.empty()) {
+    std::fprintf(stderr,
+                 "wick-plugin-host: started by libwick to isolate a plugin; usage: "
+                 "wick-plugin-host --fd N [--parent PID] LIBRARY\n");
+    return 2;
+  }
+  // Dies with the host: a host killed mid-call leaves no plugin process behind.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (parent > 0 && ::getppid() != static_cast<pid_t>(parent)) return 1;  // already orphaned
+  return wick::isolation::serve(fd, library);
+}
