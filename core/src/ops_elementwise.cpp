@@ -2,6 +2,7 @@
 // rand, randn, manual_seed), unary and binary elementwise ops, where, clamp and the scalar
 // operators. The dtype rules are written down in docs/ops/elementwise.md.
 #include "dispatch.hpp"
+#include "autograd_rules.hpp"
 #include "ops_common.hpp"
 #include "shape.hpp"
 
@@ -118,6 +119,7 @@ std::optional<DType> table_out(const sdk::OpInfo& op) {
 }
 
 Tensor table_unary(wick_op_code op, const Tensor& x, const wick_unary_params* params = nullptr) {
+  if (grad::needs(x)) return grad::unary(op, x, params);
   const sdk::OpInfo& info = *sdk::op_info(op);
   require_defined(x, info.name);
   const DType t = table_dtype(info, x.dtype());
@@ -125,6 +127,7 @@ Tensor table_unary(wick_op_code op, const Tensor& x, const wick_unary_params* pa
 }
 
 Tensor table_binary(wick_op_code op, const Tensor& a, const Tensor& b) {
+  if (grad::needs({&a, &b})) return grad::binary(op, a, b);
   const sdk::OpInfo& info = *sdk::op_info(op);
   const DType t = table_dtype(info, common_dtype(info.name, a, b));
   if (t == promote_types(a.dtype(), b.dtype())) return binary_op(op, a, b, table_out(info));
@@ -133,6 +136,7 @@ Tensor table_binary(wick_op_code op, const Tensor& a, const Tensor& b) {
 
 // floor, ceil, round: integers and bool are already whole, so they come back unchanged.
 Tensor rounding_unary(wick_op_code op, const Tensor& x, const wick_unary_params* params = nullptr) {
+  if (grad::needs(x)) return grad::unary(op, x, params);
   require_defined(x, sdk::op_name(op));
   return is_float(x.dtype()) ? unary_op(op, x, params) : x;
 }
@@ -395,6 +399,7 @@ Tensor Tensor::round(bool half_to_even) const {
 Tensor Tensor::affine(double mul, double add) const {
   require_defined(*this, "affine");
   const wick_unary_params p = unary_params(mul, add);
+  if (grad::needs(*this)) return grad::unary(WICK_OP_AFFINE, *this, &p);
   if (is_float(dtype_)) return unary_op(WICK_OP_AFFINE, *this, &p);
   // On integers whole scalars keep the dtype and wrap modulo 2^bits, like the arithmetic; a
   // fractional one gives f32 (as x * 2.5 does). Bool computes in i64, as bool + 2 does.
@@ -424,6 +429,7 @@ Tensor Tensor::clz() const {
 }
 
 Tensor Tensor::clamp(double lo, double hi) const {
+  if (grad::needs(*this)) return grad::clamp(*this, lo, hi);
   require_defined(*this, "clamp");
   // A bound outside an integer dtype's range clamps nothing on its side.
   auto bound = [](const Tensor& x, double v) {
@@ -564,6 +570,7 @@ Tensor Tensor::logical_xor(const Tensor& other) const {
 }
 
 Tensor Tensor::where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (grad::needs({&a, &b})) return grad::where(cond, a, b);
   require_defined(cond, "where");
   const DType t = common_dtype("where", a, b);
   if (cond.dtype() != DType::Bool) {

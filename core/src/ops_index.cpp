@@ -3,6 +3,7 @@
 // out-of-range indices are errors raised by the device naming the index, the axis and its extent
 // (docs/ops/reduce-index.md). cat, stack and topk are composites: views and copies only.
 #include "dispatch.hpp"
+#include "autograd_rules.hpp"
 #include "ops_common.hpp"
 #include "shape.hpp"
 
@@ -52,6 +53,7 @@ void require_fits(const Tensor& x, const Tensor& ids, int axis, const char* name
 // ---- index_select, index_reduce -----------------------------------------------------------------
 
 Tensor Tensor::index_select(const Tensor& ids, int axis) const {
+  if (grad::needs(*this)) return grad::index_select(*this, ids, axis);
   require_index_tensor(*this, ids, "index_select");
   const int a = normalize_axis(axis, rank(), "index_select");
   Shape shape(shape_.begin(), shape_.begin() + a);
@@ -65,6 +67,7 @@ Tensor Tensor::index_select(const Tensor& ids, int axis) const {
 
 Tensor Tensor::index_reduce(int axis, const Tensor& ids, const Tensor& src,
                             const std::string& mode) const {
+  if (grad::needs({this, &src})) return grad::index_reduce(*this, axis, ids, src, mode);
   require_index_tensor(*this, ids, "index_reduce");
   require_defined(src, "index_reduce");
   require_same_device(*this, src, "index_reduce");
@@ -94,6 +97,7 @@ Tensor Tensor::index_add(int axis, const Tensor& ids, const Tensor& src) const {
 // ---- gather, scatter ----------------------------------------------------------------------------
 
 Tensor Tensor::gather(int axis, const Tensor& ids) const {
+  if (grad::needs(*this)) return grad::gather(*this, axis, ids);
   require_index_tensor(*this, ids, "gather");
   const int a = normalize_axis(axis, rank(), "gather");
   require_fits(*this, ids, a, "gather");
@@ -105,6 +109,7 @@ Tensor Tensor::gather(int axis, const Tensor& ids) const {
 
 Tensor Tensor::scatter(int axis, const Tensor& ids, const Tensor& src,
                        const std::string& mode) const {
+  if (grad::needs({this, &src})) return grad::scatter(*this, axis, ids, src, mode);
   require_index_tensor(*this, ids, "scatter");
   require_defined(src, "scatter");
   require_same_device(*this, src, "scatter");
@@ -132,6 +137,7 @@ Tensor Tensor::scatter(int axis, const Tensor& ids, const Tensor& src,
 // ---- sorting ------------------------------------------------------------------------------------
 
 std::pair<Tensor, Tensor> Tensor::sort(int axis, bool descending, bool stable) const {
+  if (grad::needs(*this)) return grad::sort(*this, axis, descending, stable);
   require_defined(*this, "sort");
   // A 0-d tensor sorts like a one-element vector.
   const int a = normalize_axis(axis, std::max(rank(), 1), "sort");
@@ -171,6 +177,7 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int axis, bool largest) const 
 // ---- joining ------------------------------------------------------------------------------------
 
 Tensor Tensor::cat(const std::vector<Tensor>& tensors, int axis) {
+  if (grad::needs_any(tensors)) return grad::cat(tensors, axis);
   if (tensors.empty()) throw Error("cat: no tensors given");
   for (const Tensor& t : tensors) require_defined(t, "cat");
   const Tensor& first = tensors.front();

@@ -6,6 +6,7 @@
 // from smaller ops, so that a device without the fused kernel still computes it itself rather than
 // copying everything to the CPU (each smaller op may fall back on its own).
 #include "dispatch.hpp"
+#include "autograd_rules.hpp"
 #include "ops_common.hpp"
 #include "shape.hpp"
 
@@ -269,6 +270,7 @@ Tensor empty_channels_last(const Shape& shape, const std::vector<int>& last, DTy
 // ---- matrix multiplication ----------------------------------------------------------------------
 
 Tensor Tensor::matmul(const Tensor& other) const {
+  if (grad::needs({this, &other})) return grad::matmul(*this, other);
   require_defined(*this, "matmul");
   require_defined(other, "matmul");
   if (rank() == 0 || other.rank() == 0) {
@@ -305,6 +307,8 @@ Tensor Tensor::matmul(const Tensor& other) const {
 Tensor Tensor::conv(const Tensor& weight, const std::vector<int64_t>& strides,
                     const std::vector<int64_t>& padding, const std::vector<int64_t>& dilations,
                     int64_t groups) const {
+  if (grad::needs({this, &weight}))
+    return grad::conv(*this, weight, strides, padding, dilations, groups);
   const char* op = "conv";
   require_defined(*this, op);
   require_defined(weight, op);
@@ -338,6 +342,8 @@ Tensor Tensor::window_reduce(const std::string& op, const std::vector<int64_t>& 
                              const std::vector<int64_t>& strides,
                              const std::vector<std::pair<int64_t, int64_t>>& padding,
                              const std::vector<int64_t>& dilations) const {
+  if (grad::needs(*this))
+    return grad::window_reduce(*this, op, window, strides, padding, dilations);
   require_defined(*this, "window_reduce");
   const wick_op_code code = window_code(op, "window_reduce");
   const Window w(*this, window, strides, padding, dilations, "window_reduce");
@@ -356,6 +362,8 @@ Tensor Tensor::window_scatter(const std::string& op, const Tensor& source,
                               const std::vector<int64_t>& window,
                               const std::vector<int64_t>& strides,
                               const std::vector<std::pair<int64_t, int64_t>>& padding) const {
+  if (grad::needs({this, &source}))
+    return grad::window_scatter(*this, op, source, window, strides, padding);
   require_defined(*this, "window_scatter");
   require_defined(source, "window_scatter");
   require_same_device(*this, source, "window_scatter");
@@ -449,9 +457,11 @@ Tensor softmax_like(const Tensor& x, int axis, bool log, const char* op) {
 }  // namespace
 
 Tensor Tensor::softmax(int axis) const {
+  if (grad::needs(*this)) return grad::softmax(*this, axis, false);
   return softmax_like(*this, axis, false, "softmax");
 }
 Tensor Tensor::log_softmax(int axis) const {
+  if (grad::needs(*this)) return grad::softmax(*this, axis, true);
   return softmax_like(*this, axis, true, "log_softmax");
 }
 
@@ -485,6 +495,8 @@ std::vector<Tensor> norm_inputs(const Tensor& x, const Shape& normalized, const 
 
 Tensor Tensor::layer_norm(int normalized_rank, const Tensor& weight, const Tensor& bias,
                           double eps) const {
+  if (grad::needs({this, &weight, &bias}))
+    return grad::layer_norm(*this, normalized_rank, weight, bias, eps);
   const char* op = "layer_norm";
   require_defined(*this, op);
   require_float(*this, op);
@@ -510,6 +522,7 @@ Tensor Tensor::layer_norm(int normalized_rank, const Tensor& weight, const Tenso
 }
 
 Tensor Tensor::rms_norm(const Tensor& weight, double eps) const {
+  if (grad::needs({this, &weight})) return grad::rms_norm(*this, weight, eps);
   const char* op = "rms_norm";
   require_defined(*this, op);
   require_float(*this, op);
@@ -528,6 +541,8 @@ Tensor Tensor::rms_norm(const Tensor& weight, double eps) const {
 
 Tensor Tensor::batch_norm(const Tensor& mean, const Tensor& var, const Tensor& weight,
                           const Tensor& bias, double eps) const {
+  if (grad::needs({this, &mean, &var, &weight, &bias}))
+    return grad::batch_norm(*this, mean, var, weight, bias, eps);
   const char* op = "batch_norm";
   require_defined(*this, op);
   require_defined(mean, op);
@@ -567,6 +582,7 @@ Tensor Tensor::batch_norm(const Tensor& mean, const Tensor& var, const Tensor& w
 
 Tensor Tensor::attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                          std::optional<double> scale, bool causal) {
+  if (grad::needs({&q, &k, &v, &mask})) return grad::attention(q, k, v, mask, scale, causal);
   const char* op = "attention";
   for (const Tensor* t : {&q, &k, &v}) require_defined(*t, op);
   require_same_device(q, k, op);

@@ -4,6 +4,7 @@
 // dtype; mean returns floats in their dtype and integers and bool as f64; all and any return bool;
 // argmax and argmin return i64.
 #include "dispatch.hpp"
+#include "autograd_rules.hpp"
 #include "ops_common.hpp"
 #include "shape.hpp"
 
@@ -108,6 +109,7 @@ Tensor scan(wick_op_code op, const char* name, const Tensor& x, int axis, bool r
 // ---- reductions ---------------------------------------------------------------------------------
 
 Tensor Tensor::sum(const std::vector<int>& axes, bool keepdim) const {
+  if (grad::needs(*this)) return grad::sum(*this, axes, keepdim);
   return reduce(WICK_OP_REDUCE_SUM, "sum", *this, axes, keepdim, widened(dtype_), false);
 }
 
@@ -116,18 +118,22 @@ Tensor Tensor::sum() const {
 }
 
 Tensor Tensor::prod(const std::vector<int>& axes, bool keepdim) const {
+  if (grad::needs(*this)) return grad::prod(*this, axes, keepdim);
   return reduce(WICK_OP_REDUCE_PROD, "prod", *this, axes, keepdim, widened(dtype_), false);
 }
 
 Tensor Tensor::max(const std::vector<int>& axes, bool keepdim) const {
+  if (grad::needs(*this)) return grad::extreme(*this, axes, keepdim, true);
   return reduce(WICK_OP_REDUCE_MAX, "max", *this, axes, keepdim, dtype_, true);
 }
 
 Tensor Tensor::min(const std::vector<int>& axes, bool keepdim) const {
+  if (grad::needs(*this)) return grad::extreme(*this, axes, keepdim, false);
   return reduce(WICK_OP_REDUCE_MIN, "min", *this, axes, keepdim, dtype_, true);
 }
 
 Tensor Tensor::mean(const std::vector<int>& axes, bool keepdim) const {
+  if (grad::needs(*this)) return grad::mean(*this, axes, keepdim);
   require_defined(*this, "mean");
   // NumPy: integers and bool average in f64; f16 and bf16 in f32, returned in their own dtype.
   const DType work = !is_float(dtype_)                                 ? DType::F64
@@ -166,18 +172,22 @@ Tensor Tensor::argmin(int axis, bool keepdim, bool last) const {
 // ---- scans --------------------------------------------------------------------------------------
 
 Tensor Tensor::cumsum(int axis, bool reverse, bool exclusive) const {
+  if (grad::needs(*this)) return grad::cumsum(*this, axis, reverse, exclusive);
   return scan(WICK_OP_CUMSUM, "cumsum", *this, axis, reverse, exclusive, widened(dtype_));
 }
 
 Tensor Tensor::cumprod(int axis, bool reverse, bool exclusive) const {
+  if (grad::needs(*this)) return grad::cumprod(*this, axis, reverse, exclusive);
   return scan(WICK_OP_CUMPROD, "cumprod", *this, axis, reverse, exclusive, widened(dtype_));
 }
 
 Tensor Tensor::cummax(int axis, bool reverse) const {
+  if (grad::needs(*this)) return grad::cumextreme(*this, axis, reverse, true);
   return scan(WICK_OP_CUMMAX, "cummax", *this, axis, reverse, false, dtype_);
 }
 
 Tensor Tensor::cummin(int axis, bool reverse) const {
+  if (grad::needs(*this)) return grad::cumextreme(*this, axis, reverse, false);
   return scan(WICK_OP_CUMMIN, "cummin", *this, axis, reverse, false, dtype_);
 }
 

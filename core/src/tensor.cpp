@@ -4,6 +4,7 @@
 #include <wick/tensor.hpp>
 
 #include "dispatch.hpp"
+#include "autograd_rules.hpp"
 #include "ops_common.hpp"
 #include "shape.hpp"
 #include "storage.hpp"
@@ -164,6 +165,7 @@ Tensor Tensor::view(Shape shape, std::vector<int64_t> strides, int64_t offset) c
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
+  if (grad::needs(*this)) return grad::reshape(*this, shape);
   require_defined(*this, "reshape");
   Shape target = shape;
   int infer = -1;
@@ -195,6 +197,7 @@ Tensor Tensor::reshape(const Shape& shape) const {
 }
 
 Tensor Tensor::permute(const std::vector<int>& axes) const {
+  if (grad::needs(*this)) return grad::permute(*this, axes);
   require_defined(*this, "permute");
   if (static_cast<int>(axes.size()) != rank()) {
     throw Error("permute: " + std::to_string(axes.size()) + " axes given for a tensor of rank " +
@@ -229,6 +232,7 @@ Tensor Tensor::t() const {
 }
 
 Tensor Tensor::broadcast_to(const Shape& shape) const {
+  if (grad::needs(*this)) return grad::broadcast_to(*this, shape);
   require_defined(*this, "broadcast_to");
   if (shape == shape_) return *this;
   if (shape.size() < shape_.size()) {
@@ -252,6 +256,7 @@ Tensor Tensor::broadcast_to(const Shape& shape) const {
 
 Tensor Tensor::slice(int axis, std::optional<int64_t> start, std::optional<int64_t> stop,
                      int64_t step) const {
+  if (grad::needs(*this)) return grad::slice(*this, axis, start, stop, step);
   require_defined(*this, "slice");
   const int a = normalize_axis(axis, rank(), "slice");
   if (step == 0) throw Error("slice: step must not be zero");
@@ -292,6 +297,7 @@ Tensor Tensor::flip(int axis) const {
 }
 
 Tensor Tensor::squeeze() const {
+  if (grad::needs(*this)) return grad::squeeze(*this, std::nullopt);
   require_defined(*this, "squeeze");
   Shape shape;
   std::vector<int64_t> strides;
@@ -304,6 +310,7 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::squeeze(int axis) const {
+  if (grad::needs(*this)) return grad::squeeze(*this, axis);
   require_defined(*this, "squeeze");
   const int a = normalize_axis(axis, rank(), "squeeze");
   if (shape_[static_cast<size_t>(a)] != 1) {
@@ -318,6 +325,7 @@ Tensor Tensor::squeeze(int axis) const {
 }
 
 Tensor Tensor::unsqueeze(int axis) const {
+  if (grad::needs(*this)) return grad::unsqueeze(*this, axis);
   require_defined(*this, "unsqueeze");
   const int a = normalize_axis(axis, rank() + 1, "unsqueeze");
   Shape shape = shape_;
@@ -338,6 +346,7 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::clone() const {
+  if (grad::needs(*this)) return grad::clone(*this);
   require_defined(*this, "clone");
   Tensor out = empty(shape_, dtype_, device());
   if (numel() > 0) dispatch(WICK_OP_COPY, nullptr, {*this}, {out});
@@ -345,6 +354,7 @@ Tensor Tensor::clone() const {
 }
 
 Tensor Tensor::to(const Device& target) const {
+  if (grad::needs(*this)) return grad::to_device(*this, target);
   require_defined(*this, "to");
   if (!target.valid()) throw Error("to: invalid target device");
   if (target == device()) return *this;
@@ -361,6 +371,7 @@ Tensor Tensor::to(const Device& target) const {
 }
 
 Tensor Tensor::to(DType dtype) const {
+  if (grad::needs(*this)) return grad::to_dtype(*this, dtype);
   require_defined(*this, "to");
   if (dtype == dtype_) return *this;
   Tensor out = empty(shape_, dtype, device());

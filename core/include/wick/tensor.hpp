@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace wick {
@@ -59,7 +60,8 @@ constexpr DType dtype_of() {
   else static_assert(sizeof(T) == 0, "no Wick dtype for this C++ type");
 }
 
-struct Storage;  // a device buffer and the device it lives on
+struct Storage;       // a device buffer and the device it lives on
+struct AutogradMeta;  // requires_grad, the gradient and the op that made a tensor (autograd.cpp)
 
 class Tensor {
  public:
@@ -306,7 +308,33 @@ class Tensor {
   static Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask = {},
                           std::optional<double> scale = std::nullopt, bool causal = false);
 
+  // ---- autograd (core/src/autograd.cpp; wick/autograd.hpp has the no-grad scope) ----------------
+  // Ops on tensors that require grad record how they were computed; backward() walks that record
+  // from this tensor and adds d(this)/d(leaf) into every leaf's grad(). Copies of a Tensor share
+  // these attributes (they are one tensor); views and op results are new tensors.
+  //
+  // Marks this float tensor as a leaf whose gradient backward() accumulates (an error naming the
+  // dtype for integers and bool). false on a leaf stops it; false on a non-leaf is an error.
+  Tensor& set_requires_grad(bool requires_grad = true);
+  bool requires_grad() const;
+  // True for tensors no recorded op made: user tensors, and everything made without grad.
+  bool is_leaf() const;
+  // The accumulated gradient of a leaf (undefined before any backward reaches it); non-leaf
+  // tensors keep none, as in PyTorch. It may share storage with other gradients: read it, or
+  // replace it with set_grad, but do not write into it.
+  Tensor grad() const;
+  void set_grad(const Tensor& grad);  // an undefined tensor clears it
+  void zero_grad() { set_grad(Tensor()); }
+  // The same storage, without history: it does not require grad.
+  Tensor detach() const;
+  // Back-propagates from this tensor. The seed (d loss / d this) defaults to 1 for a one-element
+  // tensor; any other shape needs one of its own shape. The record is kept, so a second backward
+  // adds again; it is freed with the tensors that hold it.
+  void backward(const Tensor& seed = Tensor()) const;
+
   // Internals for the core.
+  const std::shared_ptr<AutogradMeta>& autograd_meta() const { return meta_; }
+  void set_autograd_meta(std::shared_ptr<AutogradMeta> meta) { meta_ = std::move(meta); }
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, std::vector<int64_t> strides,
          int64_t offset);
@@ -320,6 +348,7 @@ class Tensor {
   Shape shape_;
   std::vector<int64_t> strides_;
   int64_t offset_;
+  std::shared_ptr<AutogradMeta> meta_;  // null unless autograd tracks this tensor
 };
 
 Tensor operator+(const Tensor& a, const Tensor& b);
