@@ -22,6 +22,7 @@ expect() {  # expect NAME EXIT_CODE PATTERN ARGS...
 }
 PLUGIN=$conf/conf-fixture-crashy.wick-plugin.toml expect crash 1 'VERDICT: FAIL .*CRASH golden/neg.*signal 11'
 PLUGIN=$conf/conf-fixture-oob.wick-plugin.toml expect out-of-bounds 1 'VERDICT: FAIL .*wrote outside output'
+PLUGIN=$conf/conf-fixture-supports-throws.wick-plugin.toml expect supports-throws 1 'VERDICT: FAIL — asking op_supports: FAIL golden/neg.*op_supports failed inside the plugin'
 PLUGIN=$slow/fixture-slow-init.wick-plugin.toml expect hang-in-initialize 1 'VERDICT: FAIL .*did not return within'
 PLUGIN=$fixtures/fixture-wrong-major.wick-plugin.toml expect incompatible 1 'VERDICT: FAIL — incompatible'
 PLUGIN=$fixtures/fixture-throws.wick-plugin.toml expect exception 1 'VERDICT: FAIL — failed: .*threw an exception'

@@ -140,7 +140,8 @@ void run_test(const ExecContext& ctx, const Case& c, Result& r) {
   if (ctx.mode == "support") {
     const std::vector<Tensor> outs = allocate_outputs(c, ctx.device);
     const wick_support s = query_op_direct(ctx.device, c.code, c.params.get(), ins, outs);
-    r.status = s == WICK_SUPPORT_YES ? "SUPPORTED" : "UNSUPPORTED";
+    // A plugin that fails while answering has a bug to fix, not an op to implement.
+    r.status = s == WICK_SUPPORT_YES ? "SUPPORTED" : s == WICK_SUPPORT_ERROR ? "FAIL" : "UNSUPPORTED";
     r.message = s == WICK_SUPPORT_YES ? "" : std::string("plugin: ") + to_string(s);
     return;
   }
@@ -154,7 +155,7 @@ void run_test(const ExecContext& ctx, const Case& c, Result& r) {
     }
   }
   if (d.status == DirectResult::Status::Unsupported) {
-    r.status = "UNSUPPORTED";
+    r.status = d.support == WICK_SUPPORT_ERROR ? "FAIL" : "UNSUPPORTED";
     r.message = "plugin: " + d.message;
     return;
   }

@@ -6,12 +6,14 @@
 //   CONF_FIXTURE_DECLINE  the same device, but op_supports declines every op
 //   CONF_FIXTURE_OOB      the same device, but add also writes the 4 floats after its output (an
 //                         out-of-bounds write that stays inside the buffer the host gave it)
+//   CONF_FIXTURE_SUPPORTS_THROWS  the same device, but op_supports throws when asked about neg
 #include <wick/sdk/plugin.hpp>
 #include <wick/sdk/strided.hpp>
 
 #include <csignal>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -59,6 +61,9 @@ class FixturePlugin final : public wick::sdk::Plugin {
     (void)op;
     return WICK_SUPPORT_NO_OP;
 #else
+#ifdef CONF_FIXTURE_SUPPORTS_THROWS
+    if (op.op == WICK_OP_NEG) throw std::runtime_error("fixture: supports() has a bug for neg");
+#endif
     const size_t ins = op.op == WICK_OP_FILL ? 0 : op.op == WICK_OP_ADD || op.op == WICK_OP_SUB ? 2 : 1;
     switch (op.op) {
       case WICK_OP_COPY: case WICK_OP_FILL: case WICK_OP_ADD: case WICK_OP_SUB: case WICK_OP_NEG: break;

@@ -53,6 +53,7 @@ const char* to_string(wick_support support) {
     case WICK_SUPPORT_NO_OP: return "op not implemented";
     case WICK_SUPPORT_NO_DTYPE: return "dtype not supported";
     case WICK_SUPPORT_NO_PARAMS: return "params or shapes not supported";
+    case WICK_SUPPORT_ERROR: return "op_supports failed inside the plugin (it threw: a plugin bug)";
   }
   return "unknown answer from op_supports";
 }

@@ -1,6 +1,7 @@
 #include "dispatch.hpp"
 
 #include "dispatch_policy.hpp"
+#include <wick/direct.hpp>
 #include "loaded_plugin.hpp"
 #include "log.hpp"
 #include "storage.hpp"
@@ -10,15 +11,6 @@
 namespace wick {
 
 namespace {
-
-const char* support_reason(wick_support s) {
-  switch (s) {
-    case WICK_SUPPORT_NO_OP: return "op not implemented";
-    case WICK_SUPPORT_NO_DTYPE: return "dtype not supported";
-    case WICK_SUPPORT_NO_PARAMS: return "params or shapes not supported";
-    default: return "unknown answer from op_supports";
-  }
-}
 
 // "f32", or "f32->i64" for ops whose output dtype differs from the input's.
 std::string dtype_label(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
@@ -65,7 +57,7 @@ void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& in
     throw Error(std::string("internal error: the core built a call of '") + name + "' (" +
                 dtype_label(inputs, outputs) + ", " + std::to_string(inputs.size()) + " inputs, " +
                 std::to_string(outputs.size()) + " outputs) that the op table rejects (" +
-                support_reason(s) + ")");
+                to_string(s) + ")");
   }
 
   LoadedPlugin& plugin = device.plugin();
@@ -85,7 +77,7 @@ void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& in
 
   // Per-op fallback: the CPU runs it, with the copies done there.
   run_declined_op(op, params, inputs, outputs,
-                  FallbackRecord{name, dtype, device.name(), plugin.name(), support_reason(support), 0});
+                  FallbackRecord{name, dtype, device.name(), plugin.name(), to_string(support), 0});
 }
 
 }  // namespace wick

@@ -234,6 +234,7 @@ int run_plugin_check(const ConfigOverrides& overrides, const PluginCheckArgs& a)
                                            report / "support", a.stage_timeout, problem);
     std::cout << "2. claimed capability (op_supports on every golden case): " << counts_text(support)
               << " — matrix in " << (report / "support" / "matrix.txt").string() << "\n";
+    if (!problem.empty()) verdict = "asking op_supports: " + problem;
     problem.clear();
     const auto smoke = conformance_stage(
         base, {"--backend", backend, "--suite", "golden", "--op", "copy,fill,add", "--timeout", "10"},

@@ -329,7 +329,11 @@ typedef enum wick_support {
   WICK_SUPPORT_YES = 0,
   WICK_SUPPORT_NO_OP = 1,     /* the op code is not implemented */
   WICK_SUPPORT_NO_DTYPE = 2,  /* the op is, but not for these dtypes */
-  WICK_SUPPORT_NO_PARAMS = 3  /* the op and dtypes are, but not these params or shapes */
+  WICK_SUPPORT_NO_PARAMS = 3, /* the op and dtypes are, but not these params or shapes */
+  /* The plugin failed while answering (an exception caught at the ABI: a bug in the plugin). The
+   * host does not run the op there and reports a plugin fault, never "not implemented". Hosts
+   * older than this value treat it as an unknown answer, which is a decline too. */
+  WICK_SUPPORT_ERROR = 4
 } wick_support;
 
 /* ---------------------------------------------------------------------------------------------

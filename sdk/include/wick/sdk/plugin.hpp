@@ -331,7 +331,7 @@ struct Bridge {
       if (op == nullptr || !instance()) return WICK_SUPPORT_NO_OP;
       return instance()->supports(device, *op);
     } catch (...) {
-      return WICK_SUPPORT_NO_OP;
+      return WICK_SUPPORT_ERROR;  // a bug, not a decline: the host reports it as a fault
     }
   }
   static wick_error* op_execute(wick_device* device, const wick_op_desc* op) {
