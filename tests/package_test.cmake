@@ -3,7 +3,8 @@
 #      and runs;
 #   2. cmake --install into a temporary prefix: no test fixture among the installed plugins;
 #      find_package(Wick) (CMAKE_PREFIX_PATH) and find_package(WickSDK) (the SDK template) work
-#      against it, the consumer runs on the installed plugins, and pkg-config's wick.pc compiles
+#      against it, the consumer runs on the installed plugins, an isolated plugin runs through
+#      the installed wick-plugin-host, and pkg-config's wick.pc compiles
 #      and links the same program.
 # -DWICK_BUILD=<build> -DSOURCE=<source> -DWORK=<scratch dir>
 file(REMOVE_RECURSE ${WORK})
@@ -41,6 +42,17 @@ run("building the consumer against the install" ${CMAKE_COMMAND} --build ${WORK}
 run("running the consumer built against the install"
     ${CMAKE_COMMAND} -E env WICK_PLUGIN_PATH= ${WORK}/installed/consumer)
 message(STATUS "install: ${last_output}")
+
+# The plugin host ships too: an isolated plugin runs from the install.
+file(WRITE ${WORK}/isolate.toml "[plugins.cpu-onednn]\nisolate = true\n")
+run("listing devices with cpu-onednn isolated, from the install"
+    ${CMAKE_COMMAND} -E env WICK_PLUGIN_PATH= ${prefix}/bin/wick --config ${WORK}/isolate.toml devices)
+if(NOT last_output MATCHES "isolated in a child process")
+  message(FATAL_ERROR "cpu-onednn did not run isolated from the install:\n${last_output}")
+endif()
+run("running the demo on isolated cpu-onednn, from the install"
+    ${CMAKE_COMMAND} -E env WICK_PLUGIN_PATH= ${prefix}/bin/wick --config ${WORK}/isolate.toml
+    --device cpu-onednn --strict demo)
 
 run("configuring the SDK template against the installed WickSDK"
     ${CMAKE_COMMAND} -S ${SOURCE}/sdk/template -B ${WORK}/template -G Ninja -DCMAKE_PREFIX_PATH=${prefix})
