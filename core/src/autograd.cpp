@@ -6,6 +6,7 @@
 #include "ops_common.hpp"
 
 #include <cmath>
+#include <sstream>
 #include <unordered_map>
 
 namespace wick {
@@ -335,9 +336,11 @@ autograd::GradCheck autograd::check_gradients(
       const double err = std::abs(analytic[j] - numeric) / (1.0 + std::abs(numeric));
       if (err > result.max_error || std::isnan(err)) {
         result.max_error = std::isnan(err) ? INFINITY : err;
-        result.worst = "input " + std::to_string(i) + " element " + std::to_string(j) +
-                       ": autograd " + std::to_string(analytic[j]) + ", numeric " +
-                       std::to_string(numeric);
+        std::ostringstream os;
+        os.precision(10);
+        os << "input " << i << " element " << j << ": autograd " << analytic[j] << ", numeric "
+           << numeric;
+        result.worst = os.str();
       }
     }
   }

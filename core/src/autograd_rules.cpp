@@ -481,7 +481,11 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int axis, bool descending, bool 
     autograd::NoGradGuard no_grad;
     return x.sort(axis, descending, stable);
   }();
-  if (!is_float(values.dtype()) || x.rank() == 0) return {values, indices};
+  if (!is_float(values.dtype())) return {values, indices};
+  if (x.rank() == 0) {  // one element: the identity
+    return {record("sort", values, {&x}, [](const Tensor& g, const Node&) { return Grads{g}; }),
+            indices};
+  }
   const int a = normalize_axis(axis, x.rank(), "sort");
   values = record("sort", values, {&x}, [a, id = indices.detach(), xs = x.shape()](
                                              const Tensor& g, const Node&) {

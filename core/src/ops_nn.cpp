@@ -296,9 +296,10 @@ Tensor Tensor::matmul(const Tensor& other) const {
   Tensor out = empty(so, t, device());
   if (out.numel() > 0)
     dispatch(WICK_OP_MATMUL, nullptr, {a.to(t).broadcast_to(sa), b.to(t).broadcast_to(sb)}, {out});
+  // The axes 1-D operands gained, dropped again (the row first: both may be gone).
   Tensor result = out;
-  if (other.rank() == 1) result = result.squeeze(-1);
   if (rank() == 1) result = result.squeeze(-2);
+  if (other.rank() == 1) result = result.squeeze(-1);
   return result;
 }
 
