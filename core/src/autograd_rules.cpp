@@ -18,14 +18,6 @@ namespace wick::detail::grad {
 
 namespace {
 
-using Grads = std::vector<Tensor>;
-
-template <class F>
-Tensor without_grad(F&& f) {
-  autograd::NoGradGuard no_grad;
-  return f();
-}
-
 Tensor scalar_like(double v, const Tensor& x) {
   return scalar_tensor(v, x.dtype(), x.device());
 }

@@ -15,6 +15,15 @@
 
 namespace wick::detail::grad {
 
+using Grads = std::vector<Tensor>;  // what a backward rule returns: one gradient per input
+
+// f() run with recording off: the forward half of every function below.
+template <class F>
+Tensor without_grad(F&& f) {
+  autograd::NoGradGuard no_grad;
+  return f();
+}
+
 // ---- views and copies (autograd_rules.cpp) ------------------------------------------------------
 Tensor reshape(const Tensor& x, const Shape& shape);
 Tensor permute(const Tensor& x, const std::vector<int>& axes);

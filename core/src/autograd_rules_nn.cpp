@@ -15,14 +15,6 @@ namespace wick::detail::grad {
 
 namespace {
 
-using Grads = std::vector<Tensor>;
-
-template <class F>
-Tensor without_grad(F&& f) {
-  autograd::NoGradGuard no_grad;
-  return f();
-}
-
 // A per-axis argument as the ops take it: empty gives `fallback`, one value is repeated.
 std::vector<int64_t> per_axis(const std::vector<int64_t>& v, size_t n, int64_t fallback) {
   if (v.empty()) return std::vector<int64_t>(n, fallback);
