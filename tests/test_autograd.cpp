@@ -146,12 +146,12 @@ TEST_CASE("detach stops gradients", "[autograd]") {
   CHECK(x.detach().storage() == x.storage());
 }
 
-TEST_CASE("a chain 10000 ops deep runs backward and is freed without deep recursion",
+TEST_CASE("a chain 100000 ops deep runs backward and is freed without deep recursion",
           "[autograd]") {
   Tensor x = Tensor::from_vector<double>({1.0}, cpu()).set_requires_grad();
   {
     Tensor y = x;
-    for (int i = 0; i < 10000; ++i) y = y + 1.0;
+    for (int i = 0; i < 100000; ++i) y = y + 1.0;
     y.sum().backward();
   }
   CHECK(values(x.grad()) == std::vector<double>{1.0});
@@ -510,4 +510,13 @@ TEST_CASE("sort of a 0-d tensor passes its gradient through", "[autograd]") {
   Tensor x = Tensor::scalar<double>(4.0, cpu()).set_requires_grad();
   (x.sort().first * 3.0).backward();
   CHECK(values(x.grad()) == std::vector<double>{3});
+}
+
+TEST_CASE("to(device) sends the gradient back to the source device", "[autograd]") {
+  if (devices().size() < 2) return;
+  const Device other = devices()[1];
+  Tensor x = Tensor::from_vector<float>({1, 2}, cpu()).set_requires_grad();
+  (x.to(other) * 3.0).sum().backward();
+  REQUIRE(x.grad().device() == cpu());
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{3, 3});
 }
