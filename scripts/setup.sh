@@ -15,6 +15,7 @@ packages=(
   catch2 libbenchmark-dev                       # tests and benchmarks
   libclblast-dev                                # benchmarks only: CLBlast, the OpenCL matmul reference
   python3-numpy python3-mpmath libonnx-testdata # conformance: golden-data generator (mpmath: CPU-independent references), ONNX node tests
+  zlib1g-dev dataset-fashion-mnist             # gzip'd IDX files; Fashion-MNIST (tests, examples)
 )
 missing=()
 for p in "${packages[@]}"; do
