@@ -520,3 +520,18 @@ TEST_CASE("to(device) sends the gradient back to the source device", "[autograd]
   REQUIRE(x.grad().device() == cpu());
   CHECK(x.grad().to_vector<float>() == std::vector<float>{3, 3});
 }
+
+TEST_CASE("leaf gradients never share memory with each other or with the seed", "[autograd]") {
+  Tensor a = Tensor::ones({2}, DType::F32, cpu()).set_requires_grad();
+  Tensor b = Tensor::ones({2}, DType::F32, cpu()).set_requires_grad();
+  (a + b).backward(Tensor::ones({2}, DType::F32, cpu()));  // add hands one gradient to both
+  CHECK(a.grad().storage() != b.grad().storage());
+  Tensor c = Tensor::ones({2, 2}, DType::F32, cpu()).set_requires_grad();
+  c.sum().backward();  // a broadcast view of one element
+  CHECK(c.grad().is_contiguous());
+  CHECK(c.grad().to_vector<float>() == std::vector<float>(4, 1.0f));
+  Tensor d = Tensor::ones({2}, DType::F32, cpu()).set_requires_grad();
+  const Tensor seed = Tensor::full({2}, 3.0, DType::F32, cpu());
+  d.backward(seed);
+  CHECK(d.grad().storage() != seed.storage());
+}

@@ -194,15 +194,23 @@ Tensor Tensor::detach() const {
 
 namespace {
 
-// Adds g into a leaf's grad: the first gradient is kept as it is (made contiguous), later ones are
-// added out of place, since the first may share storage with other gradients.
-void accumulate(AutogradMeta& leaf, const Tensor& g) {
-  leaf.grad = leaf.grad.defined() ? leaf.grad.add(g) : g.contiguous().detach();
+// Adds g into a leaf's grad. The first gradient becomes the grad itself when nothing else holds
+// its storage (else a copy of it), later ones are added out of place: so a leaf's grad never
+// shares memory with another tensor, and an optimizer may write into it.
+void accumulate(AutogradMeta& leaf, Tensor g) {
+  g.set_autograd_meta(nullptr);
+  if (leaf.grad.defined()) {
+    leaf.grad = leaf.grad.add(g);
+  } else if (g.is_contiguous() && g.storage().use_count() == 1) {
+    leaf.grad = std::move(g);
+  } else {
+    leaf.grad = g.clone();
+  }
 }
 
 // The gradient as its edge wants it: the dtype converted, the shape checked (a wrong shape is a
 // bug in a backward rule, so it is reported rather than broadcast).
-Tensor fit(const Tensor& g, const Edge& e, const Node& node, size_t i) {
+Tensor fit(Tensor g, const Edge& e, const Node& node, size_t i) {
   if (g.shape() != e.shape) {
     throw Error(std::string("backward: the rule of ") + node.name + " gave input " +
                 std::to_string(i) + " a gradient of shape " + shape_to_string(g.shape()) +
@@ -235,7 +243,7 @@ void run_backward(const Tensor& root, const Tensor& seed_in) {
   }
   autograd::NoGradGuard no_grad;
   if (!meta->grad_fn) {
-    accumulate(*meta, seed.detach());
+    accumulate(*meta, std::move(seed));
     return;
   }
   // How many edges reach each node, by an iterative walk (graphs may be thousands of ops deep).
@@ -277,7 +285,7 @@ void run_backward(const Tensor& root, const Tensor& seed_in) {
       if (!e.meta) continue;
       const bool has = i < out.size() && out[i].defined();
       if (!e.meta->grad_fn) {
-        if (has) accumulate(*e.meta, fit(out[i], e, *n, i).detach());
+        if (has) accumulate(*e.meta, fit(std::move(out[i]), e, *n, i));
         continue;
       }
       Node* next = e.meta->grad_fn.get();

@@ -320,8 +320,8 @@ class Tensor {
   // True for tensors no recorded op made: user tensors, and everything made without grad.
   bool is_leaf() const;
   // The accumulated gradient of a leaf (undefined before any backward reaches it); non-leaf
-  // tensors keep none, as in PyTorch. It may share storage with other gradients: read it, or
-  // replace it with set_grad, but do not write into it.
+  // tensors keep none, as in PyTorch. A gradient backward stores has memory of its own (no other
+  // gradient or tensor shares it), so an optimizer may update it in place.
   Tensor grad() const;
   void set_grad(const Tensor& grad);  // an undefined tensor clears it
   void zero_grad() { set_grad(Tensor()); }
