@@ -145,6 +145,31 @@ TEST_CASE("every dtype, contiguous or strided, survives save then load", "[safet
   }
 }
 
+TEST_CASE("load copies onto every built device, and save reads back from it", "[safetensors][devices]") {
+  const st::File host = st::load(kDir + "valid.safetensors", cpu());
+  TempDir dir;
+  for (const Device& d : test::built_runtime().registry().devices()) {
+    INFO(d.name());
+    const st::File f = st::load(kDir + "valid.safetensors", d);
+    REQUIRE(f.tensors.size() == host.tensors.size());
+    std::map<std::string, Tensor> views;
+    for (const auto& [name, t] : f.tensors) {
+      INFO(name);
+      CHECK(t.device() == d);
+      CHECK(host_bytes(t) == host_bytes(host.tensors.at(name)));
+      if (t.rank() == 2) views[name + ".t"] = t.t();  // a strided view on the device
+    }
+    st::save(dir / "from_device.safetensors", views);
+    const st::File back = st::load(dir / "from_device.safetensors", cpu());
+    REQUIRE(back.tensors.size() == views.size());
+    for (const auto& [name, v] : views) {
+      INFO(name);
+      const Tensor& h = host.tensors.at(name.substr(0, name.size() - 2));
+      CHECK(host_bytes(back.tensors.at(name)) == gather(host_bytes(h), h.t()));
+    }
+  }
+}
+
 TEST_CASE("save pads the header to 8 bytes and aligns every tensor to its element size",
           "[safetensors]") {
   std::map<std::string, Tensor> tensors;
