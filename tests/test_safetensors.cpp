@@ -216,6 +216,8 @@ TEST_CASE("save replaces a file whole and leaves no temporary behind", "[safeten
   CHECK_THROWS_WITH(st::save(path, {{"x", Tensor()}}), Catch::Contains("tensor 'x' is undefined"));
   CHECK_THROWS_WITH(st::save(path, {{"__metadata__", Tensor::scalar(1.0f, cpu())}}),
                     Catch::Contains("may not be named '__metadata__'"));
+  CHECK_THROWS_WITH(st::save(path, {{"bad\xff", Tensor::scalar(1.0f, cpu())}}),
+                    Catch::Contains("not valid UTF-8"));
   CHECK(st::load(path, cpu()).tensors.count("b") == 1);
   CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
   CHECK_THROWS_WITH(st::save(dir / "no/such/dir/w.safetensors", {}),

@@ -106,7 +106,12 @@ Plan plan(const std::map<std::string, Tensor>& tensors,
                     {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
-  std::string json = header.dump();
+  std::string json;
+  try {
+    json = header.dump();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(target + ": a tensor name or metadata string is not valid UTF-8 (" + e.what() + ")");
+  }
   json.append((8 - json.size() % 8) % 8, ' ');
   p.prefix.resize(8);
   const uint64_t n = json.size();

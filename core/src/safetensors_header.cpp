@@ -82,8 +82,11 @@ uint64_t parse_count(const std::string& source, const std::string& name, const c
                                     " is larger than 2^63 - 1");
     return n;
   }
-  if (v.is_number_integer())
+  if (v.is_number_integer()) {
+    const auto n = v.get<int64_t>();
+    if (n >= 0) return static_cast<uint64_t>(n);  // "-0"
     fail_tensor(source, name, std::string(field) + " value " + v.dump() + " is negative");
+  }
   fail_tensor(source, name, std::string(field) + " value " + v.dump() + " is not an integer");
 }
 
