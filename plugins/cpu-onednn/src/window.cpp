@@ -324,6 +324,68 @@ void window_scatter(const WindowGeometry& g, const wick_op_desc& op) {
   } while (next_index(idx, g.in, r));
 }
 
+// The common case of max-pool backward: [N, C, H, W] with windows over H and W only. Planes run in
+// parallel (each writes only its own output plane), with the operand's rows read directly; the
+// same selection and rounding as the general loop above.
+template <class T, bool Max>
+bool window_scatter_2d(Context& ctx, const WindowGeometry& g, const wick_op_desc& op) {
+  if (g.rank != 4) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (g.window[i] != 1 || g.stride[i] != 1 || g.lo[i] != 0 || g.hi[i] != 0 || g.dil[i] != 1) return false;
+  const auto& p = *static_cast<const wick_window_params*>(op.params);
+  const wick_tensor_desc &x = op.inputs[0], &src = op.inputs[1], &y = op.outputs[0];
+  using C = Compute<T>;
+  using A = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
+  const T* px = data_of<const T>(x);
+  const T* ps = data_of<const T>(src);
+  T* py = data_of<T>(y);
+  const std::vector<int64_t> xs = strides_of(x), ss = strides_of(src), ys = strides_of(y);
+  A init;
+  if constexpr (std::is_integral_v<T>)
+    init = static_cast<A>(cast_value<int64_t>(p.init_value));
+  else
+    init = static_cast<A>(p.init_value);
+  const int64_t channels = g.in[1], h = g.in[2], w = g.in[3], oh = g.out[2], ow = g.out[3];
+  const int64_t planes = g.in[0] * channels;
+  const bool parallel = ctx.threads > 1 && planes > 1 && planes * h * w >= kParallelThreshold;
+#pragma omp parallel num_threads(ctx.threads) if (parallel)
+  {
+    std::vector<A> acc(static_cast<size_t>(h * w));
+#pragma omp for schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const int64_t n = plane / channels, c = plane % channels;
+      const T* xp = px + n * xs[0] + c * xs[1];
+      const T* sp = ps + n * ss[0] + c * ss[1];
+      T* yp = py + n * ys[0] + c * ys[1];
+      std::fill(acc.begin(), acc.end(), init);
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          int64_t best = -1;
+          C best_value{};
+          for (int64_t ki = 0; ki < g.window[2]; ++ki) {
+            const int64_t r = i * g.stride[2] - g.lo[2] + ki * g.dil[2];
+            if (r < 0 || r >= h) continue;
+            for (int64_t kj = 0; kj < g.window[3]; ++kj) {
+              const int64_t q = j * g.stride[3] - g.lo[3] + kj * g.dil[3];
+              if (q < 0 || q >= w) continue;
+              const C v = static_cast<C>(xp[r * xs[2] + q * xs[3]]);
+              const bool better = Max ? v > best_value : v < best_value;
+              if (best < 0 || better || (v != v && best_value == best_value)) {
+                best = r * w + q;
+                best_value = v;
+              }
+            }
+          }
+          if (best >= 0) acc[static_cast<size_t>(best)] += static_cast<A>(static_cast<C>(sp[i * ss[2] + j * ss[3]]));
+        }
+      }
+      for (int64_t r = 0; r < h; ++r)
+        for (int64_t q = 0; q < w; ++q) yp[r * ys[2] + q * ys[3]] = cast_value<T>(acc[static_cast<size_t>(r * w + q)]);
+    }
+  }
+  return true;
+}
+
 wick_support scatter_supports(const wick_op_desc& op) {
   if (op.num_inputs != 2 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
   const wick_tensor_desc &x = op.inputs[0], &src = op.inputs[1], &y = op.outputs[0];
@@ -335,13 +397,15 @@ wick_support scatter_supports(const wick_op_desc& op) {
 }
 
 template <bool Max>
-void scatter_execute(Context& /*ctx*/, const wick_op_desc& op) {
+void scatter_execute(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
   if (numel_of(y) == 0) return;
   const WindowGeometry g = *window_geometry(op, x, op.inputs[1]);
   sdk::visit_dtype(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) window_scatter<T, Max>(g, op);
+    if constexpr (!std::is_same_v<T, bool>) {
+      if (!window_scatter_2d<T, Max>(ctx, g, op)) window_scatter<T, Max>(g, op);
+    }
   });
 }
 

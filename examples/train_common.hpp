@@ -1,0 +1,141 @@
+// train_common.hpp — what the three Fashion-MNIST examples share: options, the runtime from
+// --device/--config, the data, the epoch loop with its progress bar, and the last line that
+// scripts read (bench/train_vs_pytorch.py, tests/train_examples_test.sh).
+#pragma once
+
+#include <wick/autograd.hpp>
+#include <wick/data.hpp>
+#include <wick/nn.hpp>
+#include <wick/optim.hpp>
+#include <wick/runtime.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <string>
+
+namespace wick::examples {
+
+struct Options {
+  std::string device, config, data_dir, save;
+  bool strict = false;
+  int epochs = 5;
+  int64_t batch = 128;
+  double lr = 1e-3;
+  uint64_t seed = 0;
+  int64_t limit = 0;       // train on the first N samples only (0: all)
+  int64_t test_limit = 0;  // evaluate on the first N test samples only (0: all)
+  bool progress = true;
+  bool eval = true;
+};
+
+// Parses the command line (exits on --help or an error, as CLI11 does).
+inline Options parse(int argc, char** argv, const std::string& what, Options o) {
+  CLI::App app(what);
+  app.add_option("--device", o.device, "device (or priority list) to train on, e.g. cpu-onednn, opencl");
+  app.add_option("--config", o.config, "a wick.toml (devices, plugin options such as threads)");
+  app.add_flag("--strict", o.strict, "no fallback: every op must run on the chosen device");
+  app.add_option("--epochs", o.epochs, "passes over the training set")->capture_default_str();
+  app.add_option("--batch-size", o.batch, "samples per step")->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate")->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the initialisation and the shuffles")->capture_default_str();
+  app.add_option("--limit", o.limit, "train on the first N samples only");
+  app.add_option("--test-limit", o.test_limit, "evaluate on the first N test samples only");
+  app.add_option("--data", o.data_dir, "directory of the Fashion-MNIST .gz files");
+  app.add_option("--save", o.save, "write the trained weights to this safetensors file");
+  bool no_progress = false, no_eval = false;
+  app.add_flag("--no-progress", no_progress, "no progress bar");
+  app.add_flag("--no-eval", no_eval, "skip the test-set evaluation (benchmarks)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
+  }
+  o.progress = !no_progress && ::isatty(2);
+  o.eval = !no_eval;
+  return o;
+}
+
+inline Device setup_runtime(const Options& o) {
+  ConfigOverrides cli;
+  if (!o.config.empty()) cli.config_file = o.config;
+  if (!o.device.empty()) cli.devices = std::vector<std::string>{o.device};
+  if (o.strict) cli.strict = true;
+  Runtime::configure(resolve_config(cli));
+  const Device d = Runtime::global().default_device();
+  std::cout << "device: " << d.name() << " (" << d.description() << ")\n";
+  return d;
+}
+
+struct Data {
+  data::Dataset train, test;
+};
+
+inline Data load_data(const Options& o) {
+  const data::FashionMnistFiles f = data::find_fashion_mnist(o.data_dir);
+  Data d{data::Dataset::from_idx(f.train_images, f.train_labels),
+         data::Dataset::from_idx(f.test_images, f.test_labels)};
+  std::cout << "data: " << d.train.size() << " training and " << d.test.size() << " test images from "
+            << f.dir << "\n";
+  return d;
+}
+
+// One training epoch: step(batch) returns the loss; prints a progress bar (batches, loss, images/s)
+// on a terminal. Returns (mean loss, seconds).
+inline std::pair<double, double> train_epoch(const Options& o, data::Dataset& train, int epoch,
+                                             const data::BatchOptions& bo,
+                                             const std::function<Tensor(const data::Batch&)>& step) {
+  train.shuffle(o.seed * 1000003 + static_cast<uint64_t>(epoch));
+  int64_t batches = train.num_batches(bo);
+  if (o.limit > 0) batches = std::min(batches, (o.limit + bo.batch_size - 1) / bo.batch_size);
+  const auto start = std::chrono::steady_clock::now();
+  double loss_sum = 0;
+  Tensor pending;  // the loss is read one step late, so the host never waits for the device
+  int64_t images = 0;
+  for (int64_t i = 0; i < batches; ++i) {
+    const data::Batch b = train.batch(i, bo);
+    images += b.labels.numel();
+    Tensor loss = step(b);
+    if (pending.defined()) loss_sum += pending.item<float>();
+    pending = loss;
+    if (o.progress && (i % 20 == 0 || i + 1 == batches)) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const int width = 30, done = static_cast<int>(width * (i + 1) / batches);
+      std::fprintf(stderr, "\r  epoch %d [%s%s] %lld/%lld  loss %.4f  %.0f images/s ", epoch,
+                   std::string(static_cast<size_t>(done), '=').c_str(),
+                   std::string(static_cast<size_t>(width - done), ' ').c_str(), (long long)(i + 1),
+                   (long long)batches, i > 0 ? loss_sum / double(i) : 0.0, double(images) / std::max(s, 1e-9));
+    }
+  }
+  if (pending.defined()) loss_sum += pending.item<float>();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (o.progress) std::fprintf(stderr, "\n");
+  return {loss_sum / double(std::max<int64_t>(batches, 1)), seconds};
+}
+
+// Runs forward(batch) over the test set without grad, in inference mode, and averages metric().
+inline double evaluate(const Options& o, data::Dataset& test, data::BatchOptions bo,
+                       const std::function<double(const data::Batch&)>& metric) {
+  nn::EvalGuard eval;
+  test.unshuffle();
+  bo.batch_size = 1000;
+  double sum = 0;
+  int64_t n = 0;
+  for (int64_t i = 0; i < test.num_batches(bo); ++i) {
+    const data::Batch b = test.batch(i, bo);
+    sum += metric(b) * double(b.labels.numel());
+    n += b.labels.numel();
+    if (o.test_limit > 0 && n >= o.test_limit) break;
+  }
+  return sum / double(std::max<int64_t>(n, 1));
+}
+
+// The last line, for scripts: "RESULT name=value ...".
+inline void print_result(const std::string& fields) { std::cout << "RESULT " << fields << std::endl; }
+
+}  // namespace wick::examples
