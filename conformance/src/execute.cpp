@@ -1,5 +1,6 @@
 #include "execute.hpp"
 
+#include "grad.hpp"
 #include "onnx_import.hpp"
 
 #include <wick/direct.hpp>
@@ -246,6 +247,8 @@ Result execute_case(const ExecContext& ctx, const std::string& id) {
     if (id.rfind("onnx/", 0) == 0) {
       if (ctx.onnx == nullptr) throw Error("no ONNX node-test directory");
       r = run_onnx_case(ctx, *ctx.onnx, id);
+    } else if (id.rfind("grad/", 0) == 0) {
+      run_grad_case(ctx, id, r);
     } else {
       const Case c = ctx.golden->load(id, ctx.seed);
       r.source = c.info.source;

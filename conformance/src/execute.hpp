@@ -23,7 +23,7 @@ struct ExecContext {
   const GoldenStore* golden = nullptr;
   const OnnxStore* onnx = nullptr;
   const ToleranceTable* tolerances = nullptr;
-  std::string mode = "test";  // test, support, perf
+  std::string mode = "test";  // test, support, perf, grad
   uint64_t seed = kDefaultBaseSeed;
 };
 

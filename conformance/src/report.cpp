@@ -119,6 +119,7 @@ const char* source_title(const std::string& s) {
   if (s == "golden") return "Wick ops against the NumPy float64 golden data";
   if (s == "diff")
     return "Differential: large random shapes against the reference backend (reported apart)";
+  if (s == "grad") return "Gradients: autograd against central differences in float64";
   return "ONNX backend node tests (libonnx-testdata)";
 }
 
@@ -190,10 +191,34 @@ void console_scores(std::ostream& os, const ReportInput& in,
   for (const std::string& b : backends) {
     auto bt = t.find(b);
     if (bt == t.end()) continue;
-    for (const std::string source : {"golden", "diff", "onnx"}) {
+    for (const std::string source : {"golden", "diff", "onnx", "grad"}) {
       auto it = bt->second.find(source);
       if (it != bt->second.end()) os << score_line(in, b, source, it->second);
     }
+  }
+}
+
+// --mode grad: per backend, the op rows whose cases all pass (XFAIL aside) and at least one ran,
+// against the differentiable ops of the op table.
+void console_grad_ops(std::ostream& os, const ReportInput& in,
+                      const std::vector<std::string>& backends) {
+  const auto rows = matrix(in, "grad");
+  if (rows.empty()) return;
+  os << "\nGradient-checked op rows (every case PASS or XFAIL, at least one PASS), of "
+     << in.differentiable_ops << " differentiable ops in the op table:\n";
+  for (const std::string& b : backends) {
+    int checked = 0, xfail_only = 0;
+    for (const auto& [op, cells] : rows) {
+      auto it = cells.find(b);
+      if (it == cells.end()) continue;
+      const Tally& t = it->second;
+      if (t.pass > 0 && t.pass + t.xfail == t.total) ++checked;
+      if (t.pass == 0 && t.xfail == t.total) ++xfail_only;
+    }
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), "  %-12s %d checked, %d only XFAIL (backward throws by design)\n",
+                  b.c_str(), checked, xfail_only);
+    os << buf;
   }
 }
 
@@ -217,12 +242,14 @@ std::string console_report(const ReportInput& in) {
   for (const BackendRun& r : in.runs) {
     if (!r.error.empty()) os << "backend " << r.spec << ": NOT RUN: " << r.error << "\n";
   }
-  for (const std::string source : {"golden", "diff", "onnx"})
+  for (const std::string source : {"golden", "diff", "onnx", "grad"})
     console_matrix(os, in, source, backends);
   console_scores(os, in, backends);
+  console_grad_ops(os, in, backends);
   console_failures(os, in);
   if (!in.uncovered_ops.empty()) {
-    os << "\nCoverage: SDK ops without golden cases:";
+    os << (in.mode == "grad" ? "\nCoverage: differentiable SDK ops without grad cases:"
+                             : "\nCoverage: SDK ops without golden cases:");
     for (const std::string& op : in.uncovered_ops) os << " " << op;
     os << "\n";
   }
@@ -345,7 +372,7 @@ void html_cell(std::ostream& os, const Tally& x, const std::string& mode) {
 void html_matrices(std::ostream& os, const ReportInput& in) {
   const std::vector<std::string> backends = backend_names(in);
   int table_id = 0;
-  for (const std::string source : {"golden", "diff", "onnx"}) {
+  for (const std::string source : {"golden", "diff", "onnx", "grad"}) {
     auto rows = matrix(in, source);
     if (rows.empty()) continue;
     os << "<h2>" << source_title(source)
@@ -404,7 +431,8 @@ void html_unsupported(std::ostream& os, const ReportInput& in) {
 
 void html_tail(std::ostream& os, const ReportInput& in) {
   if (!in.uncovered_ops.empty()) {
-    os << "<h2>Coverage</h2><p>SDK ops without golden cases:";
+    os << "<h2>Coverage</h2><p>"
+       << (in.mode == "grad" ? "Differentiable SDK ops without grad cases:" : "SDK ops without golden cases:");
     for (const std::string& op : in.uncovered_ops) os << " " << xml_escape(op);
     os << "</p>\n";
   }

@@ -22,7 +22,8 @@ struct Tally {
 struct ReportInput {
   std::vector<BackendRun> runs;
   std::vector<Result> results;
-  std::string mode;               // test, support, perf
+  std::string mode;               // test, support, perf, grad
+  int differentiable_ops = 0;     // --mode grad: ops of the op table that can carry a gradient
   int onnx_folders = 0;           // folders in the ONNX node-test directory (932)
   std::vector<std::string> uncovered_ops;  // SDK ops without golden cases
   std::vector<std::string> warnings;

@@ -13,7 +13,7 @@ namespace wick::conformance {
 struct Result {
   std::string backend;
   std::string id;
-  std::string source;  // golden, diff, onnx
+  std::string source;  // golden, diff, onnx, grad
   std::string op;
   std::string dtype;
   std::string status;

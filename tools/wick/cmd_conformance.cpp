@@ -3,6 +3,7 @@
 
 #include "case.hpp"
 #include "compare.hpp"
+#include "grad.hpp"
 #include "onnx_import.hpp"
 #include "report.hpp"
 #include "supervisor.hpp"
@@ -156,8 +157,11 @@ std::vector<CaseInfo> select_cases(const GoldenStore& golden, const OnnxStore& o
   auto has_source = [&](const std::string& s) {
     return std::find(sources.begin(), sources.end(), s) != sources.end();
   };
+  // --mode grad has cases of its own (grad.cpp); the sources are the other modes'.
   std::vector<CaseInfo> all =
-      golden.list(has_source("golden") && a.mode != "perf", has_source("diff") || a.mode == "perf");
+      a.mode == "grad" ? grad_cases()
+                       : golden.list(has_source("golden") && a.mode != "perf",
+                                     has_source("diff") || a.mode == "perf");
   if (has_source("onnx") && a.mode == "test") {
     const std::vector<CaseInfo> o = onnx.list();
     all.insert(all.end(), o.begin(), o.end());
@@ -332,7 +336,8 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
   if (!jsonl) throw Error("conformance: cannot write " + jsonl_path);
   ReportInput report;
   report.mode = a.mode;
-  report.uncovered_ops = uncovered_ops(counts);
+  report.uncovered_ops = a.mode == "grad" ? grad_uncovered_ops() : uncovered_ops(counts);
+  for (const sdk::OpInfo& op : sdk::kOps) report.differentiable_ops += differentiable_in_table(op);
   report.onnx_folders = static_cast<int>(onnx.list().size());
   report.command = a.command_line;
   size_t done = 0;

@@ -50,8 +50,9 @@ CLI::App* add_conformance_command(CLI::App& app, wick::cli::ConformanceArgs& con
                        "Op name globs, comma-separated (ONNX: the op type, e.g. Add)");
   conf_cmd->add_option("--dtype", conf.dtype, "Dtype globs, comma-separated (excludes ONNX cases)");
   conf_cmd->add_option("--case", conf.case_pattern, "Case id globs, comma-separated");
-  conf_cmd->add_option("--mode", conf.mode, "test, support (claimed capability) or perf")
-      ->check(CLI::IsMember({"test", "support", "perf"}))
+  conf_cmd->add_option("--mode", conf.mode,
+                       "test, support (claimed capability), perf or grad (autograd against finite differences)")
+      ->check(CLI::IsMember({"test", "support", "perf", "grad"}))
       ->capture_default_str();
   conf_cmd->add_option("--report", conf.report_dir, "Report directory")->capture_default_str();
   conf_cmd->add_option("--expectations", conf.expectations,
