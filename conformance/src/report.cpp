@@ -204,20 +204,23 @@ void console_grad_ops(std::ostream& os, const ReportInput& in,
                       const std::vector<std::string>& backends) {
   const auto rows = matrix(in, "grad");
   if (rows.empty()) return;
-  os << "\nGradient-checked op rows (every case PASS or XFAIL, at least one PASS), of "
-     << in.differentiable_ops << " differentiable ops in the op table:\n";
+  os << "\nGradient-checked op rows (every case PASS or XFAIL, at least one PASS), of the "
+     << in.differentiable_ops << " ops of the op table that could carry a gradient:\n";
   for (const std::string& b : backends) {
-    int checked = 0, xfail_only = 0;
+    int checked = 0, xfail_only = 0, skip_only = 0;
     for (const auto& [op, cells] : rows) {
       auto it = cells.find(b);
       if (it == cells.end()) continue;
       const Tally& t = it->second;
       if (t.pass > 0 && t.pass + t.xfail == t.total) ++checked;
       if (t.pass == 0 && t.xfail == t.total) ++xfail_only;
+      if (t.skip == t.total) ++skip_only;
     }
     char buf[256];
-    std::snprintf(buf, sizeof(buf), "  %-12s %d checked, %d only XFAIL (backward throws by design)\n",
-                  b.c_str(), checked, xfail_only);
+    std::snprintf(buf, sizeof(buf),
+                  "  %-12s %d checked, %d only XFAIL (backward throws by design), %d SKIP (never "
+                  "recorded by autograd)\n",
+                  b.c_str(), checked, xfail_only, skip_only);
     os << buf;
   }
 }

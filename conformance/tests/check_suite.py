@@ -10,6 +10,10 @@
   check_suite.py fuzz WICK ONNX_DIR               truncated and bit-flipped ONNX folders (and a
                                                   folder name that is not UTF-8): per-case results,
                                                   no crash of a worker or of the supervisor
+  check_suite.py grad WICK BACKENDS OPS_H DECLINE_MANIFEST
+                                                  --mode grad: no FAIL/CRASH, every differentiable
+                                                  op of the table (read from wick_ops.h) checked,
+                                                  a declining plugin UNSUPPORTED, never PASS
 """
 import filecmp
 import json
@@ -282,6 +286,78 @@ def ci(wick, backends):
         p = run([wick, "conformance", "--backend", backends, "--report", report, "--fail-on", "crash"])
         well_formed(report)
         check(p.returncode == 0, "no CRASH or TIMEOUT on the first-party backends (FAIL and UNSUPPORTED are reported, not fatal)")
+
+
+# Ops whose backward throws by design (core/include/wick/autograd.hpp): their grad rows may hold
+# only XFAIL cases. Every other differentiable op of the table must be checked.
+BACKWARD_THROWS = {"cummax", "cummin", "window_prod", "window_scatter_max", "window_scatter_min"}
+# Ops autograd never records (an optimizer step): their rows are one SKIP with the reason.
+NOT_DIFFERENTIATED = {"adam_update"}
+
+
+def differentiable_ops(ops_h):
+    """Ops of wick_ops.h that can carry a gradient: an input, defined for floats, a float output."""
+    import re
+    ops = []
+    for m in re.finditer(r"^\s*X\(([^)]*)\)", open(ops_h).read(), re.M):
+        f = [x.strip() for x in m.group(1).split(",")]
+        name, in_min, dtypes, out = f[2], int(f[4]), f[8], f[9]
+        if in_min >= 1 and dtypes not in ("INT", "INT_BOOL") and out not in ("BOOL", "INDEX"):
+            ops.append(name)
+    return ops
+
+
+def grad(wick, backends, ops_h, decline_manifest):
+    table = differentiable_ops(ops_h)
+    check(len(table) > 50, "wick_ops.h lists %d differentiable ops" % len(table))
+    must_check = [op for op in table if op not in BACKWARD_THROWS | NOT_DIFFERENTIATED]
+    with tempfile.TemporaryDirectory() as report:
+        p = run([wick, "conformance", "--backend", backends, "--mode", "grad", "--report", report,
+                 "--fail-on", "fail"])
+        rs = well_formed(report)
+        check(p.returncode == 0, "exit 0 with --fail-on fail: no FAIL, CRASH, TIMEOUT or XPASS")
+        bad = [r for r in rs if r["status"] not in ("PASS", "XFAIL")
+               and not (r["status"] == "SKIP" and r["op"] in NOT_DIFFERENTIATED)]
+        check(bad == [], "every grad case is PASS or XFAIL, or SKIP for an op autograd never records "
+                         "(%d others: %s)" % (len(bad), bad[:3]))
+        check(all(r["source"] == "grad" and r["dtype"] == "f64" and r["case"].startswith("grad/") for r in rs),
+              "every result is a grad case in f64")
+        check(all("has no backward rule" in r["message"] for r in rs if r["status"] == "XFAIL"),
+              "every XFAIL is a backward that throws by design, saying so")
+        for backend in backends.split(","):
+            mine = [r for r in rs if r["backend"] == backend]
+            by_op = {}
+            for r in mine:
+                by_op.setdefault(r["op"], []).append(r["status"])
+            checked = [op for op, st in by_op.items() if "PASS" in st and set(st) <= {"PASS", "XFAIL"}]
+            missing = [op for op in must_check if op not in checked]
+            check(missing == [], "%s: every differentiable op but the throwing ones has passing grad cases "
+                                 "(missing: %s)" % (backend, missing))
+            check(len(checked) >= len(must_check),
+                  "%s: %d op rows checked >= %d differentiable ops in wick_ops.h (%d float-valued ops "
+                  "with inputs, less %d excluded by design)"
+                  % (backend, len(checked), len(must_check), len(table), len(table) - len(must_check)))
+            xfail_only = {op for op, st in by_op.items() if set(st) == {"XFAIL"}}
+            check(xfail_only <= BACKWARD_THROWS, "%s: only the documented ops are XFAIL throughout" % backend)
+            check(all(op in by_op for op in table), "%s: every differentiable op has a grad row" % backend)
+        for title in ("Gradients: autograd against central differences", "Gradient-checked op rows"):
+            check(title in open(os.path.join(report, "matrix.txt")).read(), "matrix.txt has '%s'" % title)
+        check("Mode: <b>grad</b>" in open(os.path.join(report, "report.html")).read(), "report.html names the mode")
+        # A repro line (non-passing results carry one) reruns its case as printed.
+        xf = [r for r in rs if r["status"] == "XFAIL"][0]
+        check("--mode grad" in xf["repro"], "a repro line carries --mode grad")
+        again = os.path.join(report, "again")
+        run(["/bin/sh", "-c", xf["repro"] + " --report " + again + " --fail-on never"])
+        rerun = results(again)
+        check([(r["case"], r["status"]) for r in rerun] == [(xf["case"], "XFAIL")],
+              "the repro line, run as printed, reruns that one case with the same status")
+    # A plugin that declines every op: nothing may pass (no silent CPU fallback in the worker).
+    with tempfile.TemporaryDirectory() as report:
+        run([wick, "conformance", "--backend", decline_manifest, "--mode", "grad", "--op", "copy,matmul,conv,softmax,sort",
+             "--report", report, "--fail-on", "never"])
+        rs = results(report)
+        check(rs != [] and all(r["status"] == "UNSUPPORTED" and "not supported by plugin" in r["message"] for r in rs),
+              "on a declining plugin every grad case is UNSUPPORTED with the plugin's reason")
 
 
 if __name__ == "__main__":
