@@ -1571,6 +1571,37 @@ def family_fused():
                                                    (dt, [4, 8, 128, 64], [-1, 1])], [(dt, [4, 8, 128, 64])],
                   params={"scale": 0.125, "causal": 1}, tol="norm", k=128)
 
+        # One Adam / AdamW step (wick_plugin.h, WICK_OP_ADAM_UPDATE), worked in f64 from the rounded
+        # inputs; m' and v' are two products and a sum, p' a few more operations.
+        for cid_s, shape, flags, wd, step in (("adam", [7], 0, 0.01, 1), ("adam/matrix", [3, 5], 0, 0.0, 3),
+                                              ("adamw", [4, 6], 1, 0.1, 10)):
+            cid = "%s/%s" % (dt, cid_s)
+            rng = rng_for("adam_update", cid)
+            p_ = Operand(dt, gen_values(rng, dt, shape, (-2, 2)))
+            g_ = Operand(dt, gen_values(rng, dt, shape, (-1, 1)))
+            m_ = Operand(dt, gen_values(rng, dt, shape, (-0.5, 0.5)))
+            v_ = Operand(dt, gen_values(rng, dt, shape, (0, 1)))
+            lr, b1, b2, eps = 1e-2, 0.9, 0.999, 1e-8
+            c1, c2 = 1 - math.prod([b1] * step), 1 - math.prod([b2] * step)  # products: no libm pow
+            pv, gv, mv, vv = (np.asarray(o.values, dtype=np.float64) for o in (p_, g_, m_, v_))
+            if flags & 1:
+                pv = pv * (1 - lr * wd)
+            else:
+                gv = gv + wd * pv
+            m2 = b1 * mv + (1 - b1) * gv
+            v2 = b2 * vv + (1 - b2) * gv * gv
+            p2 = pv - (lr / c1) * m2 / (np.sqrt(v2) / math.sqrt(c2) + eps)
+            add_case("adam_update", cid, dt, [p_, g_, m_, v_],
+                     [expected_json(dt, p2), expected_json(dt, m2), expected_json(dt, v2)],
+                     params={"lr": lr, "beta1": b1, "beta2": b2, "eps": eps, "weight_decay": wd,
+                             "bias_correction1": c1, "bias_correction2": c2, "flags": flags},
+                     tol="norm", k=4)
+        add_large("adam_update", dt + "/large", dt, [(dt, [1024, 1024], [-1, 1]), (dt, [1024, 1024], [-1, 1]),
+                                                     (dt, [1024, 1024], [-0.5, 0.5]), (dt, [1024, 1024], [0, 1])],
+                  [(dt, [1024, 1024]), (dt, [1024, 1024]), (dt, [1024, 1024])],
+                  params={"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0,
+                          "bias_correction1": 0.1, "bias_correction2": 0.001, "flags": 0}, tol="norm", k=4)
+
 
 # ---- output ------------------------------------------------------------------------------------
 

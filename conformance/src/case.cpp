@@ -79,6 +79,7 @@ struct Params::Holder {
   wick_sort_params sort{};
   wick_norm_params norm{};
   wick_attention_params attention{};
+  wick_optim_params optim{};
   std::vector<int32_t> axes;
   std::vector<std::vector<int64_t>> arrays;
   const void* ptr = nullptr;
@@ -146,6 +147,10 @@ const void* build_params(sdk::ParamsKind kind, const ParamReader& r, Params::Hol
     case K::sort: return fill(h.sort, {0, r.i32("axis"), r.i32("descending"), r.i32("stable")});
     case K::norm: return fill(h.norm, {0, r.i32("num_axes"), r.num("epsilon").d});
     case K::attention: return fill(h.attention, {0, r.num("scale").d, r.i32("causal")});
+    case K::optim:
+      return fill(h.optim, {0, r.num("lr").d, r.num("beta1").d, r.num("beta2").d, r.num("eps").d,
+                            r.num("weight_decay").d, r.num("bias_correction1").d,
+                            r.num("bias_correction2").d, r.i32("flags")});
   }
   return nullptr;
 }

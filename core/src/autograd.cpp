@@ -194,18 +194,12 @@ Tensor Tensor::detach() const {
 
 namespace {
 
-// Adds g into a leaf's grad. The first gradient becomes the grad itself when nothing else holds
-// its storage (else a copy of it), later ones are added out of place: so a leaf's grad never
-// shares memory with another tensor, and an optimizer may write into it.
+// Adds g into a leaf's grad: the first gradient becomes the grad itself (no copy: a training step
+// would pay one pass over every parameter for it), later ones are added out of place. So a grad
+// may share memory with another gradient or be a broadcast view: read it, never write into it.
 void accumulate(AutogradMeta& leaf, Tensor g) {
   g.set_autograd_meta(nullptr);
-  if (leaf.grad.defined()) {
-    leaf.grad = leaf.grad.add(g);
-  } else if (g.is_contiguous() && g.storage().use_count() == 1) {
-    leaf.grad = std::move(g);
-  } else {
-    leaf.grad = g.clone();
-  }
+  leaf.grad = leaf.grad.defined() ? leaf.grad.add(g) : std::move(g);
 }
 
 // The gradient as its edge wants it: the dtype converted, the shape checked (a wrong shape is a

@@ -3,7 +3,10 @@
 #include <wick/optim.hpp>
 
 #include <wick/autograd.hpp>
+#include <wick/direct.hpp>
 #include <wick/nn.hpp>
+
+#include "dispatch.hpp"
 
 #include <cmath>
 
@@ -57,6 +60,7 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions o, bool decoupled)
     throw Error("Adam: lr, eps and weight_decay must be >= 0 and the betas in [0, 1)");
   m_.resize(params_.size());
   v_.resize(params_.size());
+  fused_.assign(params_.size(), -1);
 }
 
 void Adam::step() {
@@ -72,14 +76,41 @@ void Adam::step() {
     Tensor g = p.grad();
     if (!g.defined()) continue;
     Tensor w = p.detach();
+    Tensor& m = m_[i];
+    Tensor& v = v_[i];
+    // The device's fused update when its plugin runs it (one pass, in place: the moments and the
+    // parameter are written where they are); else the same formulas as separate ops.
+    if (fused_[i] != 0) {
+      if (!m.defined()) {
+        m = Tensor::zeros(w.shape(), w.dtype(), w.device());
+        v = Tensor::zeros(w.shape(), w.dtype(), w.device());
+      }
+      const Tensor d = g.dtype() == w.dtype() && g.is_contiguous() ? g : g.to(w.dtype()).contiguous();
+      wick_optim_params prm{};
+      prm.struct_size = sizeof(prm);
+      prm.lr = options.lr;
+      prm.beta1 = b1;
+      prm.beta2 = b2;
+      prm.eps = options.eps;
+      prm.weight_decay = options.weight_decay;
+      prm.bias_correction1 = correction1;
+      prm.bias_correction2 = correction2;
+      prm.flags = decoupled_ ? WICK_ADAM_DECOUPLED : 0;
+      const Tensor target = p.detach();
+      if (fused_[i] < 0)
+        fused_[i] = query_op_direct(w.device(), WICK_OP_ADAM_UPDATE, &prm, {target, d, m, v}, {target, m, v}) ==
+                    WICK_SUPPORT_YES;
+      if (fused_[i] == 1) {
+        dispatch(WICK_OP_ADAM_UPDATE, &prm, {target, d, m, v}, {target, m, v});
+        continue;
+      }
+    }
     if (options.weight_decay != 0) {
       if (decoupled_)
         w = w.affine(1.0 - options.lr * options.weight_decay, 0.0);
       else
         g = g + w.affine(options.weight_decay, 0.0);
     }
-    Tensor& m = m_[i];
-    Tensor& v = v_[i];
     // First step: the moments start at zero, so m = (1 - b1) g and v = (1 - b2) g^2.
     m = m.defined() ? m.affine(b1, 0.0) + g.affine(1.0 - b1, 0.0) : g.affine(1.0 - b1, 0.0);
     const Tensor g2 = g.sqr();

@@ -192,6 +192,7 @@ Tensor Tensor::reshape(const Shape& shape) const {
                 std::to_string(numel()) + " elements) into " + shape_to_string(target) + " (" +
                 std::to_string(numel_of(target)) + " elements)");
   }
+  if (target == shape_) return *this;  // the same shape is a view of any layout, never a copy
   if (!is_contiguous()) return contiguous().reshape(target);
   return view(target, contiguous_strides(target), offset_);
 }

@@ -80,6 +80,7 @@ class Adam : public Optimizer {
   bool decoupled_;
   int64_t step_ = 0;
   std::vector<Tensor> m_, v_;
+  std::vector<int> fused_;  // per parameter: -1 not asked yet, 1 the device runs adam_update, 0 not
 };
 
 class AdamW final : public Adam {

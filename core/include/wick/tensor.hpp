@@ -320,8 +320,9 @@ class Tensor {
   // True for tensors no recorded op made: user tensors, and everything made without grad.
   bool is_leaf() const;
   // The accumulated gradient of a leaf (undefined before any backward reaches it); non-leaf
-  // tensors keep none, as in PyTorch. A gradient backward stores has memory of its own (no other
-  // gradient or tensor shares it), so an optimizer may update it in place.
+  // tensors keep none, as in PyTorch. It is stored as backward made it, without a copy: it may share
+  // memory with another gradient or be a broadcast view, so read it (or replace it with set_grad),
+  // never write into it.
   Tensor grad() const;
   void set_grad(const Tensor& grad);  // an undefined tensor clears it
   void zero_grad() { set_grad(Tensor()); }

@@ -475,6 +475,75 @@ void attention_execute(Context& ctx, const wick_op_desc& op) {
               [&](auto tag) { attention_run<typename decltype(tag)::type>(ctx, op); });
 }
 
+// ---- adam_update ----------------------------------------------------------------------------------
+
+// Dense C-order operands of one shape and dtype; outputs may be the inputs p, m, v themselves (each
+// element is read before it is written, at the same index).
+wick_support adam_supports(const wick_op_desc& op) {
+  if (op.num_inputs != 4 || op.num_outputs != 3 || op.params == nullptr) return WICK_SUPPORT_NO_PARAMS;
+  const wick_tensor_desc& p = op.inputs[0];
+  for (size_t k = 0; k < 7; ++k) {
+    const wick_tensor_desc& t = k < 4 ? op.inputs[k] : op.outputs[k - 4];
+    if (t.dtype != p.dtype || !same_shape(t, p) || !is_dense(t)) return WICK_SUPPORT_NO_PARAMS;
+  }
+  return is_float_dtype(p.dtype) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
+}
+
+template <class T, bool Decoupled>
+void adam_loop(const Context& ctx, const wick_op_desc& op) {
+  using C = Compute<T>;
+  const auto& a = *static_cast<const wick_optim_params*>(op.params);
+  const T* p = data_of<const T>(op.inputs[0]);
+  const T* g = data_of<const T>(op.inputs[1]);
+  const T* m = data_of<const T>(op.inputs[2]);
+  const T* v = data_of<const T>(op.inputs[3]);
+  T* p_out = data_of<T>(op.outputs[0]);
+  T* m_out = data_of<T>(op.outputs[1]);
+  T* v_out = data_of<T>(op.outputs[2]);
+  const C b1 = C(a.beta1), b2 = C(a.beta2), c1 = C(1 - a.beta1), c2 = C(1 - a.beta2), eps = C(a.eps);
+  const C wd = C(a.weight_decay), decay = C(1 - a.lr * a.weight_decay);
+  const C step = C(a.lr / a.bias_correction1), scale = C(1 / std::sqrt(a.bias_correction2));
+  // Blocks through local arrays: the outputs may alias the inputs, so a loop over the operands
+  // themselves would not vectorise; the local copies cannot alias and every loop below does.
+  constexpr int64_t kBlock = 512;
+  const int64_t n = numel_of(op.inputs[0]), blocks = (n + kBlock - 1) / kBlock;
+  const bool parallel = ctx.threads > 1 && n >= kParallelThreshold;
+#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t at = b * kBlock, len = std::min(kBlock, n - at);
+    C w[kBlock], d[kBlock], mi[kBlock], vi[kBlock];
+    for (int64_t j = 0; j < len; ++j) {
+      w[j] = static_cast<C>(p[at + j]);
+      d[j] = static_cast<C>(g[at + j]);
+      mi[j] = static_cast<C>(m[at + j]);
+      vi[j] = static_cast<C>(v[at + j]);
+    }
+    for (int64_t j = 0; j < len; ++j) {
+      C x = w[j], e = d[j];
+      if constexpr (Decoupled)
+        x *= decay;
+      else
+        e += wd * x;
+      mi[j] = b1 * mi[j] + c1 * e;
+      vi[j] = b2 * vi[j] + c2 * e * e;
+      w[j] = x - step * mi[j] / (std::sqrt(vi[j]) * scale + eps);
+    }
+    for (int64_t j = 0; j < len; ++j) {
+      p_out[at + j] = static_cast<T>(w[j]);
+      m_out[at + j] = static_cast<T>(mi[j]);
+      v_out[at + j] = static_cast<T>(vi[j]);
+    }
+  }
+}
+
+void adam_execute(Context& ctx, const wick_op_desc& op) {
+  const bool decoupled = (static_cast<const wick_optim_params*>(op.params)->flags & WICK_ADAM_DECOUPLED) != 0;
+  visit_float(op.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    decoupled ? adam_loop<T, true>(ctx, op) : adam_loop<T, false>(ctx, op);
+  });
+}
+
 }  // namespace
 
 Kernel fused_kernel(int op) {
@@ -485,6 +554,7 @@ Kernel fused_kernel(int op) {
     case WICK_OP_RMS_NORM: return {&norm_execute<true>, &norm_supports<true>};
     case WICK_OP_BATCH_NORM: return {&batch_norm_execute, &batch_norm_supports};
     case WICK_OP_ATTENTION: return {&attention_execute, &attention_supports};
+    case WICK_OP_ADAM_UPDATE: return {&adam_execute, &adam_supports};
     default: return {};
   }
 }

@@ -51,7 +51,7 @@ Kernel sort_kernel(int op);         // sort.cpp
 Kernel matmul_kernel(int op);       // matmul.cpp
 Kernel conv_kernel(int op);         // conv.cpp
 Kernel window_kernel(int op);       // window.cpp: window reductions, window scatter
-Kernel fused_kernel(int op);        // fused.cpp: softmax, norms, attention
+Kernel fused_kernel(int op);        // fused.cpp: softmax, norms, attention, adam_update
 
 // Every kernel of the plugin, one row per op (kernel_table.cpp); `supports` answers from it.
 KernelTable make_kernel_table();

@@ -239,11 +239,74 @@ bool max_pool_onednn(Context& ctx, const WindowGeometry& g, const wick_tensor_de
   return run_src_dst(dnn, plan, data_of(x), data_of(y));
 }
 
+// Max and min pooling of f32/f64 [N, C, H, W] with windows over H and W only, rows contiguous:
+// planes in parallel, each output row taking the extremum of its window rows. oneDNN's pooling on
+// this plain layout is its non-JIT "simple_nchw" (15x slower), and the general loop is slower still.
+// Padded positions are skipped (they hold the identity); NaN propagates as in Combine.
+template <class T, Reduce R>
+bool window_reduce_2d(const Context& ctx, const WindowGeometry& g, const wick_tensor_desc& x,
+                      const wick_tensor_desc& y) {
+  if constexpr (!std::is_floating_point_v<T> || (R != Reduce::Max && R != Reduce::Min)) {
+    return false;
+  } else {
+    if (g.rank != 4) return false;
+    for (size_t i = 0; i < 2; ++i)
+      if (g.window[i] != 1 || g.stride[i] != 1 || g.lo[i] != 0 || g.hi[i] != 0 || g.dil[i] != 1) return false;
+    const std::vector<int64_t> xs = strides_of(x), ys = strides_of(y);
+    if (xs[3] != 1 || ys[3] != 1) return false;
+    const T* px = data_of<const T>(x);
+    T* py = data_of<T>(y);
+    const int64_t channels = g.in[1], h = g.in[2], w = g.in[3], oh = g.out[2], ow = g.out[3];
+    const int64_t kh = g.window[2], kw = g.window[3], sh = g.stride[2], sw = g.stride[3];
+    const int64_t dh = g.dil[2], dw = g.dil[3], lh = g.lo[2], lw = g.lo[3];
+    const int64_t planes = g.in[0] * channels;
+    const bool parallel = ctx.threads > 1 && planes > 1 && planes * h * w >= kParallelThreshold;
+    const T identity = R == Reduce::Max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const int64_t n = plane / channels, c = plane % channels;
+      const T* xp = px + n * xs[0] + c * xs[1];
+      T* yp = py + n * ys[0] + c * ys[1];
+      for (int64_t i = 0; i < oh; ++i) {
+        T* out = yp + i * ys[2];
+        for (int64_t j = 0; j < ow; ++j) out[j] = identity;
+        for (int64_t ki = 0; ki < kh; ++ki) {
+          const int64_t r = i * sh - lh + ki * dh;
+          if (r < 0 || r >= h) continue;
+          const T* in = xp + r * xs[2];
+          for (int64_t kj = 0; kj < kw; ++kj) {
+            const int64_t off = kj * dw - lw;
+            // Columns j whose tap lands inside the row: 0 <= j * sw + off < w.
+            const int64_t j0 = off >= 0 ? 0 : (-off + sw - 1) / sw;
+            const int64_t j1 = std::min(ow, w - off <= 0 ? 0 : (w - off + sw - 1) / sw);
+            for (int64_t j = j0; j < j1; ++j) {
+              const T v = in[j * sw + off];
+              const T a = out[j];
+              if constexpr (R == Reduce::Max)
+                out[j] = (v > a || v != v) && a == a ? v : a;
+              else
+                out[j] = (v < a || v != v) && a == a ? v : a;
+            }
+          }
+        }
+      }
+    }
+    return true;
+  }
+}
+
 template <int Code>
 void window_execute(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
   if (numel_of(y) == 0) return;
   const WindowGeometry g = *window_geometry(op, x, y);
+  bool done = false;
+  sdk::visit_dtype(x.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (Code == WICK_OP_WINDOW_MAX) done = window_reduce_2d<T, Reduce::Max>(ctx, g, x, y);
+    if constexpr (Code == WICK_OP_WINDOW_MIN) done = window_reduce_2d<T, Reduce::Min>(ctx, g, x, y);
+  });
+  if (done) return;
   if (Code == WICK_OP_WINDOW_MAX && max_pool_onednn(ctx, g, x, y)) return;
   sdk::visit_dtype(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -324,6 +387,40 @@ void window_scatter(const WindowGeometry& g, const wick_op_desc& op) {
   } while (next_index(idx, g.in, r));
 }
 
+// One plane of a 2x2, stride-2 select-and-scatter: the window's taps a b / c d in that order; the
+// first extremum wins (the first NaN, when there is one), as in the general loop. Written with
+// selects only, so that the compiler vectorises the columns.
+template <class T, bool Max>
+void scatter_2x2(const T* x, int64_t xrow, const T* src, int64_t srow, int64_t scol, T* y, int64_t yrow,
+                 int64_t h, int64_t w, int64_t oh, int64_t ow, T fill) {
+  for (int64_t r = 0; r < h; ++r)
+    for (int64_t q = 0; q < w; ++q) y[r * yrow + q] = fill;
+  for (int64_t i = 0; i < oh; ++i) {
+    const T* x0 = x + 2 * i * xrow;
+    const T* x1 = x0 + xrow;
+    T* y0 = y + 2 * i * yrow;
+    T* y1 = y0 + yrow;
+    const T* s = src + i * srow;
+    for (int64_t j = 0; j < ow; ++j) {
+      const T a = x0[2 * j], b = x0[2 * j + 1], c = x1[2 * j], d = x1[2 * j + 1];
+      const T ab = Max ? (b > a ? b : a) : (b < a ? b : a);
+      const T cd = Max ? (d > c ? d : c) : (d < c ? d : c);
+      const T m = Max ? (cd > ab ? cd : ab) : (cd < ab ? cd : ab);
+      const bool na = a != a, nb = b != b, nc = c != c, nd = d != d;
+      const bool any_nan = na | nb | nc | nd;
+      const bool wa = any_nan ? na : a == m;
+      const bool wb = !wa & (any_nan ? nb : b == m);
+      const bool wc = !wa & !wb & (any_nan ? nc : c == m);
+      const bool wd = !wa & !wb & !wc;
+      const T v = static_cast<T>(fill + s[j * scol]);
+      y0[2 * j] = wa ? v : fill;
+      y0[2 * j + 1] = wb ? v : fill;
+      y1[2 * j] = wc ? v : fill;
+      y1[2 * j + 1] = wd ? v : fill;
+    }
+  }
+}
+
 // The common case of max-pool backward: [N, C, H, W] with windows over H and W only. Planes run in
 // parallel (each writes only its own output plane), with the operand's rows read directly; the
 // same selection and rounding as the general loop above.
@@ -348,6 +445,53 @@ bool window_scatter_2d(Context& ctx, const WindowGeometry& g, const wick_op_desc
   const int64_t channels = g.in[1], h = g.in[2], w = g.in[3], oh = g.out[2], ow = g.out[3];
   const int64_t planes = g.in[0] * channels;
   const bool parallel = ctx.threads > 1 && planes > 1 && planes * h * w >= kParallelThreshold;
+  // Windows that tile the plane without overlap or padding (2x2 pooling with stride 2): each
+  // position receives at most one source value, so it is written directly, with no accumulator.
+  const int64_t kh = g.window[2], kw = g.window[3];
+  if (g.stride[2] == kh && g.stride[3] == kw && g.dil[2] == 1 && g.dil[3] == 1 && g.lo[2] == 0 &&
+      g.lo[3] == 0 && oh * kh <= h && ow * kw <= w && xs[3] == 1 && ys[3] == 1) {
+    const T fill = cast_value<T>(init);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (kh == 2 && kw == 2) {  // the usual 2x2 pooling: vectorised, no index tracking
+#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
+        for (int64_t plane = 0; plane < planes; ++plane) {
+          const int64_t n = plane / channels, c = plane % channels;
+          scatter_2x2<T, Max>(px + n * xs[0] + c * xs[1], xs[2], ps + n * ss[0] + c * ss[1], ss[2], ss[3],
+                              py + n * ys[0] + c * ys[1], ys[2], h, w, oh, ow, fill);
+        }
+        return true;
+      }
+    }
+#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const int64_t n = plane / channels, c = plane % channels;
+      const T* xp = px + n * xs[0] + c * xs[1];
+      const T* sp = ps + n * ss[0] + c * ss[1];
+      T* yp = py + n * ys[0] + c * ys[1];
+      for (int64_t r = 0; r < h; ++r)
+        for (int64_t q = 0; q < w; ++q) yp[r * ys[2] + q] = fill;
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          int64_t best_r = i * kh, best_q = j * kw;
+          C best_value = static_cast<C>(xp[best_r * xs[2] + best_q]);
+          for (int64_t ki = 0; ki < kh; ++ki) {
+            const T* row = xp + (i * kh + ki) * xs[2] + j * kw;
+            for (int64_t kj = 0; kj < kw; ++kj) {
+              // Branch-free (selects, not jumps): which tap wins is data, and unpredictable.
+              const C v = static_cast<C>(row[kj]);
+              const bool take = (Max ? v > best_value : v < best_value) | ((v != v) & (best_value == best_value));
+              const int64_t t = take;
+              best_r += t * (i * kh + ki - best_r);
+              best_q += t * (j * kw + kj - best_q);
+              best_value = take ? v : best_value;
+            }
+          }
+          yp[best_r * ys[2] + best_q] = cast_value<T>(init + static_cast<A>(static_cast<C>(sp[i * ss[2] + j * ss[3]])));
+        }
+      }
+    }
+    return true;
+  }
 #pragma omp parallel num_threads(ctx.threads) if (parallel)
   {
     std::vector<A> acc(static_cast<size_t>(h * w));

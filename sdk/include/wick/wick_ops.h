@@ -141,7 +141,8 @@
   X(LAYER_NORM,         702, layer_norm,         FUSED,   1, 3, 1, norm,      FLOAT,    SAME) \
   X(RMS_NORM,           703, rms_norm,           FUSED,   1, 2, 1, norm,      FLOAT,    SAME) \
   X(BATCH_NORM,         704, batch_norm,         FUSED,   5, 5, 1, norm,      FLOAT,    SAME) \
-  X(ATTENTION,          705, attention,          FUSED,   3, 4, 1, attention, FLOAT,    SAME)
+  X(ATTENTION,          705, attention,          FUSED,   3, 4, 1, attention, FLOAT,    SAME) \
+  X(ADAM_UPDATE,        706, adam_update,        FUSED,   4, 4, 3, optim,     FLOAT,    SAME)
 /* clang-format on */
 
 #endif /* WICK_OPS_H */

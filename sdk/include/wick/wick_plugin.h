@@ -314,6 +314,27 @@ typedef struct wick_attention_params {
   int32_t causal;
 } wick_attention_params;
 
+/* WICK_OP_ADAM_UPDATE: one Adam or AdamW step, elementwise. in: parameter p, gradient g, first
+ * moment m, second moment v (one float dtype, one shape); out: p', m', v', which MAY be the very
+ * tensors p, m and v (same buffer, offset and strides: the update in place). Computed in f32 for
+ * f32, f16 and bf16, in f64 for f64, as:
+ *   flags bit 0 (WICK_ADAM_DECOUPLED) clear: g += weight_decay p; set (AdamW): p *= 1 - lr weight_decay
+ *   m' = beta1 m + (1 - beta1) g;   v' = beta2 v + (1 - beta2) g g
+ *   p' = p - (lr / bias_correction1) m' / (sqrt(v') / sqrt(bias_correction2) + eps)
+ * where bias_correction_k = 1 - beta_k^step. */
+#define WICK_ADAM_DECOUPLED 1
+typedef struct wick_optim_params {
+  size_t struct_size;
+  double lr;
+  double beta1;
+  double beta2;
+  double eps;
+  double weight_decay;
+  double bias_correction1;
+  double bias_correction2;
+  int32_t flags;
+} wick_optim_params;
+
 typedef struct wick_op_desc {
   size_t struct_size;
   wick_op_code op;

@@ -33,7 +33,8 @@ enum class ParamsKind {
   window,
   sort,
   norm,
-  attention
+  attention,
+  optim
 };
 // The dtypes an op is defined for (see wick_ops.h).
 enum class DTypeClass { ANY, NUM, FLOAT, INT, INT_BOOL };
@@ -112,6 +113,7 @@ WICK_PARAMS_STRUCT(window)
 WICK_PARAMS_STRUCT(sort)
 WICK_PARAMS_STRUCT(norm)
 WICK_PARAMS_STRUCT(attention)
+WICK_PARAMS_STRUCT(optim)
 #undef WICK_PARAMS_STRUCT
 template <ParamsKind K>
 constexpr size_t params_size() {
