@@ -11,10 +11,7 @@ int main(int argc, char** argv) try {
   examples::Data data = examples::load_data(o);
 
   nn::VarStore store(device, DType::F32, o.seed);
-  const nn::Path enc = store.root() / "encoder", dec = store.root() / "decoder";
-  nn::Sequential model;
-  model.add(nn::Linear(enc / "0", 784, 256)).add(nn::relu).add(nn::Linear(enc / "2", 256, 64)).add(nn::relu);
-  model.add(nn::Linear(dec / "0", 64, 256)).add(nn::relu).add(nn::Linear(dec / "2", 256, 784)).add(nn::sigmoid);
+  const nn::Sequential model = examples::autoencoder(store.root());
   optim::Adam opt(store.trainable(), {.lr = o.lr});
   std::cout << "model: " << store.num_parameters() << " parameters\n";
 

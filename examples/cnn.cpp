@@ -11,11 +11,7 @@ int main(int argc, char** argv) try {
   examples::Data data = examples::load_data(o);
 
   nn::VarStore store(device, DType::F32, o.seed);
-  const nn::Path root = store.root();
-  nn::Sequential model;
-  model.add(nn::Conv2d(root / "0", 1, 16, 3, 1, 1)).add(nn::relu).add(nn::MaxPool2d(2));
-  model.add(nn::Conv2d(root / "3", 16, 32, 3, 1, 1)).add(nn::relu).add(nn::MaxPool2d(2));
-  model.add(nn::Flatten()).add(nn::Linear(root / "7", 32 * 7 * 7, 10));
+  const nn::Sequential model = examples::cnn(store.root());
   optim::Adam opt(store.trainable(), {.lr = o.lr});
   std::cout << "model: " << store.num_parameters() << " parameters\n";
 

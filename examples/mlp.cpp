@@ -11,10 +11,7 @@ int main(int argc, char** argv) try {
   examples::Data data = examples::load_data(o);
 
   nn::VarStore store(device, DType::F32, o.seed);
-  nn::Sequential model;
-  model.add(nn::Linear(store.root() / "0", 784, 256)).add(nn::relu);
-  model.add(nn::Linear(store.root() / "2", 256, 128)).add(nn::relu);
-  model.add(nn::Linear(store.root() / "4", 128, 10));
+  const nn::Sequential model = examples::mlp(store.root());
   optim::Adam opt(store.trainable(), {.lr = o.lr});
   std::cout << "model: " << store.num_parameters() << " parameters\n";
 

@@ -3,6 +3,8 @@
 // scripts read (bench/train_vs_pytorch.py, tests/train_examples_test.sh).
 #pragma once
 
+#include "models.hpp"
+
 #include <wick/autograd.hpp>
 #include <wick/data.hpp>
 #include <wick/nn.hpp>
