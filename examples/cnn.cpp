@@ -1,12 +1,15 @@
 // wick-example-cnn — a convolutional classifier of Fashion-MNIST: two blocks of 3x3 convolution
-// (16 and 32 channels, padding 1), ReLU and 2x2 max pooling, then Linear(32*7*7, 10); Adam.
+// (16 and 32 channels, padding 1), ReLU and 2x2 max pooling, then Linear(32*7*7, 128), ReLU,
+// Linear(128, 10); Adam with lr 2e-3.
 //   wick-example-cnn [--device opencl] [--epochs 5] [--batch-size 128] [--save cnn.safetensors]
 #include "train_common.hpp"
 
 using namespace wick;
 
 int main(int argc, char** argv) try {
-  const examples::Options o = examples::parse(argc, argv, "CNN classifier of Fashion-MNIST (2 x conv+pool, Linear; Adam)", {});
+  examples::Options defaults;
+  defaults.lr = 2e-3;  // 1e-3 stops at 0.888 after 5 epochs, 2e-3 reaches 0.900
+  const examples::Options o = examples::parse(argc, argv, "CNN classifier of Fashion-MNIST (2 x conv+pool, 2 x Linear; Adam)", defaults);
   const Device device = examples::setup_runtime(o);
   examples::Data data = examples::load_data(o);
 

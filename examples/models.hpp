@@ -17,12 +17,13 @@ inline nn::Sequential mlp(const nn::Path& root) {
 }
 
 // Two blocks of 3x3 convolution (16, 32 channels, padding 1), ReLU, 2x2 max pooling; then
-// Linear(32*7*7, 10): "0.*", "3.*", "7.*". Input [N, 1, 28, 28].
+// Linear(32*7*7, 128), ReLU, Linear(128, 10): "0.*", "3.*", "7.*", "9.*". Input [N, 1, 28, 28].
 inline nn::Sequential cnn(const nn::Path& root) {
   nn::Sequential m;
   m.add(nn::Conv2d(root / "0", 1, 16, 3, 1, 1)).add(nn::relu).add(nn::MaxPool2d(2));
   m.add(nn::Conv2d(root / "3", 16, 32, 3, 1, 1)).add(nn::relu).add(nn::MaxPool2d(2));
-  m.add(nn::Flatten()).add(nn::Linear(root / "7", 32 * 7 * 7, 10));
+  m.add(nn::Flatten()).add(nn::Linear(root / "7", 32 * 7 * 7, 128)).add(nn::relu);
+  m.add(nn::Linear(root / "9", 128, 10));
   return m;
 }
 

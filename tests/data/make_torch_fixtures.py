@@ -49,7 +49,8 @@ def models():
                 (5, 784)),
         "cnn": (nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                               nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                              nn.Flatten(), nn.Linear(32 * 7 * 7, 10)), (3, 1, 28, 28)),
+                              nn.Flatten(), nn.Linear(32 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10)),
+                (3, 1, 28, 28)),
         "autoencoder": (AutoEncoder(), (4, 784)),
     }
 
