@@ -20,6 +20,7 @@
 #include <functional>
 #include <iostream>
 #include <string>
+#include <tuple>
 
 namespace wick::examples {
 
@@ -139,5 +140,62 @@ inline double evaluate(const Options& o, data::Dataset& test, data::BatchOptions
 
 // The last line, for scripts: "RESULT name=value ...".
 inline void print_result(const std::string& fields) { std::cout << "RESULT " << fields << std::endl; }
+
+// What one example is: its name (the RESULT line's model=), its model, the image shape it takes,
+// and whether it reconstructs its input (MSE; the test metric is then the test MSE) or classifies
+// (cross-entropy; the test metric is the accuracy).
+struct Task {
+  std::string name, description;
+  Shape image_shape;
+  std::function<nn::Sequential(const nn::Path&)> build;
+  bool reconstruct = false;
+};
+
+// The whole example: options, runtime, data, the model in a fresh store, Adam, the epochs with
+// their progress and per-epoch line, the weights (--save), then the RESULT line.
+inline int run(int argc, char** argv, const Task& task, Options defaults = {}) try {
+  const Options o = parse(argc, argv, task.description, defaults);
+  const Device device = setup_runtime(o);
+  Data data = load_data(o);
+  nn::VarStore store(device, DType::F32, o.seed);
+  const nn::Sequential model = task.build(store.root());
+  optim::Adam opt(store.trainable(), {.lr = o.lr});
+  std::cout << "model: " << store.num_parameters() << " parameters\n";
+
+  const data::BatchOptions bo{.batch_size = o.batch, .drop_last = false, .image_shape = task.image_shape, .device = device};
+  auto loss_of = [&](const data::Batch& b) {
+    const Tensor out = model(b.images);
+    return task.reconstruct ? nn::mse_loss(out, b.images) : nn::cross_entropy(out, b.labels);
+  };
+  double loss = 0, metric = 0, seconds = 0;
+  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+    std::tie(loss, seconds) = train_epoch(o, data.train, epoch, bo, [&](const data::Batch& b) {
+      Tensor l = loss_of(b);
+      opt.zero_grad();
+      l.backward();
+      opt.step();
+      return l.detach();
+    });
+    if (o.eval)
+      metric = evaluate(o, data.test, bo, [&](const data::Batch& b) {
+        return task.reconstruct ? double(loss_of(b).item<float>()) : nn::accuracy(model(b.images), b.labels);
+      });
+    const double images = double(o.limit > 0 ? std::min(o.limit, data.train.size()) : data.train.size());
+    std::printf(task.reconstruct ? "epoch %d: train MSE %.5f, test MSE %.5f, %.2f s (%.0f images/s)\n"
+                                 : "epoch %d: train loss %.4f, test accuracy %.4f, %.2f s (%.0f images/s)\n",
+                epoch, loss, metric, seconds, images / seconds);
+  }
+  if (!o.save.empty()) {
+    store.save(o.save);
+    std::cout << "weights: " << o.save << "\n";
+  }
+  print_result("model=" + task.name + " loss=" + std::to_string(loss) + (task.reconstruct ? " test_mse=" : " accuracy=") +
+               std::to_string(metric) + " epoch_seconds=" + std::to_string(seconds) +
+               " fallbacks=" + std::to_string(Runtime::global().fallback_count()));
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "wick-example-%s: error: %s\n", task.name.c_str(), e.what());
+  return 1;
+}
 
 }  // namespace wick::examples

@@ -21,15 +21,7 @@ using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
 // The CPU and, when it loads and has a device, opencl.
 std::vector<Device> devices() {
-  static const std::vector<Device> all = [] {
-    std::vector<Device> d{cpu()};
-    try {
-      const Device ocl = test::built_runtime().registry().find_device("opencl");
-      if (ocl.valid()) d.push_back(ocl);
-    } catch (const Error&) {
-    }
-    return d;
-  }();
+  static const std::vector<Device> all = test::cpu_and_opencl();
   return all;
 }
 

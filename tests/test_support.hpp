@@ -24,6 +24,17 @@ inline Runtime& built_runtime() {
 
 inline Device cpu() { return built_runtime().cpu_device(); }
 
+// The CPU and, when it loads and has a device, opencl: where device-generic tests run.
+inline std::vector<Device> cpu_and_opencl() {
+  std::vector<Device> d{cpu()};
+  try {
+    const Device ocl = built_runtime().registry().find_device("opencl");
+    if (ocl.valid()) d.push_back(ocl);
+  } catch (const Error&) {
+  }
+  return d;
+}
+
 // The fixture plugins (fixture-good supports only copy, fill f32/i32 and add f32) plus the built ones.
 inline std::unique_ptr<Runtime> fixture_runtime(bool strict, std::vector<std::string> priority) {
   Config c = default_config();

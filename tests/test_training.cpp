@@ -24,15 +24,7 @@ namespace {
 
 const std::string kTorch = std::string(WICK_TEST_DATA_DIR) + "/torch/";
 
-std::vector<Device> devices() {
-  std::vector<Device> d{cpu()};
-  try {
-    const Device ocl = test::built_runtime().registry().find_device("opencl");
-    if (ocl.valid()) d.push_back(ocl);
-  } catch (const Error&) {
-  }
-  return d;
-}
+std::vector<Device> devices() { return test::cpu_and_opencl(); }
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   REQUIRE(a.shape() == b.shape());
