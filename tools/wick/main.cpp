@@ -1,5 +1,6 @@
 // wick — the command-line front end: devices, config, demo, conformance.
 #include "commands.hpp"
+#include "terminal.hpp"
 
 #include <wick/wick_plugin.h>
 #include <wick/error.hpp>
@@ -92,6 +93,8 @@ std::string command_line(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Nothing from a file or a plugin may drive the terminal (docs/security.md).
+  wick::cli::EscapeControls escape_out(std::cout), escape_err(std::cerr);
   CLI::App app{
       "wick: a tensor runtime whose device backends are plugins.\n"
       "Run `wick devices` to see what this machine can use."};
