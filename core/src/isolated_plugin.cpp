@@ -625,7 +625,6 @@ struct Owner {
 struct Server {
   const wick_plugin_api* api = nullptr;
   std::unordered_set<uint64_t> devices, buffers;
-  int fd;
 
   static uint64_t id(const void* p) { return reinterpret_cast<uint64_t>(p); }
   wick_device* device(uint64_t id) {
@@ -980,7 +979,6 @@ Isolated start(const std::string& name, const std::string& library, int64_t call
 int serve(int fd, const std::string& library) {
   ::signal(SIGPIPE, SIG_IGN);
   Server server;
-  server.fd = fd;
   // The hello: the table's versions, size, flags, optional slots and names.
   Out hello;
   void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -2,6 +2,7 @@
 // Tensor ops (so autograd differentiates them and every device runs them).
 #include <wick/nn.hpp>
 
+#include <wick/data.hpp>
 #include <wick/runtime.hpp>
 #include <wick/safetensors.hpp>
 
@@ -15,14 +16,12 @@ namespace {
 
 thread_local bool t_training = true;
 
-// A per-name seed: FNV-1a of the name, mixed with the store's seed (splitmix64 finaliser).
+// A per-name seed: FNV-1a of the name, mixed with the store's seed by data::splitmix64 (its value
+// number seed - 1 of the stream keyed by the hash: mix(hash + seed * golden ratio)).
 uint64_t name_seed(uint64_t seed, const std::string& name) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-  uint64_t z = h + seed * 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return data::splitmix64(h, seed - 1);
 }
 
 // PyTorch's fans: weight [out, in, k...] -> (in * prod k, out * prod k); 1-D [n] -> (n, n).

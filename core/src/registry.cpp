@@ -156,17 +156,24 @@ bool check_manifest_abi(const Manifest& m, PluginInfo& info) {
 }
 
 // Loads the manifest's library into `library`; false, with the reason in info, when it will not.
-bool load_library(const Manifest& m, boost::dll::shared_library& library, PluginInfo& info) {
+// The manifest's library exists and is a whole ELF file; false, with the reason in info, when not.
+// Checked before anything maps it (here or in an isolated plugin's child): a truncated library
+// would fault when the loader touches it.
+bool library_file_ok(const Manifest& m, PluginInfo& info) {
   std::error_code ec;
   if (!fs::exists(m.library, ec)) {
     info.reason = "library " + m.library + " does not exist (named by manifest " + m.path + ")";
     return false;
   }
-  // Checked before dlopen maps it: a truncated library would fault when the loader touches it.
   if (auto why = safe_file::not_whole_elf(m.library)) {
     info.reason = "library " + m.library + " " + *why + " (named by manifest " + m.path + ")";
     return false;
   }
+  return true;
+}
+
+bool load_library(const Manifest& m, boost::dll::shared_library& library, PluginInfo& info) {
+  if (!library_file_ok(m, info)) return false;
   try {
     library.load(boost::dll::fs::path(m.library),
                  boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
@@ -485,12 +492,7 @@ PluginRegistry::Impl::Entry PluginRegistry::Impl::load_isolated(const Manifest& 
   Entry entry;
   entry.info = manifest_info(m, PluginState::LoadFailed, "");
   entry.info.isolated = true;
-  if (!check_manifest_abi(m, entry.info)) return entry;
-  std::error_code ec;
-  if (!fs::exists(m.library, ec)) {
-    entry.info.reason = "library " + m.library + " does not exist (named by manifest " + m.path + ")";
-    return entry;
-  }
+  if (!check_manifest_abi(m, entry.info) || !library_file_ok(m, entry.info)) return entry;
   isolation::Isolated child;
   try {
     child = isolation::start(m.name, m.library, timeout_ms);
