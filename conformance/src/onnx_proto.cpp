@@ -248,7 +248,11 @@ size_t element_size(int32_t t) {
 
 ModelProto read_model(const std::string& path) {
   const std::vector<unsigned char> bytes = slurp(path);
-  Reader r(bytes.data(), bytes.size(), path);
+  return parse_model(bytes.data(), bytes.size(), path);
+}
+
+ModelProto parse_model(const unsigned char* data, size_t size, const std::string& where) {
+  Reader r(data, size, where);
   ModelProto m;
   while (!r.done()) {
     const auto [field, wire] = r.key();
@@ -278,7 +282,11 @@ ModelProto read_model(const std::string& path) {
 
 TensorProto read_tensor(const std::string& path) {
   const std::vector<unsigned char> bytes = slurp(path);
-  return parse_tensor(Reader(bytes.data(), bytes.size(), path));
+  return parse_tensor(bytes.data(), bytes.size(), path);
+}
+
+TensorProto parse_tensor(const unsigned char* data, size_t size, const std::string& where) {
+  return parse_tensor(Reader(data, size, where));
 }
 
 }  // namespace wick::conformance::onnx

@@ -72,6 +72,9 @@ struct ModelProto {
 // Throws wick::Error naming the file when it cannot be read or is malformed.
 ModelProto read_model(const std::string& path);
 TensorProto read_tensor(const std::string& path);
+// The same from bytes in memory; `where` names them in errors (the fuzz targets' entry).
+ModelProto parse_model(const unsigned char* data, size_t size, const std::string& where);
+TensorProto parse_tensor(const unsigned char* data, size_t size, const std::string& where);
 size_t element_size(int32_t data_type);  // 0 for strings and unknown types
 
 }  // namespace wick::conformance::onnx
