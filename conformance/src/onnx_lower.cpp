@@ -46,10 +46,21 @@ Tensor upload_proto(const onnx::TensorProto& t, const Device& device) {
   return Tensor::from_bytes(t.data.data(), t.data.size(), shape, dt, device);
 }
 
+bool OnnxLowering::has(const std::string& name) const {
+  return values_.count(name) != 0 || (outer_ != nullptr && outer_->has(name));
+}
+const Value& OnnxLowering::value(const std::string& name) const {
+  for (const OnnxLowering* scope = this; scope != nullptr; scope = scope->outer_) {
+    auto it = scope->values_.find(name);
+    if (it != scope->values_.end()) return it->second;
+  }
+  throw NotImportable("value '" + name + "' is not defined");
+}
 Tensor OnnxLowering::get(const std::string& name) const {
-  auto it = values_.find(name);
-  if (it == values_.end()) throw NotImportable("value '" + name + "' is not defined");
-  return it->second;
+  const Value& v = value(name);
+  if (v.kind != Value::Kind::Tensor)
+    throw NotImportable("value '" + name + "' is a " + kind_name(v.kind) + ", not a tensor");
+  return v.tensor;
 }
 
 Tensor OnnxLowering::contiguous(const Tensor& t) {
@@ -66,9 +77,7 @@ Tensor OnnxLowering::contiguous(const Tensor& t) {
 void OnnxLowering::run(const NodeProto& node) {
   if (!node.domain.empty() && node.domain != "ai.onnx")
     throw NotImportable("domain " + node.domain);
-  const Impl::Lowering lower = Impl::lowering(node.op_type);
-  if (lower == nullptr)
-    throw NotImportable("ONNX op " + node.op_type + " is not mapped onto Wick ops");
+  const Impl::Lowering lower = Impl::lowering(node.op_type, opset_);
   Impl impl{*this, node};
   (impl.*lower)();
 }
@@ -92,8 +101,8 @@ std::optional<std::vector<int64_t>> OnnxLowering::Impl::attr_ints(const char* na
   if (a == nullptr) return std::nullopt;
   return a->ints;
 }
-std::vector<int64_t> OnnxLowering::Impl::ints_input_or_attr(size_t input, const char* attr) {
-  if (opset() >= 13) return has_in(input) ? host_ints(in(input)) : std::vector<int64_t>{};
+std::vector<int64_t> OnnxLowering::Impl::ints_from(From from, size_t input, const char* attr) {
+  if (from == From::Input) return has_in(input) ? host_ints(in(input)) : std::vector<int64_t>{};
   return attr_ints(attr).value_or(std::vector<int64_t>{});
 }
 
@@ -256,13 +265,8 @@ Tensor OnnxLowering::Impl::reduce(wick_op_code op, const Tensor& x, std::vector<
   exec(op, &p, {x}, {o});
   return keepdims ? o : o.reshape(dropped);
 }
-std::vector<int32_t> OnnxLowering::Impl::reduce_axes(const Tensor& x, bool& noop) {
-  std::vector<int64_t> axes;
-  if (n.op_type == "ReduceSum" && opset() >= 13) {
-    if (has_in(1)) axes = host_ints(in(1));
-  } else if (auto a = attr_ints("axes")) {
-    axes = *a;
-  }
+std::vector<int32_t> OnnxLowering::Impl::reduce_axes(const Tensor& x, From from, bool& noop) {
+  const std::vector<int64_t> axes = ints_from(from, 1, "axes");
   noop = axes.empty() && attr_i("noop_with_empty_axes", 0) != 0;
   std::vector<int32_t> out;
   if (axes.empty()) {

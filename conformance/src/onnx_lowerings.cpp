@@ -22,8 +22,9 @@ Tensor OnnxLowering::Impl::fold(wick_op_code op) {
 void OnnxLowering::Impl::lower_mean() {
   out(0, affine(fold(WICK_OP_ADD), 1.0 / static_cast<double>(n.inputs.size()), 0));
 }
+// Identity of any value: a tensor, sequence or optional.
 void OnnxLowering::Impl::lower_identity() {
-  out(0, in(0));
+  out_value(0, in_value(0));
 }
 void OnnxLowering::Impl::lower_is_nan() {
   out(0, op1(WICK_OP_IS_NAN, in(0), nullptr, DType::Bool));
@@ -87,17 +88,21 @@ void OnnxLowering::Impl::lower_leaky_relu() {
   const Tensor x = in(0);
   out(0, where_negative(x, affine(x, attr_f("alpha", 0.01f), 0)));
 }
-void OnnxLowering::Impl::lower_prelu() {
+// Before opset 7 a slope per channel ([C] against [N, C, ...], as PyTorch's exports give it) is
+// laid along axis 1 where NumPy's rules would not broadcast it.
+void OnnxLowering::Impl::lower_prelu_per_channel() {
   const Tensor x = in(0);
   Tensor slope = in(1);
-  // A slope per channel ([C] against [N, C, ...]), as opset 6 and PyTorch's exports give it, is
-  // laid along axis 1 where NumPy's rules would not broadcast it.
   if (slope.rank() == 1 && x.rank() > 2 && slope.dim(0) == x.dim(1) && slope.dim(0) != x.dim(x.rank() - 1)) {
     Shape s(static_cast<size_t>(x.rank() - 1), 1);
     s[0] = slope.dim(0);
     slope = reshape(slope, s);
   }
   out(0, where_negative(x, op2(WICK_OP_MUL, x, slope)));
+}
+void OnnxLowering::Impl::lower_prelu() {
+  const Tensor x = in(0);
+  out(0, where_negative(x, op2(WICK_OP_MUL, x, in(1))));
 }
 void OnnxLowering::Impl::lower_thresholded_relu() {
   const Tensor x = in(0);
@@ -122,13 +127,17 @@ void OnnxLowering::Impl::lower_softplus() {
 void OnnxLowering::Impl::lower_softsign() {
   out(0, op2(WICK_OP_DIV, in(0), affine(op1(WICK_OP_ABS, in(0)), 1, 1)));
 }
+// Clip's bounds are attributes before opset 11, optional inputs from 11.
+void OnnxLowering::Impl::lower_clip_attrs() {
+  Tensor x = in(0);
+  if (n.attribute("min") != nullptr) x = op2(WICK_OP_MAXIMUM, x, scalar(attr_f("min", 0), x.dtype()));
+  if (n.attribute("max") != nullptr) x = op2(WICK_OP_MINIMUM, x, scalar(attr_f("max", 0), x.dtype()));
+  out(0, x);
+}
 void OnnxLowering::Impl::lower_clip() {
   Tensor x = in(0);
-  const bool attrs = opset() < 11;
-  if (attrs ? n.attribute("min") != nullptr : has_in(1))
-    x = op2(WICK_OP_MAXIMUM, x, attrs ? scalar(attr_f("min", 0), x.dtype()) : in(1));
-  if (attrs ? n.attribute("max") != nullptr : has_in(2))
-    x = op2(WICK_OP_MINIMUM, x, attrs ? scalar(attr_f("max", 0), x.dtype()) : in(2));
+  if (has_in(1)) x = op2(WICK_OP_MAXIMUM, x, in(1));
+  if (has_in(2)) x = op2(WICK_OP_MINIMUM, x, in(2));
   out(0, x);
 }
 
@@ -148,11 +157,11 @@ void OnnxLowering::Impl::lower_gemm() {
     y = op2(WICK_OP_ADD, y, beta == 1.0 ? in(2) : affine(in(2), beta, 0));
   out(0, y);
 }
-void OnnxLowering::Impl::reduction(wick_op_code red, wick_op_code pre, wick_op_code post,
-                                   bool mean) {
+void OnnxLowering::Impl::reduction(From from, wick_op_code red, wick_op_code pre,
+                                   wick_op_code post, bool mean) {
   Tensor x = in(0);
   bool noop = false;
-  const std::vector<int32_t> axes = reduce_axes(x, noop);
+  const std::vector<int32_t> axes = reduce_axes(x, from, noop);
   if (noop) return out(0, x);
   const bool keep = attr_i("keepdims", 1) != 0;
   if (pre != WICK_OP_INVALID) x = op1(pre, x);
@@ -179,15 +188,13 @@ void OnnxLowering::Impl::lower_cumsum() {
   const wick_axis_params p{sizeof(wick_axis_params), axis, flags};
   out(0, op1(WICK_OP_CUMSUM, x, &p));
 }
-void OnnxLowering::Impl::softmax_node(bool log) {
-  const Tensor x = in(0);
-  if (opset() >= 13) return out(0, softmax(x, norm_axis(attr_i("axis", -1), x.rank()), log));
-  // Before opset 13 the input is coerced to 2-D at `axis` (default 1).
+// Before opset 13, Softmax, LogSoftmax and Hardmax see their input coerced to 2-D at `axis`
+// (default 1): the axes before it are the rows.
+Tensor OnnxLowering::Impl::coerced_2d(const Tensor& x) {
   const int axis = norm_axis(attr_i("axis", 1), x.rank());
   int64_t rows = 1;
   for (int i = 0; i < axis; ++i) rows *= x.shape()[static_cast<size_t>(i)];
-  const Tensor flat = reshape(x, {rows, rows == 0 ? 0 : x.numel() / std::max<int64_t>(rows, 1)});
-  out(0, softmax(flat, 1, log).reshape(x.shape()));
+  return reshape(x, {rows, rows == 0 ? 0 : x.numel() / rows});
 }
 
 // Hardmax: 1 where an element is its line's first maximum along `axis`, else 0 (argmax, then
@@ -205,13 +212,12 @@ Tensor OnnxLowering::Impl::hardmax(const Tensor& x, int axis) {
 }
 void OnnxLowering::Impl::lower_hardmax() {
   const Tensor x = in(0);
-  if (opset() >= 13) return out(0, hardmax(x, norm_axis(attr_i("axis", -1), x.rank())));
-  const int axis = norm_axis(attr_i("axis", 1), x.rank());
-  int64_t rows = 1;
-  for (int i = 0; i < axis; ++i) rows *= x.shape()[static_cast<size_t>(i)];
+  out(0, hardmax(x, norm_axis(attr_i("axis", -1), x.rank())));
+}
+void OnnxLowering::Impl::lower_hardmax_2d() {
+  const Tensor x = in(0);
   if (x.numel() == 0) return out(0, x);
-  const Tensor flat = reshape(x, {rows, x.numel() / rows});
-  out(0, hardmax(flat, 1).reshape(x.shape()));
+  out(0, hardmax(coerced_2d(x), 1).reshape(x.shape()));
 }
 
 // Positions along `axis` of a tensor of `shape` (i64), from IOTA.
@@ -390,41 +396,58 @@ Tensor OnnxLowering::Impl::resize_axis(const Tensor& x, int axis, int64_t out_le
   return sum.dtype() == x.dtype() ? sum : cast(sum, x.dtype());
 }
 
+namespace {
+
+// Upsample (7-9) and Resize 10: asymmetric coordinates, nearest rounding down.
+ResizeRule asymmetric_floor(const std::string& mode) {
+  ResizeRule r;
+  r.mode = mode;
+  r.coord = "asymmetric";
+  r.nearest = "floor";
+  return r;
+}
+
+}  // namespace
+
+// Upsample: its scales an attribute in opsets 7 and 8, an input in 9 (deprecated from 10).
+void OnnxLowering::Impl::lower_upsample_attr() {
+  std::vector<double> scales;
+  if (const onnx::AttributeProto* a = n.attribute("scales")) scales.assign(a->floats.begin(), a->floats.end());
+  resize(asymmetric_floor(attr_s("mode", "nearest")), scales, {}, {});
+}
+void OnnxLowering::Impl::lower_upsample() {
+  resize(asymmetric_floor(attr_s("mode", "nearest")), host_doubles(in(1)), {}, {});
+}
+// Resize 10: scales the only other input, no coordinate transformation attributes.
+void OnnxLowering::Impl::lower_resize_10() {
+  resize(asymmetric_floor(attr_s("mode", "nearest")), host_doubles(in(1)), {}, {});
+}
+// Resize from 11: roi, scales and sizes inputs; the coordinate transformation and rounding
+// attributes (antialias, axes and keep_aspect_ratio_policy from 18 are not lowered).
 void OnnxLowering::Impl::lower_resize() {
-  Tensor x = in(0);
-  const int rank = x.rank();
   ResizeRule r;
   r.mode = attr_s("mode", "nearest");
-  const bool upsample = n.op_type == "Upsample";
-  if (upsample || opset() < 11) {
-    r.coord = "asymmetric";
-    r.nearest = "floor";
-  } else {
-    r.coord = attr_s("coordinate_transformation_mode", "half_pixel");
-    r.nearest = attr_s("nearest_mode", "round_prefer_floor");
-    r.cubic_a = attr_f("cubic_coeff_a", -0.75f);
-    r.exclude_outside = attr_i("exclude_outside", 0) != 0;
-    r.extrapolation = attr_f("extrapolation_value", 0.0f);
-  }
-  if (r.mode != "nearest" && r.mode != "linear" && r.mode != "cubic")
-    throw NotImportable("Resize mode " + r.mode);
+  r.coord = attr_s("coordinate_transformation_mode", "half_pixel");
+  r.nearest = attr_s("nearest_mode", "round_prefer_floor");
+  r.cubic_a = attr_f("cubic_coeff_a", -0.75f);
+  r.exclude_outside = attr_i("exclude_outside", 0) != 0;
+  r.extrapolation = attr_f("extrapolation_value", 0.0f);
   if (attr_i("antialias", 0) != 0 || n.attribute("axes") != nullptr ||
       attr_s("keep_aspect_ratio_policy", "stretch") != "stretch")
     throw NotImportable("Resize antialias, axes or keep_aspect_ratio_policy");
   std::vector<double> scales, roi;
   std::vector<int64_t> sizes;
-  if (upsample) {
-    scales = opset() < 9 ? std::vector<double>{} : host_doubles(in(1));
-    if (opset() < 9)
-      for (float f : n.attribute("scales") ? n.attribute("scales")->floats : std::vector<float>{})
-        scales.push_back(f);
-  } else if (opset() < 11) {
-    scales = host_doubles(in(1));
-  } else {
-    if (has_in(1)) roi = host_doubles(in(1));
-    if (has_in(2) && in(2).numel() > 0) scales = host_doubles(in(2));
-    if (has_in(3) && in(3).numel() > 0) sizes = host_ints(in(3));
-  }
+  if (has_in(1)) roi = host_doubles(in(1));
+  if (has_in(2) && in(2).numel() > 0) scales = host_doubles(in(2));
+  if (has_in(3) && in(3).numel() > 0) sizes = host_ints(in(3));
+  resize(r, scales, sizes, roi);
+}
+void OnnxLowering::Impl::resize(const ResizeRule& r, const std::vector<double>& scales,
+                                const std::vector<int64_t>& sizes, const std::vector<double>& roi) {
+  Tensor x = in(0);
+  const int rank = x.rank();
+  if (r.mode != "nearest" && r.mode != "linear" && r.mode != "cubic")
+    throw NotImportable(n.op_type + " mode " + r.mode);
   if (scales.empty() && sizes.empty()) throw NotImportable("Resize without scales or sizes");
   if ((!scales.empty() && scales.size() != static_cast<size_t>(rank)) ||
       (!sizes.empty() && sizes.size() != static_cast<size_t>(rank)))
@@ -590,18 +613,16 @@ void OnnxLowering::Impl::lower_flatten() {
   for (int64_t i = 0; i < axis; ++i) rows *= x.shape()[static_cast<size_t>(i)];
   out(0, reshape(x, {rows, rows == 0 ? 0 : x.numel() / rows}));
 }
-void OnnxLowering::Impl::lower_squeeze() {
+void OnnxLowering::Impl::squeeze(std::vector<int64_t> axes) {
   Tensor x = in(0);
-  std::vector<int64_t> axes = ints_input_or_attr(1, "axes");
   if (axes.empty()) return out(0, x.squeeze());
   for (int64_t& a : axes) a = norm_axis(a, x.rank());
   std::sort(axes.rbegin(), axes.rend());
   for (int64_t a : axes) x = x.squeeze(static_cast<int>(a));
   out(0, x);
 }
-void OnnxLowering::Impl::lower_unsqueeze() {
+void OnnxLowering::Impl::unsqueeze(std::vector<int64_t> axes) {
   Tensor x = in(0);
-  std::vector<int64_t> axes = ints_input_or_attr(1, "axes");
   const int rank = x.rank() + static_cast<int>(axes.size());
   for (int64_t& a : axes) a = norm_axis(a, rank);
   std::sort(axes.begin(), axes.end());
@@ -634,32 +655,42 @@ void OnnxLowering::Impl::lower_concat() {
   }
   out(0, o);
 }
-void OnnxLowering::Impl::lower_split() {
+// Split's sizes: an attribute before opset 13, an input from 13; without them, equal parts (from
+// 18, num_outputs parts of ceil(extent / num_outputs), the last one smaller).
+void OnnxLowering::Impl::split(std::vector<int64_t> sizes) {
   const Tensor x = in(0);
   const int axis = norm_axis(attr_i("axis", 0), x.rank());
-  std::vector<int64_t> sizes = ints_input_or_attr(1, "split");
-  if (sizes.empty())
-    sizes.assign(n.outputs.size(), x.dim(axis) / static_cast<int64_t>(n.outputs.size()));
+  const int64_t parts = static_cast<int64_t>(n.outputs.size());
+  if (sizes.empty() && n.attribute("num_outputs") != nullptr) {
+    const int64_t each = (x.dim(axis) + parts - 1) / parts;
+    for (int64_t at = 0; at < x.dim(axis); at += each) sizes.push_back(std::min(each, x.dim(axis) - at));
+  }
+  if (sizes.empty()) sizes.assign(n.outputs.size(), x.dim(axis) / parts);
   int64_t at = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     out(i, g.contiguous(x.narrow(axis, at, sizes[i])));
     at += sizes[i];
   }
 }
+// Before opset 10 starts, ends and axes are attributes (and there are no steps); inputs from 10.
+void OnnxLowering::Impl::lower_slice_attrs() {
+  slice(attr_ints("starts").value_or(std::vector<int64_t>{}),
+        attr_ints("ends").value_or(std::vector<int64_t>{}), attr_ints("axes"), std::nullopt);
+}
 void OnnxLowering::Impl::lower_slice() {
+  slice(host_ints(in(1)), host_ints(in(2)),
+        has_in(3) ? std::optional(host_ints(in(3))) : std::nullopt,
+        has_in(4) ? std::optional(host_ints(in(4))) : std::nullopt);
+}
+void OnnxLowering::Impl::slice(const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                               std::optional<std::vector<int64_t>> axes_in,
+                               std::optional<std::vector<int64_t>> steps_in) {
   Tensor x = in(0);
-  // Before opset 10 starts, ends and axes are attributes (and there are no steps).
-  const bool attrs = opset() < 10;
-  const std::vector<int64_t> starts = attrs ? attr_ints("starts").value_or(std::vector<int64_t>{})
-                                            : host_ints(in(1));
-  const std::vector<int64_t> ends =
-      attrs ? attr_ints("ends").value_or(std::vector<int64_t>{}) : host_ints(in(2));
   if (starts.size() != ends.size()) throw NotImportable("Slice: starts and ends differ in length");
-  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
+  std::vector<int64_t> axes(starts.size());
   std::iota(axes.begin(), axes.end(), 0);
-  if (attrs && attr_ints("axes")) axes = *attr_ints("axes");
-  if (!attrs && has_in(3)) axes = host_ints(in(3));
-  if (!attrs && has_in(4)) steps = host_ints(in(4));
+  if (axes_in) axes = *axes_in;
+  const std::vector<int64_t> steps = steps_in.value_or(std::vector<int64_t>(starts.size(), 1));
   if (axes.size() != starts.size() || steps.size() != starts.size())
     throw NotImportable("Slice: axes or steps differ in length from starts");
   for (size_t i = 0; i < starts.size(); ++i) {
@@ -939,19 +970,18 @@ Tensor OnnxLowering::Impl::conv(const Tensor& x, const Tensor& w, const std::opt
 // Pad: constant (a filled tensor, x copied into its interior), reflect and edge (per axis, an
 // index_select with host-built indices). Negative pads crop. Pads are an attribute before opset 11
 // ("paddings" in opset 1), an input from 11 on, with the constant value an input too.
+void OnnxLowering::Impl::lower_pad_paddings() {
+  pad(in(0), attr_ints("paddings").value_or(std::vector<int64_t>{}), attr_f("value", 0.0f));
+}
+void OnnxLowering::Impl::lower_pad_attrs() {
+  pad(in(0), attr_ints("pads").value_or(std::vector<int64_t>{}), attr_f("value", 0.0f));
+}
 void OnnxLowering::Impl::lower_pad() {
-  Tensor x = in(0);
+  if (has_in(3)) throw NotImportable("Pad with axes");
+  pad(in(0), host_ints(in(1)), has_in(2) ? host_scalar(in(2)) : 0.0);
+}
+void OnnxLowering::Impl::pad(Tensor x, const std::vector<int64_t>& pads, double value) {
   const int r = x.rank();
-  std::vector<int64_t> pads;
-  double value = 0;
-  if (opset() < 11) {
-    pads = attr_ints(opset() < 2 ? "paddings" : "pads").value_or(std::vector<int64_t>{});
-    value = attr_f("value", 0.0f);
-  } else {
-    pads = host_ints(in(1));
-    if (has_in(2)) value = host_scalar(in(2));
-    if (has_in(3)) throw NotImportable("Pad with axes");
-  }
   if (pads.size() != static_cast<size_t>(2 * r)) throw NotImportable("Pad: pads are not 2 x rank");
   const std::string mode = attr_s("mode", "constant");
   for (int a = 0; a < r; ++a) {  // negative pads crop first
@@ -1167,19 +1197,36 @@ void OnnxLowering::Impl::lower_mean_variance_normalization() {
                             1.0 / count, 0);
   out(0, op2(WICK_OP_DIV, centred, affine(op1(WICK_OP_SQRT, var), 1, 1e-9)));
 }
+// BatchNormalization before opset 14: training mode is the presence of the extra outputs (and
+// before 9, spatial = 0 normalises per element).
+void OnnxLowering::Impl::lower_batch_norm_inference() {
+  if (n.outputs.size() > 1) throw NotImportable("BatchNormalization training outputs");
+  if (attr_i("spatial", 1) == 0) throw NotImportable("BatchNormalization spatial = 0");
+  batch_norm_inference();
+}
+// From opset 14 the training_mode attribute selects training.
 void OnnxLowering::Impl::lower_batch_norm() {
   if (attr_i("training_mode", 0) != 0 || n.outputs.size() > 1)
     throw NotImportable("BatchNormalization training mode");
+  batch_norm_inference();
+}
+void OnnxLowering::Impl::batch_norm_inference() {
   const Tensor x = in(0);
   const wick_norm_params p{sizeof(wick_norm_params), 0, attr_f("epsilon", 1e-5f)};
   Tensor o = Tensor::empty(x.shape(), x.dtype(), dev());
   exec(WICK_OP_BATCH_NORM, &p, {x, in(3), in(4), in(1), in(2)}, {o});
   out(0, o);
 }
+// TopK's k: an attribute before opset 10, an input from 10.
+void OnnxLowering::Impl::lower_top_k_attr() {
+  top_k(attr_i("k", 1));
+}
 void OnnxLowering::Impl::lower_top_k() {
+  top_k(host_ints(in(1)).at(0));
+}
+void OnnxLowering::Impl::top_k(int64_t k) {
   const Tensor x = in(0);
   const int axis = norm_axis(attr_i("axis", -1), x.rank());
-  const int64_t k = opset() < 10 ? attr_i("k", 1) : host_ints(in(1)).at(0);  // an attribute before 10
   const wick_sort_params p{sizeof(wick_sort_params), axis, attr_i("largest", 1) != 0 ? 1 : 0, 1};
   Tensor v = Tensor::empty(x.shape(), x.dtype(), dev());
   Tensor i = Tensor::empty(x.shape(), DType::I64, dev());
@@ -1242,173 +1289,243 @@ void OnnxLowering::Impl::lower_trilu() {
   out(0, where(upload_values(mask, {rows, cols}, DType::Bool), x, scalar(0, x.dtype())));
 }
 void OnnxLowering::Impl::lower_dropout() {
-  if (has_in(2) && host_scalar(in(2)) != 0)
-    throw NotImportable("Dropout in training mode (random)");
+  dropout(has_in(2) && host_scalar(in(2)) != 0, true);
+}
+void OnnxLowering::Impl::dropout(bool training, bool mask_bool) {
+  if (training) throw NotImportable("Dropout in training mode (random)");
   out(0, in(0));
-  if (n.outputs.size() > 1) out(1, filled(in(0).shape(), DType::Bool, 1.0));
+  if (n.outputs.size() > 1) out(1, filled(in(0).shape(), mask_bool ? DType::Bool : in(0).dtype(), 1.0));
 }
 
-// --- The table of lowerings: one row per ONNX op type ---
+// --- The table of lowerings: one row per ONNX op type and opset range (first, last served) ---
 
 const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     // Direct maps: unary, binary, comparisons, logic
-    {"Abs", &Impl::lower_unary<WICK_OP_ABS>},
-    {"Neg", &Impl::lower_unary<WICK_OP_NEG>},
-    {"Exp", &Impl::lower_unary<WICK_OP_EXP>},
-    {"Log", &Impl::lower_unary<WICK_OP_LOG>},
-    {"Sqrt", &Impl::lower_unary<WICK_OP_SQRT>},
-    {"Reciprocal", &Impl::lower_unary<WICK_OP_RECIP>},
-    {"Tanh", &Impl::lower_unary<WICK_OP_TANH>},
-    {"Sigmoid", &Impl::lower_unary<WICK_OP_SIGMOID>},
-    {"Sin", &Impl::lower_unary<WICK_OP_SIN>},
-    {"Cos", &Impl::lower_unary<WICK_OP_COS>},
-    {"Tan", &Impl::lower_unary<WICK_OP_TAN>},
-    {"Asin", &Impl::lower_unary<WICK_OP_ASIN>},
-    {"Acos", &Impl::lower_unary<WICK_OP_ACOS>},
-    {"Atan", &Impl::lower_unary<WICK_OP_ATAN>},
-    {"Sinh", &Impl::lower_unary<WICK_OP_SINH>},
-    {"Cosh", &Impl::lower_unary<WICK_OP_COSH>},
-    {"Asinh", &Impl::lower_unary<WICK_OP_ASINH>},
-    {"Acosh", &Impl::lower_unary<WICK_OP_ACOSH>},
-    {"Atanh", &Impl::lower_unary<WICK_OP_ATANH>},
-    {"Erf", &Impl::lower_unary<WICK_OP_ERF>},
-    {"Floor", &Impl::lower_unary<WICK_OP_FLOOR>},
-    {"Ceil", &Impl::lower_unary<WICK_OP_CEIL>},
-    {"Relu", &Impl::lower_unary<WICK_OP_RELU>},
-    {"Sign", &Impl::lower_unary<WICK_OP_SIGN>},
-    {"Not", &Impl::lower_unary<WICK_OP_LOGICAL_NOT>},
-    {"Add", &Impl::lower_binary<WICK_OP_ADD>},
-    {"Sub", &Impl::lower_binary<WICK_OP_SUB>},
-    {"Mul", &Impl::lower_binary<WICK_OP_MUL>},
-    {"Div", &Impl::lower_binary<WICK_OP_DIV>},
-    {"And", &Impl::lower_binary<WICK_OP_BITWISE_AND>},
-    {"Or", &Impl::lower_binary<WICK_OP_BITWISE_OR>},
-    {"Xor", &Impl::lower_binary<WICK_OP_BITWISE_XOR>},
-    {"Equal", &Impl::lower_compare<WICK_OP_EQ>},
-    {"Less", &Impl::lower_compare<WICK_OP_LT>},
-    {"Greater", &Impl::lower_compare<WICK_OP_GT>},
-    {"LessOrEqual", &Impl::lower_compare<WICK_OP_LE>},
-    {"GreaterOrEqual", &Impl::lower_compare<WICK_OP_GE>},
-    {"Max", &Impl::lower_variadic<WICK_OP_MAXIMUM>},
-    {"Min", &Impl::lower_variadic<WICK_OP_MINIMUM>},
-    {"Sum", &Impl::lower_variadic<WICK_OP_ADD>},
-    {"Mean", &Impl::lower_mean},
-    {"Identity", &Impl::lower_identity},
-    {"IsNaN", &Impl::lower_is_nan},
-    {"IsInf", &Impl::lower_is_inf},
-    {"Round", &Impl::lower_round},
-    {"Pow", &Impl::lower_pow},
-    {"BitShift", &Impl::lower_bit_shift},
-    {"Mod", &Impl::lower_mod},
-    {"Where", &Impl::lower_where},
+    {"Abs", 1, kOpen, &Impl::lower_unary<WICK_OP_ABS>},
+    {"Neg", 1, kOpen, &Impl::lower_unary<WICK_OP_NEG>},
+    {"Exp", 1, kOpen, &Impl::lower_unary<WICK_OP_EXP>},
+    {"Log", 1, kOpen, &Impl::lower_unary<WICK_OP_LOG>},
+    {"Sqrt", 1, kOpen, &Impl::lower_unary<WICK_OP_SQRT>},
+    {"Reciprocal", 1, kOpen, &Impl::lower_unary<WICK_OP_RECIP>},
+    {"Tanh", 1, kOpen, &Impl::lower_unary<WICK_OP_TANH>},
+    {"Sigmoid", 1, kOpen, &Impl::lower_unary<WICK_OP_SIGMOID>},
+    {"Sin", 1, kOpen, &Impl::lower_unary<WICK_OP_SIN>},
+    {"Cos", 1, kOpen, &Impl::lower_unary<WICK_OP_COS>},
+    {"Tan", 1, kOpen, &Impl::lower_unary<WICK_OP_TAN>},
+    {"Asin", 1, kOpen, &Impl::lower_unary<WICK_OP_ASIN>},
+    {"Acos", 1, kOpen, &Impl::lower_unary<WICK_OP_ACOS>},
+    {"Atan", 1, kOpen, &Impl::lower_unary<WICK_OP_ATAN>},
+    {"Sinh", 1, kOpen, &Impl::lower_unary<WICK_OP_SINH>},
+    {"Cosh", 1, kOpen, &Impl::lower_unary<WICK_OP_COSH>},
+    {"Asinh", 1, kOpen, &Impl::lower_unary<WICK_OP_ASINH>},
+    {"Acosh", 1, kOpen, &Impl::lower_unary<WICK_OP_ACOSH>},
+    {"Atanh", 1, kOpen, &Impl::lower_unary<WICK_OP_ATANH>},
+    {"Erf", 1, kOpen, &Impl::lower_unary<WICK_OP_ERF>},
+    {"Floor", 1, kOpen, &Impl::lower_unary<WICK_OP_FLOOR>},
+    {"Ceil", 1, kOpen, &Impl::lower_unary<WICK_OP_CEIL>},
+    {"Relu", 1, kOpen, &Impl::lower_unary<WICK_OP_RELU>},
+    {"Sign", 1, kOpen, &Impl::lower_unary<WICK_OP_SIGN>},
+    {"Not", 1, kOpen, &Impl::lower_unary<WICK_OP_LOGICAL_NOT>},
+    {"Add", 1, kOpen, &Impl::lower_binary<WICK_OP_ADD>},
+    {"Sub", 1, kOpen, &Impl::lower_binary<WICK_OP_SUB>},
+    {"Mul", 1, kOpen, &Impl::lower_binary<WICK_OP_MUL>},
+    {"Div", 1, kOpen, &Impl::lower_binary<WICK_OP_DIV>},
+    {"And", 1, kOpen, &Impl::lower_binary<WICK_OP_BITWISE_AND>},
+    {"Or", 1, kOpen, &Impl::lower_binary<WICK_OP_BITWISE_OR>},
+    {"Xor", 1, kOpen, &Impl::lower_binary<WICK_OP_BITWISE_XOR>},
+    {"Equal", 1, kOpen, &Impl::lower_compare<WICK_OP_EQ>},
+    {"Less", 1, kOpen, &Impl::lower_compare<WICK_OP_LT>},
+    {"Greater", 1, kOpen, &Impl::lower_compare<WICK_OP_GT>},
+    {"LessOrEqual", 1, kOpen, &Impl::lower_compare<WICK_OP_LE>},
+    {"GreaterOrEqual", 1, kOpen, &Impl::lower_compare<WICK_OP_GE>},
+    {"Max", 1, kOpen, &Impl::lower_variadic<WICK_OP_MAXIMUM>},
+    {"Min", 1, kOpen, &Impl::lower_variadic<WICK_OP_MINIMUM>},
+    {"Sum", 1, kOpen, &Impl::lower_variadic<WICK_OP_ADD>},
+    {"Mean", 1, kOpen, &Impl::lower_mean},
+    {"Identity", 1, kOpen, &Impl::lower_identity},
+    {"IsNaN", 1, kOpen, &Impl::lower_is_nan},
+    {"IsInf", 1, kOpen, &Impl::lower_is_inf},
+    {"Round", 1, kOpen, &Impl::lower_round},
+    {"Pow", 1, kOpen, &Impl::lower_pow},
+    {"BitShift", 1, kOpen, &Impl::lower_bit_shift},
+    {"Mod", 1, kOpen, &Impl::lower_mod},
+    {"Where", 1, kOpen, &Impl::lower_where},
     // Activations
-    {"Elu", &Impl::lower_elu},
-    {"Selu", &Impl::lower_selu},
-    {"Celu", &Impl::lower_celu},
-    {"LeakyRelu", &Impl::lower_leaky_relu},
-    {"PRelu", &Impl::lower_prelu},
-    {"ThresholdedRelu", &Impl::lower_thresholded_relu},
-    {"HardSigmoid", &Impl::lower_hard_sigmoid},
-    {"HardSwish", &Impl::lower_hard_swish},
-    {"Softplus", &Impl::lower_softplus},
-    {"Softsign", &Impl::lower_softsign},
-    {"Clip", &Impl::lower_clip},
+    {"Elu", 1, kOpen, &Impl::lower_elu},
+    {"Selu", 1, kOpen, &Impl::lower_selu},
+    {"Celu", 1, kOpen, &Impl::lower_celu},
+    {"LeakyRelu", 1, kOpen, &Impl::lower_leaky_relu},
+    {"PRelu", 1, 6, &Impl::lower_prelu_per_channel},
+    {"PRelu", 7, kOpen, &Impl::lower_prelu},
+    {"ThresholdedRelu", 1, kOpen, &Impl::lower_thresholded_relu},
+    {"HardSigmoid", 1, kOpen, &Impl::lower_hard_sigmoid},
+    {"HardSwish", 1, kOpen, &Impl::lower_hard_swish},
+    {"Softplus", 1, kOpen, &Impl::lower_softplus},
+    {"Softsign", 1, kOpen, &Impl::lower_softsign},
+    {"Clip", 1, 10, &Impl::lower_clip_attrs},
+    {"Clip", 11, kOpen, &Impl::lower_clip},
     // Matrix products and reductions
-    {"MatMul", &Impl::lower_matmul},
-    {"Gemm", &Impl::lower_gemm},
-    {"ReduceSum", &Impl::lower_reduce<WICK_OP_REDUCE_SUM>},
-    {"ReduceProd", &Impl::lower_reduce<WICK_OP_REDUCE_PROD>},
-    {"ReduceMax", &Impl::lower_reduce<WICK_OP_REDUCE_MAX>},
-    {"ReduceMin", &Impl::lower_reduce<WICK_OP_REDUCE_MIN>},
-    {"ReduceMean", &Impl::lower_reduce_mean},
-    {"ReduceSumSquare", &Impl::lower_reduce<WICK_OP_REDUCE_SUM, WICK_OP_SQR>},
-    {"ReduceL1", &Impl::lower_reduce<WICK_OP_REDUCE_SUM, WICK_OP_ABS>},
-    {"ReduceL2", &Impl::lower_reduce<WICK_OP_REDUCE_SUM, WICK_OP_SQR, WICK_OP_SQRT>},
-    {"ReduceLogSum", &Impl::lower_reduce<WICK_OP_REDUCE_SUM, WICK_OP_INVALID, WICK_OP_LOG>},
-    {"ReduceLogSumExp", &Impl::lower_reduce<WICK_OP_REDUCE_SUM, WICK_OP_EXP, WICK_OP_LOG>},
-    {"ArgMax", &Impl::lower_arg_reduce<WICK_OP_ARGMAX>},
-    {"ArgMin", &Impl::lower_arg_reduce<WICK_OP_ARGMIN>},
-    {"CumSum", &Impl::lower_cumsum},
-    {"Softmax", &Impl::lower_softmax<false>},
-    {"LogSoftmax", &Impl::lower_softmax<true>},
+    {"MatMul", 1, kOpen, &Impl::lower_matmul},
+    {"Gemm", 1, kOpen, &Impl::lower_gemm},
+    {"ReduceSum", 1, 12, &Impl::lower_reduce<From::Attr, WICK_OP_REDUCE_SUM>},
+    {"ReduceSum", 13, kOpen, &Impl::lower_reduce<From::Input, WICK_OP_REDUCE_SUM>},
+    {"ReduceProd", 1, 17, &Impl::lower_reduce<From::Attr, WICK_OP_REDUCE_PROD>},
+    {"ReduceProd", 18, kOpen, &Impl::lower_reduce<From::Input, WICK_OP_REDUCE_PROD>},
+    {"ReduceMax", 1, 17, &Impl::lower_reduce<From::Attr, WICK_OP_REDUCE_MAX>},
+    {"ReduceMax", 18, kOpen, &Impl::lower_reduce<From::Input, WICK_OP_REDUCE_MAX>},
+    {"ReduceMin", 1, 17, &Impl::lower_reduce<From::Attr, WICK_OP_REDUCE_MIN>},
+    {"ReduceMin", 18, kOpen, &Impl::lower_reduce<From::Input, WICK_OP_REDUCE_MIN>},
+    {"ReduceMean", 1, 17, &Impl::lower_reduce_mean<From::Attr>},
+    {"ReduceMean", 18, kOpen, &Impl::lower_reduce_mean<From::Input>},
+    {"ReduceSumSquare", 1, 17, &Impl::lower_reduce<From::Attr, WICK_OP_REDUCE_SUM, WICK_OP_SQR>},
+    {"ReduceSumSquare", 18, kOpen, &Impl::lower_reduce<From::Input, WICK_OP_REDUCE_SUM, WICK_OP_SQR>},
+    {"ReduceL1", 1, 17, &Impl::lower_reduce<From::Attr, WICK_OP_REDUCE_SUM, WICK_OP_ABS>},
+    {"ReduceL1", 18, kOpen, &Impl::lower_reduce<From::Input, WICK_OP_REDUCE_SUM, WICK_OP_ABS>},
+    {"ReduceL2", 1, 17, &Impl::lower_reduce<From::Attr, WICK_OP_REDUCE_SUM, WICK_OP_SQR, WICK_OP_SQRT>},
+    {"ReduceL2", 18, kOpen, &Impl::lower_reduce<From::Input, WICK_OP_REDUCE_SUM, WICK_OP_SQR, WICK_OP_SQRT>},
+    {"ReduceLogSum", 1, 17, &Impl::lower_reduce<From::Attr, WICK_OP_REDUCE_SUM, WICK_OP_INVALID, WICK_OP_LOG>},
+    {"ReduceLogSum", 18, kOpen, &Impl::lower_reduce<From::Input, WICK_OP_REDUCE_SUM, WICK_OP_INVALID, WICK_OP_LOG>},
+    {"ReduceLogSumExp", 1, 17, &Impl::lower_reduce<From::Attr, WICK_OP_REDUCE_SUM, WICK_OP_EXP, WICK_OP_LOG>},
+    {"ReduceLogSumExp", 18, kOpen, &Impl::lower_reduce<From::Input, WICK_OP_REDUCE_SUM, WICK_OP_EXP, WICK_OP_LOG>},
+    {"ArgMax", 1, kOpen, &Impl::lower_arg_reduce<WICK_OP_ARGMAX>},
+    {"ArgMin", 1, kOpen, &Impl::lower_arg_reduce<WICK_OP_ARGMIN>},
+    {"CumSum", 1, kOpen, &Impl::lower_cumsum},
+    {"Softmax", 1, 12, &Impl::lower_softmax_2d<false>},
+    {"Softmax", 13, kOpen, &Impl::lower_softmax<false>},
+    {"LogSoftmax", 1, 12, &Impl::lower_softmax_2d<true>},
+    {"LogSoftmax", 13, kOpen, &Impl::lower_softmax<true>},
     // Views and shapes
-    {"Reshape", &Impl::lower_reshape},
-    {"Flatten", &Impl::lower_flatten},
-    {"Squeeze", &Impl::lower_squeeze},
-    {"Unsqueeze", &Impl::lower_unsqueeze},
-    {"Transpose", &Impl::lower_transpose},
-    {"Expand", &Impl::lower_expand},
-    {"Concat", &Impl::lower_concat},
-    {"Split", &Impl::lower_split},
-    {"Slice", &Impl::lower_slice},
-    {"Shape", &Impl::lower_shape},
-    {"Size", &Impl::lower_size},
+    {"Reshape", 1, kOpen, &Impl::lower_reshape},
+    {"Flatten", 1, kOpen, &Impl::lower_flatten},
+    {"Squeeze", 1, 12, &Impl::lower_squeeze<From::Attr>},
+    {"Squeeze", 13, kOpen, &Impl::lower_squeeze<From::Input>},
+    {"Unsqueeze", 1, 12, &Impl::lower_unsqueeze<From::Attr>},
+    {"Unsqueeze", 13, kOpen, &Impl::lower_unsqueeze<From::Input>},
+    {"Transpose", 1, kOpen, &Impl::lower_transpose},
+    {"Expand", 1, kOpen, &Impl::lower_expand},
+    {"Concat", 1, kOpen, &Impl::lower_concat},
+    {"Split", 1, 12, &Impl::lower_split<From::Attr>},
+    {"Split", 13, kOpen, &Impl::lower_split<From::Input>},
+    {"Slice", 1, 9, &Impl::lower_slice_attrs},
+    {"Slice", 10, kOpen, &Impl::lower_slice},
+    {"Shape", 1, kOpen, &Impl::lower_shape},
+    {"Size", 1, kOpen, &Impl::lower_size},
     // Constants and casts
-    {"Constant", &Impl::lower_constant},
-    {"ConstantOfShape", &Impl::lower_constant_of_shape},
-    {"Cast", &Impl::lower_cast},
-    {"CastLike", &Impl::lower_cast_like},
+    {"Constant", 1, kOpen, &Impl::lower_constant},
+    {"ConstantOfShape", 1, kOpen, &Impl::lower_constant_of_shape},
+    {"Cast", 1, kOpen, &Impl::lower_cast},
+    {"CastLike", 1, kOpen, &Impl::lower_cast_like},
     // Indexing
-    {"Gather", &Impl::lower_gather},
-    {"GatherElements", &Impl::lower_gather_elements},
-    {"ScatterElements", &Impl::lower_scatter_elements},
-    {"Scatter", &Impl::lower_scatter_elements},
+    {"Gather", 1, kOpen, &Impl::lower_gather},
+    {"GatherElements", 1, kOpen, &Impl::lower_gather_elements},
+    {"ScatterElements", 1, kOpen, &Impl::lower_scatter_elements},
+    {"Scatter", 9, 10, &Impl::lower_scatter_elements},
     // Neural-network ops
-    {"Conv", &Impl::lower_conv},
-    {"ConvTranspose", &Impl::lower_conv_transpose},
-    {"ConvInteger", &Impl::lower_conv_integer},
-    {"Einsum", &Impl::lower_einsum},
-    {"Pad", &Impl::lower_pad},
-    {"InstanceNormalization", &Impl::lower_instance_norm},
-    {"Shrink", &Impl::lower_shrink},
-    {"Hardmax", &Impl::lower_hardmax},
-    {"QuantizeLinear", &Impl::lower_quantize_linear},
-    {"DequantizeLinear", &Impl::lower_dequantize_linear},
-    {"OneHot", &Impl::lower_one_hot},
-    {"EyeLike", &Impl::lower_eye_like},
-    {"Resize", &Impl::lower_resize},
-    {"GatherND", &Impl::lower_gather_nd},
-    {"ScatterND", &Impl::lower_scatter_nd},
-    {"NonZero", &Impl::lower_non_zero},
-    {"Compress", &Impl::lower_compress},
-    {"ReverseSequence", &Impl::lower_reverse_sequence},
-    {"LRN", &Impl::lower_lrn},
-    {"HannWindow", &Impl::lower_window_function},
-    {"HammingWindow", &Impl::lower_window_function},
-    {"BlackmanWindow", &Impl::lower_window_function},
-    {"MatMulInteger", &Impl::lower_matmul_integer},
-    {"QLinearMatMul", &Impl::lower_qlinear_matmul},
-    {"DynamicQuantizeLinear", &Impl::lower_dynamic_quantize_linear},
-    {"Upsample", &Impl::lower_resize},
-    {"MeanVarianceNormalization", &Impl::lower_mean_variance_normalization},
-    {"MaxPool", &Impl::lower_max_pool},
-    {"AveragePool", &Impl::lower_average_pool},
-    {"GlobalAveragePool", &Impl::lower_global_pool<false>},
-    {"GlobalMaxPool", &Impl::lower_global_pool<true>},
-    {"LayerNormalization", &Impl::lower_layer_norm},
-    {"BatchNormalization", &Impl::lower_batch_norm},
-    {"TopK", &Impl::lower_top_k},
-    {"Range", &Impl::lower_range},
-    {"DepthToSpace", &Impl::lower_depth_to_space},
-    {"SpaceToDepth", &Impl::lower_space_to_depth},
-    {"Tile", &Impl::lower_tile},
-    {"NegativeLogLikelihoodLoss", &Impl::lower_loss<false>},
-    {"SoftmaxCrossEntropyLoss", &Impl::lower_loss<true>},
-    {"Trilu", &Impl::lower_trilu},
-    {"Dropout", &Impl::lower_dropout},
+    {"Conv", 1, kOpen, &Impl::lower_conv},
+    {"ConvTranspose", 1, kOpen, &Impl::lower_conv_transpose},
+    {"ConvInteger", 1, kOpen, &Impl::lower_conv_integer},
+    {"Einsum", 1, kOpen, &Impl::lower_einsum},
+    {"Pad", 1, 1, &Impl::lower_pad_paddings},
+    {"Pad", 2, 10, &Impl::lower_pad_attrs},
+    {"Pad", 11, kOpen, &Impl::lower_pad},
+    {"InstanceNormalization", 1, kOpen, &Impl::lower_instance_norm},
+    {"Shrink", 1, kOpen, &Impl::lower_shrink},
+    {"Hardmax", 1, 12, &Impl::lower_hardmax_2d},
+    {"Hardmax", 13, kOpen, &Impl::lower_hardmax},
+    {"QuantizeLinear", 1, kOpen, &Impl::lower_quantize_linear},
+    {"DequantizeLinear", 1, kOpen, &Impl::lower_dequantize_linear},
+    {"OneHot", 1, kOpen, &Impl::lower_one_hot},
+    {"EyeLike", 1, kOpen, &Impl::lower_eye_like},
+    {"Resize", 10, 10, &Impl::lower_resize_10},
+    {"Resize", 11, kOpen, &Impl::lower_resize},
+    {"GatherND", 1, kOpen, &Impl::lower_gather_nd},
+    {"ScatterND", 1, kOpen, &Impl::lower_scatter_nd},
+    {"NonZero", 1, kOpen, &Impl::lower_non_zero},
+    {"Compress", 1, kOpen, &Impl::lower_compress},
+    {"ReverseSequence", 1, kOpen, &Impl::lower_reverse_sequence},
+    {"LRN", 1, kOpen, &Impl::lower_lrn},
+    {"HannWindow", 1, kOpen, &Impl::lower_window_function},
+    {"HammingWindow", 1, kOpen, &Impl::lower_window_function},
+    {"BlackmanWindow", 1, kOpen, &Impl::lower_window_function},
+    {"MatMulInteger", 1, kOpen, &Impl::lower_matmul_integer},
+    {"QLinearMatMul", 1, kOpen, &Impl::lower_qlinear_matmul},
+    {"DynamicQuantizeLinear", 1, kOpen, &Impl::lower_dynamic_quantize_linear},
+    {"Upsample", 7, 8, &Impl::lower_upsample_attr},
+    {"Upsample", 9, 9, &Impl::lower_upsample},
+    {"MeanVarianceNormalization", 1, kOpen, &Impl::lower_mean_variance_normalization},
+    {"MaxPool", 1, kOpen, &Impl::lower_max_pool},
+    {"AveragePool", 1, kOpen, &Impl::lower_average_pool},
+    {"GlobalAveragePool", 1, kOpen, &Impl::lower_global_pool<false>},
+    {"GlobalMaxPool", 1, kOpen, &Impl::lower_global_pool<true>},
+    {"LayerNormalization", 1, kOpen, &Impl::lower_layer_norm},
+    {"BatchNormalization", 1, 13, &Impl::lower_batch_norm_inference},
+    {"BatchNormalization", 14, kOpen, &Impl::lower_batch_norm},
+    {"TopK", 1, 9, &Impl::lower_top_k_attr},
+    {"TopK", 10, kOpen, &Impl::lower_top_k},
+    {"Range", 1, kOpen, &Impl::lower_range},
+    {"DepthToSpace", 1, kOpen, &Impl::lower_depth_to_space},
+    {"SpaceToDepth", 1, kOpen, &Impl::lower_space_to_depth},
+    {"Tile", 1, kOpen, &Impl::lower_tile},
+    {"NegativeLogLikelihoodLoss", 1, kOpen, &Impl::lower_loss<false>},
+    {"SoftmaxCrossEntropyLoss", 1, kOpen, &Impl::lower_loss<true>},
+    {"Trilu", 1, kOpen, &Impl::lower_trilu},
+    // Recurrent layers (onnx_lowerings_rnn.cpp); layout is 0 before opset 14
+    {"RNN", 7, kOpen, &Impl::lower_recurrent<Cell::Rnn>},
+    {"GRU", 7, kOpen, &Impl::lower_recurrent<Cell::Gru>},
+    {"LSTM", 7, kOpen, &Impl::lower_recurrent<Cell::Lstm>},
+    {"Dropout", 7, 9, &Impl::lower_dropout_attrs<false>},
+    {"Dropout", 10, 11, &Impl::lower_dropout_attrs<true>},
+    {"Dropout", 12, kOpen, &Impl::lower_dropout},
+    // Sequence and optional values (onnx_lowerings_sequences.cpp)
+    {"SequenceConstruct", 11, kOpen, &Impl::lower_sequence_construct},
+    {"SequenceEmpty", 11, kOpen, &Impl::lower_sequence_empty},
+    {"SequenceInsert", 11, kOpen, &Impl::lower_sequence_insert},
+    {"SequenceAt", 11, kOpen, &Impl::lower_sequence_at},
+    {"SequenceErase", 11, kOpen, &Impl::lower_sequence_erase},
+    {"SequenceLength", 11, kOpen, &Impl::lower_sequence_length},
+    {"SplitToSequence", 11, kOpen, &Impl::lower_split_to_sequence},
+    {"ConcatFromSequence", 11, kOpen, &Impl::lower_concat_from_sequence},
+    {"Optional", 15, kOpen, &Impl::lower_optional},
+    {"OptionalHasElement", 15, kOpen, &Impl::lower_optional_has_element},
+    {"OptionalGetElement", 15, kOpen, &Impl::lower_optional_get_element},
+    // Subgraphs (onnx_lowerings_control_flow.cpp)
+    {"If", 1, kOpen, &Impl::lower_if},
+    {"Loop", 1, kOpen, &Impl::lower_loop},
+    {"Scan", 8, 8, &Impl::lower_scan_8},
+    {"Scan", 9, kOpen, &Impl::lower_scan},
+    {"SequenceMap", 17, kOpen, &Impl::lower_sequence_map},
 };
 
-OnnxLowering::Impl::Lowering OnnxLowering::Impl::lowering(const std::string& op_type) {
-  static const std::map<std::string, Lowering> by_type = [] {
-    std::map<std::string, Lowering> m;
+OnnxLowering::Impl::Lowering OnnxLowering::Impl::lowering(const std::string& op_type,
+                                                          int64_t opset) {
+  // The rows of each op type, by first opset served; checked once for empty and overlapping ranges.
+  static const std::map<std::string, std::vector<const Row*>> by_type = [] {
+    std::map<std::string, std::vector<const Row*>> m;
     for (const Row& row : kLowerings) {
-      if (!m.emplace(row.op_type, row.lower).second)
-        throw std::logic_error(std::string("two ONNX lowerings for ") + row.op_type);
+      if (row.first < 1 || row.last < row.first)
+        throw std::logic_error(std::string("the ONNX lowering row for ") + row.op_type +
+                               " has an empty opset range");
+      m[row.op_type].push_back(&row);
+    }
+    for (auto& [type, rows] : m) {
+      std::sort(rows.begin(), rows.end(), [](const Row* a, const Row* b) { return a->first < b->first; });
+      for (size_t i = 1; i < rows.size(); ++i)
+        if (rows[i]->first <= rows[i - 1]->last)
+          throw std::logic_error("two ONNX lowerings for " + type + " at opset " +
+                                 std::to_string(rows[i]->first));
     }
     return m;
   }();
   auto it = by_type.find(op_type);
-  return it == by_type.end() ? nullptr : it->second;
+  if (it == by_type.end()) throw NotImportable("ONNX op " + op_type + " is not mapped onto Wick ops");
+  std::string served;
+  for (const Row* row : it->second) {
+    if (opset >= row->first && opset <= row->last) return row->lower;
+    served += (served.empty() ? "" : ", ") + std::to_string(row->first) +
+              (row->last == kOpen ? "+" : row->last == row->first ? "" : "-" + std::to_string(row->last));
+  }
+  throw NotImportable("ONNX op " + op_type + " at opset " + std::to_string(opset) +
+                      ": the importer serves opsets " + served);
 }
 
 }  // namespace wick::conformance

@@ -1,12 +1,15 @@
 // onnx_lowerings.hpp — OnnxLowering::Impl, the lowering of one node: the helpers every lowering
-// uses (onnx_lower.cpp) and one member per ONNX op type or family (onnx_lowerings.cpp), found by
-// op type in the table of lowerings. Private to the two onnx_lower*.cpp files.
+// uses (onnx_lower.cpp) and one member per ONNX op type or family and opset range
+// (onnx_lowerings*.cpp), found by op type and the model's ai.onnx opset in the table of lowerings.
+// Private to the onnx_lower*.cpp files.
 #pragma once
 
 #include "onnx_lower.hpp"
 
 #include <wick/wick_plugin.h>
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,13 +24,19 @@ struct OnnxLowering::Impl {
 
   // A lowering reads the node's inputs and attributes, runs Wick ops and sets its outputs.
   using Lowering = void (Impl::*)();
+  // One row per ONNX op type and opset range: the lowering serves models whose ai.onnx opset
+  // import is in [first, last]. Where an op changed form (an attribute became an input, a default
+  // changed), each form has its own row; the rows of one op type must not overlap.
+  static constexpr int64_t kOpen = std::numeric_limits<int64_t>::max();  // no last opset yet
   struct Row {
     const char* op_type;
+    int64_t first, last;
     Lowering lower;
   };
   static const Row kLowerings[];
-  // The lowering of an ONNX op type, or nullptr when it has none.
-  static Lowering lowering(const std::string& op_type);
+  // The lowering of op_type at `opset`; NotImportable naming the op, the opset and the ranges
+  // served when no row covers it. Throws std::logic_error on the first call if rows overlap.
+  static Lowering lowering(const std::string& op_type, int64_t opset);
 
   // --- The node: inputs, outputs, attributes (onnx_lower.cpp) ---
   const Device& dev() const { return g.device_; }
@@ -41,8 +50,10 @@ struct OnnxLowering::Impl {
   float attr_f(const char* name, float dflt) const;
   std::string attr_s(const char* name, const std::string& dflt) const;
   std::optional<std::vector<int64_t>> attr_ints(const char* name) const;
-  // Input `input` from opset 13 on, attribute `attr` before (Squeeze's axes, Split's sizes).
-  std::vector<int64_t> ints_input_or_attr(size_t input, const char* attr);
+  // Where an op's integer list (Squeeze's axes, Split's sizes) comes from in its opset range.
+  enum class From { Attr, Input };
+  // Attribute `attr` (From::Attr) or input `input` (From::Input); empty when absent.
+  std::vector<int64_t> ints_from(From from, size_t input, const char* attr);
   static int norm_axis(int64_t axis, int rank);
   static Shape broadcast(const Shape& a, const Shape& b);
 
@@ -71,7 +82,7 @@ struct OnnxLowering::Impl {
 
   // --- Composites several op types share ---
   Tensor reduce(wick_op_code op, const Tensor& x, std::vector<int32_t> axes, bool keepdims);
-  std::vector<int32_t> reduce_axes(const Tensor& x, bool& noop);
+  std::vector<int32_t> reduce_axes(const Tensor& x, From from, bool& noop);
   int64_t reduced_count(const Tensor& x, const std::vector<int32_t>& axes);
   Tensor softmax(const Tensor& x, int axis, bool log);
   Tensor matmul(Tensor a, Tensor b);
@@ -117,6 +128,7 @@ struct OnnxLowering::Impl {
   void lower_celu();
   Tensor where_negative(const Tensor& x, const Tensor& scaled);
   void lower_leaky_relu();
+  void lower_prelu_per_channel();
   void lower_prelu();
   void lower_thresholded_relu();
   Tensor hard_sigmoid(const Tensor& x, double alpha, double beta);
@@ -124,39 +136,64 @@ struct OnnxLowering::Impl {
   void lower_hard_swish();
   void lower_softplus();
   void lower_softsign();
+  void lower_clip_attrs();
   void lower_clip();
   void lower_matmul();
   void lower_gemm();
-  // A reduction with an optional elementwise op before (Pre) and after (Post) it.
-  template <wick_op_code Red, wick_op_code Pre = WICK_OP_INVALID,
+  // A reduction with an optional elementwise op before (Pre) and after (Post) it; its axes an
+  // attribute or an input (ReduceSum from opset 13, the others from 18).
+  template <From Axes, wick_op_code Red, wick_op_code Pre = WICK_OP_INVALID,
             wick_op_code Post = WICK_OP_INVALID>
   void lower_reduce() {
-    reduction(Red, Pre, Post, false);
+    reduction(Axes, Red, Pre, Post, false);
   }
+  template <From Axes>
   void lower_reduce_mean() {
-    reduction(WICK_OP_REDUCE_SUM, WICK_OP_INVALID, WICK_OP_INVALID, true);
+    reduction(Axes, WICK_OP_REDUCE_SUM, WICK_OP_INVALID, WICK_OP_INVALID, true);
   }
-  void reduction(wick_op_code red, wick_op_code pre, wick_op_code post, bool mean);
+  void reduction(From axes, wick_op_code red, wick_op_code pre, wick_op_code post, bool mean);
   template <wick_op_code Op>
   void lower_arg_reduce() {
     arg_reduce(Op);
   }
   void arg_reduce(wick_op_code op);
   void lower_cumsum();
+  // Softmax and LogSoftmax along `axis` (opset 13 on), or of the input coerced to 2-D (before).
   template <bool Log>
   void lower_softmax() {
-    softmax_node(Log);
+    const Tensor x = in(0);
+    out(0, softmax(x, norm_axis(attr_i("axis", -1), x.rank()), Log));
   }
-  void softmax_node(bool log);
+  template <bool Log>
+  void lower_softmax_2d() {
+    const Tensor x = in(0);
+    out(0, softmax(coerced_2d(x), 1, Log).reshape(x.shape()));
+  }
+  Tensor coerced_2d(const Tensor& x);
   void lower_reshape();
   void lower_flatten();
-  void lower_squeeze();
-  void lower_unsqueeze();
+  template <From Axes>
+  void lower_squeeze() {
+    squeeze(ints_from(Axes, 1, "axes"));
+  }
+  template <From Axes>
+  void lower_unsqueeze() {
+    unsqueeze(ints_from(Axes, 1, "axes"));
+  }
+  void squeeze(std::vector<int64_t> axes);
+  void unsqueeze(std::vector<int64_t> axes);
   void lower_transpose();
   void lower_expand();
   void lower_concat();
-  void lower_split();
+  template <From Sizes>
+  void lower_split() {
+    split(ints_from(Sizes, 1, "split"));
+  }
+  void split(std::vector<int64_t> sizes);
+  void lower_slice_attrs();
   void lower_slice();
+  void slice(const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+             std::optional<std::vector<int64_t>> axes, std::optional<std::vector<int64_t>> steps);
   void lower_shape();
   void lower_size();
   void lower_constant();
@@ -184,11 +221,15 @@ struct OnnxLowering::Impl {
   void lower_einsum();
   Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias);
   void lower_conv_transpose();
+  void lower_pad_paddings();
+  void lower_pad_attrs();
   void lower_pad();
+  void pad(Tensor x, const std::vector<int64_t>& pads, double value);
   void lower_instance_norm();
   void lower_shrink();
   Tensor hardmax(const Tensor& x, int axis);
   void lower_hardmax();
+  void lower_hardmax_2d();
   Tensor positions(const Shape& shape, int axis);
   Tensor along_axis(const Tensor& v, const Tensor& x, int64_t axis_attr);
   void lower_quantize_linear();
@@ -197,7 +238,12 @@ struct OnnxLowering::Impl {
   void lower_eye_like();
   Tensor resize_axis(const Tensor& x, int axis, int64_t out_len, double scale, const ResizeRule& r,
                      double roi_start, double roi_end);
+  void lower_upsample_attr();
+  void lower_upsample();
+  void lower_resize_10();
   void lower_resize();
+  void resize(const ResizeRule& r, const std::vector<double>& scales,
+              const std::vector<int64_t>& sizes, const std::vector<double>& roi);
   void lower_mean_variance_normalization();
   Window pool_window();
   void lower_max_pool();
@@ -208,8 +254,12 @@ struct OnnxLowering::Impl {
   }
   void global_pool(bool max);
   void lower_layer_norm();
+  void lower_batch_norm_inference();
   void lower_batch_norm();
+  void batch_norm_inference();
+  void lower_top_k_attr();
   void lower_top_k();
+  void top_k(int64_t k);
   void lower_range();
   void lower_depth_to_space();
   void lower_space_to_depth();
@@ -220,7 +270,61 @@ struct OnnxLowering::Impl {
   }
   void loss(bool softmax_first);
   void lower_trilu();
+
+  // --- Recurrent layers (onnx_lowerings_rnn.cpp) ---
+  enum class Cell { Rnn, Gru, Lstm };
+  template <Cell C>
+  void lower_recurrent() {
+    recurrent(C);
+  }
+  void recurrent(Cell cell);
+  // An activation of RNN, GRU and LSTM by its ONNX name; alpha and beta default per function.
+  Tensor activation(const std::string& name, const Tensor& x, std::optional<double> alpha,
+                    std::optional<double> beta);
+  // Dropout: the identity unless in training mode (random, not importable); its mask in the
+  // input's dtype before opset 10, bool from 10; training_mode an input from 12.
+  template <bool MaskBool>
+  void lower_dropout_attrs() {
+    dropout(false, MaskBool);
+  }
   void lower_dropout();
+  void dropout(bool training, bool mask_bool);
+
+  // --- Sequence and optional values (onnx_lowerings_sequences.cpp) ---
+  const Value& in_value(size_t i) const;
+  void out_value(size_t i, Value v);
+  Value in_sequence(size_t i) const;
+  std::vector<Tensor> sequence_tensors(const Value& seq) const;
+  size_t sequence_position(size_t input, size_t size, bool past_end);
+  Tensor concat(const std::vector<Tensor>& parts, int axis);
+  Tensor stack(const std::vector<Tensor>& parts, int axis);
+  void lower_sequence_construct();
+  void lower_sequence_empty();
+  void lower_sequence_insert();
+  void lower_sequence_at();
+  void lower_sequence_erase();
+  void lower_sequence_length();
+  void lower_split_to_sequence();
+  void lower_concat_from_sequence();
+  void lower_optional();
+  void lower_optional_has_element();
+  void lower_optional_get_element();
+
+  // --- Subgraphs (onnx_lowerings_control_flow.cpp) ---
+  const onnx::GraphProto& graph_attr(const char* name) const;
+  std::vector<Value> run_body(const onnx::GraphProto& body, const std::vector<Value>& inputs,
+                              size_t outputs);
+  Tensor tensor_of(const Value& v, const char* what) const;
+  Tensor scan_output(std::vector<Tensor> parts, int64_t axis_attr, bool reverse, int32_t elem_type);
+  std::vector<Tensor> scan(const onnx::GraphProto& body, std::vector<Value> states,
+                           const std::vector<Tensor>& xs, const std::vector<int64_t>& in_axes,
+                           const std::vector<int64_t>& in_dirs, const std::vector<int64_t>& out_axes,
+                           const std::vector<int64_t>& out_dirs);
+  void lower_if();
+  void lower_loop();
+  void lower_scan_8();
+  void lower_scan();
+  void lower_sequence_map();
 };
 
 }  // namespace wick::conformance

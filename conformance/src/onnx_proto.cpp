@@ -125,6 +125,8 @@ TensorProto parse_tensor(Reader r) {
   } else if (!int32_data.empty()) {
     // int32_data carries every type of 32 bits or fewer, one element per entry.
     const size_t size = element_size(t.data_type);
+    if (size == 0 || size > sizeof(uint32_t))
+      r.fail("int32_data for data type " + std::to_string(t.data_type) + ", which it cannot carry");
     for (int64_t v : int32_data) {
       const uint32_t u = static_cast<uint32_t>(v);
       const size_t at = t.data.size();
@@ -137,7 +139,52 @@ TensorProto parse_tensor(Reader r) {
   return t;
 }
 
-AttributeProto parse_attribute(Reader r) {
+// Subgraphs, nested types and nested sequences recurse; a corrupt file could nest them deeply
+// enough to exhaust the stack, so nesting past this depth is malformed.
+constexpr int kMaxDepth = 32;
+
+GraphProto parse_graph(Reader r, int depth);
+
+// TypeProto: tensor_type 1, sequence_type 4, map_type 5, sparse_tensor_type 8, optional_type 9;
+// the element type of each container is its field 1.
+TypeInfo parse_type(Reader r, int depth) {
+  if (depth > kMaxDepth) r.fail("types nested too deeply");
+  TypeInfo t;
+  while (!r.done()) {
+    const auto [field, wire] = r.key();
+    if (field == 1 && wire == 2) {
+      t.tensor = true;
+      Reader tensor = r.sub();
+      while (!tensor.done()) {
+        const auto [ef, ew] = tensor.key();
+        if (ef == 1 && ew == 0) {
+          t.elem_type = static_cast<int32_t>(tensor.varint());
+        } else {
+          tensor.skip(ew);
+        }
+      }
+    } else if ((field == 4 || field == 9) && wire == 2) {
+      Reader container = r.sub();
+      while (!container.done()) {
+        const auto [cf, cw] = container.key();
+        if (cf == 1 && cw == 2) {
+          const TypeInfo inner = parse_type(container.sub(), depth + 1);
+          t.wrappers = std::string(1, field == 4 ? 's' : 'o') + inner.wrappers;
+          t.tensor = inner.tensor;
+          t.elem_type = inner.elem_type;
+        } else {
+          container.skip(cw);
+        }
+      }
+      if (t.wrappers.empty()) t.wrappers = field == 4 ? "s" : "o";  // no element type given
+    } else {
+      r.skip(wire);
+    }
+  }
+  return t;
+}
+
+AttributeProto parse_attribute(Reader r, int depth) {
   AttributeProto a;
   while (!r.done()) {
     const auto [field, wire] = r.key();
@@ -147,9 +194,11 @@ AttributeProto parse_attribute(Reader r) {
       case 3: a.i = static_cast<int64_t>(r.varint()); break;
       case 4: a.s = r.bytes(); break;
       case 5: a.t.push_back(parse_tensor(r.sub())); break;
-      case 6: r.sub(); a.has_graph = true; break;
+      case 6: a.g = std::make_shared<const GraphProto>(parse_graph(r.sub(), depth + 1)); a.has_graph = true; break;
       case 7: r.repeated(wire, 5, [&](Reader& x, uint32_t) { a.floats.push_back(as_float(x.fixed32())); }); break;
       case 8: r.repeated(wire, 0, [&](Reader& x, uint32_t) { a.ints.push_back(static_cast<int64_t>(x.varint())); }); break;
+      case 9: a.strings.push_back(r.bytes()); break;
+      case 14: a.tp = parse_type(r.sub(), depth + 1); break;
       case 20: a.type = static_cast<int32_t>(r.varint()); break;
       default: r.skip(wire); break;
     }
@@ -157,7 +206,7 @@ AttributeProto parse_attribute(Reader r) {
   return a;
 }
 
-NodeProto parse_node(Reader r) {
+NodeProto parse_node(Reader r, int depth) {
   NodeProto n;
   while (!r.done()) {
     const auto [field, wire] = r.key();
@@ -166,7 +215,7 @@ NodeProto parse_node(Reader r) {
       case 2: n.outputs.push_back(r.bytes()); break;
       case 3: n.name = r.bytes(); break;
       case 4: n.op_type = r.bytes(); break;
-      case 5: n.attributes.push_back(parse_attribute(r.sub())); break;
+      case 5: n.attributes.push_back(parse_attribute(r.sub(), depth)); break;
       case 7: n.domain = r.bytes(); break;
       default: r.skip(wire); break;
     }
@@ -181,24 +230,10 @@ ValueInfo parse_value_info(Reader r) {
     if (field == 1) {
       v.name = r.bytes();
     } else if (field == 2) {  // TypeProto
-      Reader type = r.sub();
-      while (!type.done()) {
-        const auto [tf, tw] = type.key();
-        if (tf == 1) {  // tensor_type
-          v.is_tensor = true;
-          Reader tensor = type.sub();
-          while (!tensor.done()) {
-            const auto [ef, ew] = tensor.key();
-            if (ef == 1) {
-              v.elem_type = static_cast<int32_t>(tensor.varint());
-            } else {
-              tensor.skip(ew);
-            }
-          }
-        } else {
-          type.skip(tw);
-        }
-      }
+      if (wire != 2) r.fail("ValueInfoProto.type is not a message");
+      v.type = parse_type(r.sub(), 0);
+      v.is_tensor = v.type.tensor && v.type.wrappers.empty();
+      v.elem_type = v.type.elem_type;
     } else {
       r.skip(wire);
     }
@@ -206,12 +241,13 @@ ValueInfo parse_value_info(Reader r) {
   return v;
 }
 
-GraphProto parse_graph(Reader r) {
+GraphProto parse_graph(Reader r, int depth) {
+  if (depth > kMaxDepth) r.fail("subgraphs nested too deeply");
   GraphProto g;
   while (!r.done()) {
     const auto [field, wire] = r.key();
     switch (field) {
-      case 1: g.nodes.push_back(parse_node(r.sub())); break;
+      case 1: g.nodes.push_back(parse_node(r.sub(), depth)); break;
       case 5: g.initializers.push_back(parse_tensor(r.sub())); break;
       case 11: g.inputs.push_back(parse_value_info(r.sub())); break;
       case 12: g.outputs.push_back(parse_value_info(r.sub())); break;
@@ -219,6 +255,34 @@ GraphProto parse_graph(Reader r) {
     }
   }
   return g;
+}
+
+// SequenceProto: tensor_values 3, sequence_values 5, optional_values 7 (sparse 4 and map 6 are
+// not read); OptionalProto: tensor_value 3, sequence_value 5, optional_value 7.
+ValueProto parse_container(Reader r, ValueProto::Kind kind, int depth) {
+  if (depth > kMaxDepth) r.fail("sequences or optionals nested too deeply");
+  ValueProto v;
+  v.kind = kind;
+  while (!r.done()) {
+    const auto [field, wire] = r.key();
+    if (wire == 2 && (field == 3 || field == 5 || field == 7)) {
+      if (field == 3) {
+        ValueProto t;
+        t.tensor = parse_tensor(r.sub());
+        v.items.push_back(std::move(t));
+      } else {
+        v.items.push_back(parse_container(
+            r.sub(), field == 5 ? ValueProto::Kind::Sequence : ValueProto::Kind::Optional,
+            depth + 1));
+      }
+    } else if (wire == 2 && (field == 4 || field == 6)) {
+      r.fail("sparse tensor or map values are not read");
+    } else {
+      r.skip(wire);
+    }
+  }
+  if (kind == ValueProto::Kind::Optional && v.items.size() > 1) r.fail("an optional with two values");
+  return v;
 }
 
 std::vector<unsigned char> slurp(const std::string& path) {
@@ -257,7 +321,7 @@ ModelProto parse_model(const unsigned char* data, size_t size, const std::string
   while (!r.done()) {
     const auto [field, wire] = r.key();
     if (field == 7) {
-      m.graph = parse_graph(r.sub());
+      m.graph = parse_graph(r.sub(), 0);
     } else if (field == 8) {  // OperatorSetIdProto
       Reader o = r.sub();
       std::string domain;
@@ -278,6 +342,23 @@ ModelProto parse_model(const unsigned char* data, size_t size, const std::string
     }
   }
   return m;
+}
+
+ValueProto read_value(const std::string& path, const TypeInfo& type) {
+  const std::vector<unsigned char> bytes = slurp(path);
+  return parse_value(bytes.data(), bytes.size(), type, path);
+}
+
+ValueProto parse_value(const unsigned char* data, size_t size, const TypeInfo& type,
+                       const std::string& where) {
+  Reader r(data, size, where);
+  if (type.wrappers.empty()) {
+    ValueProto v;
+    v.tensor = parse_tensor(r);
+    return v;
+  }
+  return parse_container(r, type.wrappers[0] == 's' ? ValueProto::Kind::Sequence
+                                                    : ValueProto::Kind::Optional, 0);
 }
 
 TensorProto read_tensor(const std::string& path) {
