@@ -1469,6 +1469,9 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"NegativeLogLikelihoodLoss", 1, kOpen, &Impl::lower_loss<false>},
     {"SoftmaxCrossEntropyLoss", 1, kOpen, &Impl::lower_loss<true>},
     {"Trilu", 1, kOpen, &Impl::lower_trilu},
+    // Sampling at data-given positions (onnx_lowerings_spatial.cpp)
+    {"GridSample", 16, 19, &Impl::lower_grid_sample_16},
+    {"GridSample", 20, kOpen, &Impl::lower_grid_sample},
     // Recurrent layers (onnx_lowerings_rnn.cpp); layout is 0 before opset 14
     {"RNN", 7, kOpen, &Impl::lower_recurrent<Cell::Rnn>},
     {"GRU", 7, kOpen, &Impl::lower_recurrent<Cell::Gru>},

@@ -271,6 +271,12 @@ struct OnnxLowering::Impl {
   void loss(bool softmax_first);
   void lower_trilu();
 
+  // --- Sampling and pooling at data-given positions (onnx_lowerings_spatial.cpp) ---
+  Tensor reflect(const Tensor& c, double lo, double hi);
+  void grid_sample(const std::string& mode);
+  void lower_grid_sample_16();
+  void lower_grid_sample();
+
   // --- Recurrent layers (onnx_lowerings_rnn.cpp) ---
   enum class Cell { Rnn, Gru, Lstm };
   template <Cell C>
