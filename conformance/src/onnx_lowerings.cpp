@@ -267,7 +267,7 @@ void OnnxLowering::Impl::lower_dequantize_linear() {
 // from the end of depth), values[0] elsewhere.
 void OnnxLowering::Impl::lower_one_hot() {
   const Tensor idx = cast(in(0), DType::I64);
-  const int64_t depth = static_cast<int64_t>(host_scalar(in(1)));
+  const int64_t depth = host_count(host_scalar(in(1)), "OneHot depth");
   const Tensor values = in(2);
   const int axis = norm_axis(attr_i("axis", -1), idx.rank() + 1);
   Shape os = idx.shape();
@@ -343,6 +343,7 @@ Tensor OnnxLowering::Impl::resize_axis(const Tensor& x, int axis, int64_t out_le
     const size_t k = static_cast<size_t>(o);
     const double x0 = resize_coordinate(r, static_cast<double>(o), scale,
                                         scale * static_cast<double>(in_len), in_len, roi_start, roi_end);
+    if (!std::isfinite(x0)) throw NotImportable("malformed " + n.op_type + ": a coordinate is not finite (roi)");
     if (r.coord == "tf_crop_and_resize" && (x0 < 0 || x0 > static_cast<double>(in_len - 1))) {
       outside[k] = 1;  // every tap's weight stays 0
       continue;
@@ -457,8 +458,13 @@ void OnnxLowering::Impl::resize(const ResizeRule& r, const std::vector<double>& 
     const double scale = sizes.empty() ? scales[static_cast<size_t>(a)]
                                        : static_cast<double>(sizes[static_cast<size_t>(a)]) /
                                              static_cast<double>(in_len);
-    const int64_t out_len = sizes.empty() ? static_cast<int64_t>(std::floor(static_cast<double>(in_len) * scale))
-                                          : sizes[static_cast<size_t>(a)];
+    if (in_len == 0 || !std::isfinite(scale) || scale <= 0)
+      throw NotImportable("malformed " + n.op_type + ": scale " + std::to_string(scale) + " for an axis of " +
+                          std::to_string(in_len));
+    const int64_t out_len =
+        host_count(sizes.empty() ? std::floor(static_cast<double>(in_len) * scale)
+                                 : static_cast<double>(sizes[static_cast<size_t>(a)]),
+                   "Resize output length");
     const double lo = roi.size() == static_cast<size_t>(2 * rank) ? roi[static_cast<size_t>(a)] : 0;
     const double hi = roi.size() == static_cast<size_t>(2 * rank) ? roi[static_cast<size_t>(a + rank)] : 1;
     if (out_len == in_len && scale == 1.0 && r.coord != "tf_crop_and_resize") continue;
@@ -470,7 +476,7 @@ void OnnxLowering::Impl::resize(const ResizeRule& r, const std::vector<double>& 
 // The window functions: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N the size when periodic
 // (the default), else size - 1; computed on the host in f64, stored in output_datatype.
 void OnnxLowering::Impl::lower_window_function() {
-  const int64_t size = static_cast<int64_t>(host_scalar(in(0)));
+  const int64_t size = host_count(host_scalar(in(0)), "window size");
   const bool periodic = attr_i("periodic", 1) != 0;
   const DType t = onnx_dtype(static_cast<int32_t>(attr_i("output_datatype", 1)));
   double a0 = 0.5, a1 = 0.5, a2 = 0;
@@ -482,7 +488,7 @@ void OnnxLowering::Impl::lower_window_function() {
     a2 = 0.08;
   }
   const double N = static_cast<double>(periodic ? size : size - 1);
-  std::vector<double> w(static_cast<size_t>(std::max<int64_t>(size, 0)));
+  std::vector<double> w(static_cast<size_t>(size));
   for (size_t i = 0; i < w.size(); ++i) {
     const double x = 2 * M_PI * static_cast<double>(i) / N;
     w[i] = a0 - a1 * std::cos(x) + a2 * std::cos(2 * x);
@@ -598,10 +604,12 @@ void OnnxLowering::Impl::lower_reshape() {
   int64_t known = 1, infer = -1;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == 0 && !allowzero) s[i] = x.shape().at(i);
+    if (s[i] < -1 || (s[i] == -1 && infer >= 0))
+      throw NotImportable("malformed Reshape: shape " + shape_to_string(s));
     if (s[i] == -1)
       infer = static_cast<int64_t>(i);
     else
-      known *= s[i];
+      known = checked_mul(known, s[i]);
   }
   if (infer >= 0) s[static_cast<size_t>(infer)] = known == 0 ? 0 : x.numel() / known;
   out(0, reshape(x, s));
@@ -945,6 +953,27 @@ void OnnxLowering::Impl::lower_conv_integer() {
   if (has_in(3)) w = op2(WICK_OP_SUB, w, cast(in(3), DType::I32));
   out(0, conv(x, w, std::nullopt));
 }
+// QLinearConv: (x - x_zero_point) conv (w - w_zero_point) in i32, plus the i32 bias, requantised:
+// saturate(round_half_even(acc * x_scale * w_scale / y_scale) + y_zero_point); w's scale and zero
+// point may be per output channel.
+void OnnxLowering::Impl::lower_qlinear_conv() {
+  const Tensor xq = in(0), wq = in(3);
+  auto per_out = [&](const Tensor& v, int rank, int axis) {  // [M] along `axis`; scalars as they are
+    if (v.numel() == 1) return reshape(v, {});
+    Shape s(static_cast<size_t>(rank), 1);
+    s[static_cast<size_t>(axis)] = v.numel();
+    return reshape(v, s);
+  };
+  const Tensor x = op2(WICK_OP_SUB, cast(xq, DType::I32), cast(in(2), DType::I32));
+  const Tensor w = op2(WICK_OP_SUB, cast(wq, DType::I32), per_out(cast(in(5), DType::I32), wq.rank(), 0));
+  Tensor acc = conv(x, w, has_in(8) ? std::optional<Tensor>(in(8)) : std::nullopt);
+  const Tensor scale = op2(WICK_OP_DIV, op2(WICK_OP_MUL, cast(in(1), DType::F32), per_out(cast(in(4), DType::F32), acc.rank(), 1)),
+                           cast(in(6), DType::F32));
+  const wick_unary_params even{sizeof(wick_unary_params), 0, 0, WICK_ROUND_HALF_TO_EVEN};
+  const Tensor q = op2(WICK_OP_ADD, op1(WICK_OP_ROUND, op2(WICK_OP_MUL, cast(acc, DType::F32), scale), &even),
+                       cast(in(7), DType::F32));
+  out(0, cast(q, in(7).dtype()));
+}
 Tensor OnnxLowering::Impl::conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
   const Window win = window(x, k, false);
@@ -1117,15 +1146,15 @@ void OnnxLowering::Impl::lower_instance_norm() {
              per_channel(in(2), x.rank())));
 }
 
-// The window of MaxPool and AveragePool; MaxPool's Indices output has no Wick op.
+// The window of MaxPool and AveragePool.
 OnnxLowering::Impl::Window OnnxLowering::Impl::pool_window() {
-  if (n.outputs.size() > 1 && !n.outputs[1].empty()) throw NotImportable("MaxPool Indices output");
   const Tensor x = in(0);
   const std::vector<int64_t> k = attr_ints("kernel_shape").value_or(std::vector<int64_t>{});
   return window(x, k, attr_i("ceil_mode", 0) != 0);
 }
 void OnnxLowering::Impl::lower_max_pool() {
   const Window w = pool_window();
+  if (n.outputs.size() > 1 && !n.outputs[1].empty()) return max_pool_with_indices(w);
   out(0, window_op(WICK_OP_WINDOW_MAX, in(0), w, -INFINITY));
 }
 void OnnxLowering::Impl::lower_average_pool() {
@@ -1206,9 +1235,28 @@ void OnnxLowering::Impl::lower_batch_norm_inference() {
 }
 // From opset 14 the training_mode attribute selects training.
 void OnnxLowering::Impl::lower_batch_norm() {
-  if (attr_i("training_mode", 0) != 0 || n.outputs.size() > 1)
-    throw NotImportable("BatchNormalization training mode");
+  if (attr_i("training_mode", 0) != 0) return batch_norm_training();
+  if (n.outputs.size() > 1) throw NotImportable("BatchNormalization running statistics outside training mode");
   batch_norm_inference();
+}
+// Training mode: normalised with the batch's own mean and (biased) variance over every axis but
+// the channels; the running statistics out are input * momentum + batch * (1 - momentum).
+void OnnxLowering::Impl::batch_norm_training() {
+  const Tensor x = in(0);
+  std::vector<int32_t> axes{0};
+  for (int a = 2; a < x.rank(); ++a) axes.push_back(a);
+  const double count = static_cast<double>(reduced_count(x, axes));
+  const Tensor mean = affine(reduce(WICK_OP_REDUCE_SUM, x, axes, false), 1.0 / count, 0);
+  const Tensor centred = op2(WICK_OP_SUB, x, per_channel(mean, x.rank()));
+  const Tensor var = affine(reduce(WICK_OP_REDUCE_SUM, op2(WICK_OP_MUL, centred, centred), axes, false),
+                            1.0 / count, 0);
+  const wick_norm_params p{sizeof(wick_norm_params), 0, attr_f("epsilon", 1e-5f)};
+  Tensor o = Tensor::empty(x.shape(), x.dtype(), dev());
+  exec(WICK_OP_BATCH_NORM, &p, {x, mean, var, in(1), in(2)}, {o});
+  out(0, o);
+  const double momentum = attr_f("momentum", 0.9f);
+  out(1, op2(WICK_OP_ADD, affine(in(3), momentum, 0), affine(mean, 1 - momentum, 0)));
+  out(2, op2(WICK_OP_ADD, affine(in(4), momentum, 0), affine(var, 1 - momentum, 0)));
 }
 void OnnxLowering::Impl::batch_norm_inference() {
   const Tensor x = in(0);
@@ -1237,11 +1285,14 @@ void OnnxLowering::Impl::top_k(int64_t k) {
 void OnnxLowering::Impl::lower_range() {
   const Tensor s = in(0);
   const double start = host_scalar(s), limit = host_scalar(in(1)), delta = host_scalar(in(2));
-  const int64_t count =
-      std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+  const double c = std::ceil((limit - start) / delta);
+  const int64_t count = c <= 0 ? 0 : host_count(c, "Range's element count");  // NaN: an error
   Tensor o = Tensor::empty({count}, s.dtype(), dev());
-  const wick_iota_params p{sizeof(wick_iota_params),   0, start, delta, static_cast<int64_t>(start),
-                           static_cast<int64_t>(delta)};
+  // Integer dtypes take the integer fields; start and delta of a float Range may lie outside int64.
+  auto as_i64 = [](double v) {
+    return std::isfinite(v) && std::abs(v) < 9.2e18 ? static_cast<int64_t>(v) : int64_t{0};
+  };
+  const wick_iota_params p{sizeof(wick_iota_params), 0, start, delta, as_i64(start), as_i64(delta)};
   exec(WICK_OP_IOTA, &p, {}, {o});
   out(0, o);
 }
@@ -1262,11 +1313,15 @@ void OnnxLowering::Impl::lower_space_to_depth() {
 void OnnxLowering::Impl::lower_tile() {
   const Tensor x = in(0);
   const std::vector<int64_t> reps = host_ints(in(1));
+  if (reps.size() != static_cast<size_t>(x.rank()) ||
+      std::any_of(reps.begin(), reps.end(), [](int64_t v) { return v < 0; }))
+    throw NotImportable("malformed Tile: repeats " + shape_to_string(reps) + " for rank " +
+                        std::to_string(x.rank()));
   Shape inter, bshape, final_shape;
   for (int i = 0; i < x.rank(); ++i) {
     inter.insert(inter.end(), {1, x.dim(i)});
     bshape.insert(bshape.end(), {reps[static_cast<size_t>(i)], x.dim(i)});
-    final_shape.push_back(reps[static_cast<size_t>(i)] * x.dim(i));
+    final_shape.push_back(checked_mul(reps[static_cast<size_t>(i)], x.dim(i)));
   }
   out(0, reshape(reshape(x, inter).broadcast_to(bshape), final_shape));
 }
@@ -1424,6 +1479,7 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"Conv", 1, kOpen, &Impl::lower_conv},
     {"ConvTranspose", 1, kOpen, &Impl::lower_conv_transpose},
     {"ConvInteger", 1, kOpen, &Impl::lower_conv_integer},
+    {"QLinearConv", 1, kOpen, &Impl::lower_qlinear_conv},
     {"Einsum", 1, kOpen, &Impl::lower_einsum},
     {"Pad", 1, 1, &Impl::lower_pad_paddings},
     {"Pad", 2, 10, &Impl::lower_pad_attrs},
@@ -1472,6 +1528,7 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     // Sampling at data-given positions (onnx_lowerings_spatial.cpp)
     {"GridSample", 16, 19, &Impl::lower_grid_sample_16},
     {"GridSample", 20, kOpen, &Impl::lower_grid_sample},
+    {"MaxUnpool", 9, kOpen, &Impl::lower_max_unpool},
     // Recurrent layers (onnx_lowerings_rnn.cpp); layout is 0 before opset 14
     {"RNN", 7, kOpen, &Impl::lower_recurrent<Cell::Rnn>},
     {"GRU", 7, kOpen, &Impl::lower_recurrent<Cell::Gru>},

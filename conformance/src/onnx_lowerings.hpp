@@ -55,6 +55,17 @@ struct OnnxLowering::Impl {
   // Attribute `attr` (From::Attr) or input `input` (From::Input); empty when absent.
   std::vector<int64_t> ints_from(From from, size_t input, const char* attr);
   static int norm_axis(int64_t axis, int rank);
+  // Attribute `name` with exactly `count` values (`dflt` each when absent); another count is a malformed
+  // node (NotImportable naming it).
+  std::vector<int64_t> attr_ints_n(const char* name, size_t count, int64_t dflt) const;
+  // Host arithmetic on sizes from the model: overflow is a malformed node, never wraparound.
+  static int64_t checked_mul(int64_t a, int64_t b);
+  static int64_t checked_add(int64_t a, int64_t b);
+  // The most elements of a tensor the importer builds on the host from a size in the model (a
+  // window's length, a Range's count): a corrupt model gets NotImportable, not any allocation.
+  static constexpr int64_t kMaxHostElements = int64_t{1} << 24;
+  // A count `what` read from the model as a double: an integer in [0, kMaxHostElements].
+  static int64_t host_count(double v, const char* what);
   static Shape broadcast(const Shape& a, const Shape& b);
 
   // --- Wick ops on the device; a decline or an error ends the folder ---
@@ -218,6 +229,7 @@ struct OnnxLowering::Impl {
   Tensor per_channel(const Tensor& v, int rank);
   void lower_conv();
   void lower_conv_integer();
+  void lower_qlinear_conv();
   void lower_einsum();
   Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias);
   void lower_conv_transpose();
@@ -257,6 +269,7 @@ struct OnnxLowering::Impl {
   void lower_batch_norm_inference();
   void lower_batch_norm();
   void batch_norm_inference();
+  void batch_norm_training();
   void lower_top_k_attr();
   void lower_top_k();
   void top_k(int64_t k);
@@ -276,6 +289,8 @@ struct OnnxLowering::Impl {
   void grid_sample(const std::string& mode);
   void lower_grid_sample_16();
   void lower_grid_sample();
+  void max_pool_with_indices(const Window& w);
+  void lower_max_unpool();
 
   // --- Recurrent layers (onnx_lowerings_rnn.cpp) ---
   enum class Cell { Rnn, Gru, Lstm };

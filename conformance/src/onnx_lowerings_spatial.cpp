@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 namespace wick::conformance {
 
@@ -149,6 +150,122 @@ void OnnxLowering::Impl::lower_grid_sample_16() {
 }
 void OnnxLowering::Impl::lower_grid_sample() {
   grid_sample(attr_s("mode", "linear"));
+}
+
+// MaxPool with its Indices output: the input padded with -inf, then every kernel offset's strided
+// view compared with the best so far (strictly greater wins, so the first maximum in scan order
+// stays), its flat input position (host-built per offset) kept alongside. Positions count over the
+// whole input, row-major, or column-major over the spatial axes with storage_order = 1.
+void OnnxLowering::Impl::max_pool_with_indices(const Window& w) {
+  const Tensor x = in(0);
+  const size_t r = w.kernel.size();
+  const bool column_major = attr_i("storage_order", 0) != 0;
+  Shape padded_shape = x.shape(), os = x.shape();
+  int64_t spatial = 1;
+  for (size_t a = 0; a < r; ++a) {
+    const int64_t size = x.dim(static_cast<int>(2 + a));
+    spatial *= size;
+    padded_shape[2 + a] = size + w.lo[a] + w.hi[a];
+    os[2 + a] = (padded_shape[2 + a] - ((w.kernel[a] - 1) * w.dil[a] + 1)) / w.strides[a] + 1;
+  }
+  const double lowest = is_float(x.dtype()) ? -INFINITY : std::numeric_limits<double>::lowest();
+  Tensor padded = filled(padded_shape, x.dtype(), lowest);
+  Tensor inner = padded;
+  for (size_t a = 0; a < r; ++a)
+    inner = inner.narrow(static_cast<int>(2 + a), w.lo[a], x.dim(static_cast<int>(2 + a)));
+  exec(WICK_OP_COPY, nullptr, {x}, {inner});
+  const Shape out_spatial(os.begin() + 2, os.end());
+  int64_t out_count = 1;
+  for (int64_t d : out_spatial) out_count *= d;
+  Shape pos_shape(2, 1);
+  pos_shape.insert(pos_shape.end(), out_spatial.begin(), out_spatial.end());
+  Tensor best, best_at;
+  std::vector<int64_t> k(r, 0);
+  for (bool first = true;; first = false) {
+    Tensor tap = padded;
+    for (size_t a = 0; a < r; ++a) {
+      const int64_t start = k[a] * w.dil[a];
+      tap = tap.slice(static_cast<int>(2 + a), start, start + (out_spatial[a] - 1) * w.strides[a] + 1, w.strides[a]);
+    }
+    std::vector<int64_t> at(static_cast<size_t>(out_count), 0);
+    for (int64_t o = 0; o < out_count; ++o) {
+      int64_t rest = o, flat = 0, row_stride = 1, col_stride = 1;
+      std::vector<int64_t> p(r);
+      for (size_t a = r; a-- > 0;) {
+        p[a] = (rest % out_spatial[a]) * w.strides[a] + k[a] * w.dil[a] - w.lo[a];
+        rest /= out_spatial[a];
+      }
+      bool inside = true;
+      for (size_t a = 0; a < r; ++a) inside = inside && p[a] >= 0 && p[a] < x.dim(static_cast<int>(2 + a));
+      for (size_t a = r; a-- > 0;) {  // row-major
+        flat += p[a] * row_stride;
+        row_stride *= x.dim(static_cast<int>(2 + a));
+      }
+      if (column_major) {
+        flat = 0;
+        for (size_t a = 0; a < r; ++a) {
+          flat += p[a] * col_stride;
+          col_stride *= x.dim(static_cast<int>(2 + a));
+        }
+      }
+      at[static_cast<size_t>(o)] = inside ? flat : 0;
+    }
+    const Tensor tap_at = upload_i64(at, pos_shape);
+    if (first) {
+      best = g.contiguous(tap);
+      best_at = tap_at.broadcast_to(os);
+    } else {
+      const Tensor better = op2(WICK_OP_GT, tap, best, DType::Bool);
+      best = where(better, tap, best);
+      best_at = where(better, tap_at, best_at);
+    }
+    size_t a = r;
+    while (a-- > 0 && ++k[a] == w.kernel[a]) k[a] = 0;
+    if (a == static_cast<size_t>(-1)) break;
+  }
+  out(0, best);
+  // The offset of each (n, c) plane.
+  Tensor plane = Tensor::empty({x.dim(0), x.dim(1)}, DType::I64, dev());
+  const wick_iota_params ip{sizeof(wick_iota_params), 1, 0, 0, 0, spatial};
+  exec(WICK_OP_IOTA, &ip, {}, {plane});
+  Shape plane_shape{x.dim(0), x.dim(1)};
+  plane_shape.insert(plane_shape.end(), r, 1);
+  const Tensor base = op2(WICK_OP_ADD, plane.reshape(plane_shape),
+                          affine(positions(plane_shape, 0), static_cast<double>(x.dim(1) * spatial), 0));
+  out(1, op2(WICK_OP_ADD, best_at, base));
+}
+
+// MaxUnpool: zeros of the shape (in - 1) * stride + kernel - pads, the values scattered to their
+// flat positions there (SCATTER_ELEMENTS on the flattened tensor); a larger output_shape extends
+// that with zeros at the end of each axis (the indices stay those of the inferred shape).
+void OnnxLowering::Impl::lower_max_unpool() {
+  const Tensor x = in(0), idx = in(1);
+  const size_t r = static_cast<size_t>(x.rank() - 2);
+  const std::vector<int64_t> k = attr_ints("kernel_shape").value_or(std::vector<int64_t>{});
+  const std::vector<int64_t> st = attr_ints("strides").value_or(std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> pads = attr_ints("pads").value_or(std::vector<int64_t>(2 * r, 0));
+  if (k.size() != r || st.size() != r || pads.size() != 2 * r) throw NotImportable("MaxUnpool attributes");
+  Shape inferred = x.shape();
+  for (size_t a = 0; a < r; ++a)
+    inferred[2 + a] = (x.dim(static_cast<int>(2 + a)) - 1) * st[a] + k[a] - pads[a] - pads[a + r];
+  int64_t total = 1;
+  for (int64_t d : inferred) total *= d;
+  const Tensor zeros = filled({total}, x.dtype(), 0);
+  Tensor o = Tensor::empty({total}, x.dtype(), dev());
+  const wick_axis_params p{sizeof(wick_axis_params), 0, WICK_REDUCE_MODE_SET};
+  exec(WICK_OP_SCATTER_ELEMENTS, &p, {zeros, reshape(cast(idx, DType::I64), {idx.numel()}), reshape(x, {x.numel()})}, {o});
+  const Tensor y = o.reshape(inferred);
+  if (!has_in(2)) return out(0, y);
+  const Shape os = host_ints(in(2));
+  if (os.size() != inferred.size()) throw NotImportable("MaxUnpool output_shape rank");
+  Tensor big = filled(os, x.dtype(), 0);
+  Tensor corner = big;
+  for (size_t a = 0; a < os.size(); ++a) {
+    if (os[a] < inferred[a]) throw NotImportable("MaxUnpool output_shape smaller than the inferred shape");
+    corner = corner.narrow(static_cast<int>(a), 0, inferred[a]);
+  }
+  exec(WICK_OP_COPY, nullptr, {y}, {corner});
+  out(0, big);
 }
 
 }  // namespace wick::conformance
