@@ -13,6 +13,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace wick::conformance {
 
@@ -32,13 +33,38 @@ struct ExecuteFailed : std::runtime_error {
 DType onnx_dtype(int32_t data_type);  // throws NotImportable for types Wick lacks
 Tensor upload_proto(const onnx::TensorProto& t, const Device& device);
 
+// An ONNX value: a tensor, a sequence of values, or an optional that is empty or holds one value.
+// Tensors are handles, so copying a Value copies no data.
+struct Value {
+  enum class Kind { Tensor, Sequence, Optional };
+  Kind kind = Kind::Tensor;
+  Tensor tensor;              // Kind::Tensor
+  std::vector<Value> items;   // a sequence's elements; an optional's value, if it has one
+  static Value of(const Tensor& t) { return {Kind::Tensor, t, {}}; }
+  static Value sequence(std::vector<Value> items) { return {Kind::Sequence, {}, std::move(items)}; }
+  static Value optional(std::vector<Value> value) { return {Kind::Optional, {}, std::move(value)}; }
+};
+const char* kind_name(Value::Kind kind);
+// A data file's value on the device (tensors uploaded, sequences and optionals kept as such).
+Value upload_value(const onnx::ValueProto& v, const Device& device);
+
 class OnnxLowering {
  public:
   OnnxLowering(Device device, int64_t opset) : device_(std::move(device)), opset_(opset) {}
-  void set(const std::string& name, const Tensor& t) { values_[name] = t; }
-  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  // A subgraph's scope (If's branches, Loop's body): its own values, and the outer scope's visible
+  // by name. `outer` must outlive it.
+  explicit OnnxLowering(const OnnxLowering& outer)
+      : device_(outer.device_), opset_(outer.opset_), outer_(&outer) {}
+  void set(const std::string& name, const Tensor& t) { values_[name] = Value::of(t); }
+  void set_value(const std::string& name, Value v) { values_[name] = std::move(v); }
+  bool has(const std::string& name) const;
+  // The tensor of that name; NotImportable when it is undefined or not a tensor.
   Tensor get(const std::string& name) const;
+  const Value& value(const std::string& name) const;
   void run(const onnx::NodeProto& node);
+  // Runs `graph` in a new scope inside this one with its inputs bound to `inputs` (fewer inputs
+  // than the graph declares leave the rest unbound); returns its outputs.
+  std::vector<Value> run_graph(const onnx::GraphProto& graph, const std::vector<Value>& inputs) const;
   // A contiguous copy made on the device (COPY) when t is a strided view.
   Tensor contiguous(const Tensor& t);
 
@@ -46,7 +72,8 @@ class OnnxLowering {
   struct Impl;
   Device device_;
   int64_t opset_;
-  std::map<std::string, Tensor> values_;
+  const OnnxLowering* outer_ = nullptr;
+  std::map<std::string, Value> values_;
 };
 
 }  // namespace wick::conformance
