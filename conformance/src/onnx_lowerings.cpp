@@ -1019,7 +1019,8 @@ void OnnxLowering::Impl::pad(Tensor x, const std::vector<int64_t>& pads, double 
   }
   if (mode == "constant") {
     Shape os = x.shape();
-    for (int a = 0; a < r; ++a) os[a] += std::max<int64_t>(pads[a], 0) + std::max<int64_t>(pads[a + r], 0);
+    for (int a = 0; a < r; ++a)
+      os[a] = checked_add(os[a], checked_add(std::max<int64_t>(pads[a], 0), std::max<int64_t>(pads[a + r], 0)));
     Tensor o = filled(os, x.dtype(), value);
     Tensor inner = o;
     for (int a = 0; a < r; ++a) {
@@ -1036,6 +1037,7 @@ void OnnxLowering::Impl::pad(Tensor x, const std::vector<int64_t>& pads, double 
     const int64_t n = x.dim(a);
     if (n == 0 || (mode == "reflect" && (n < 2 || lo >= n || hi >= n)))
       throw NotImportable("Pad reflect wider than the axis");
+    (void)host_count(static_cast<double>(checked_add(n, checked_add(lo, hi))), "Pad's padded length");
     std::vector<int64_t> ids;
     for (int64_t i = -lo; i < n + hi; ++i) {
       int64_t j = i;
@@ -1288,11 +1290,7 @@ void OnnxLowering::Impl::lower_range() {
   const double c = std::ceil((limit - start) / delta);
   const int64_t count = c <= 0 ? 0 : host_count(c, "Range's element count");  // NaN: an error
   Tensor o = Tensor::empty({count}, s.dtype(), dev());
-  // Integer dtypes take the integer fields; start and delta of a float Range may lie outside int64.
-  auto as_i64 = [](double v) {
-    return std::isfinite(v) && std::abs(v) < 9.2e18 ? static_cast<int64_t>(v) : int64_t{0};
-  };
-  const wick_iota_params p{sizeof(wick_iota_params), 0, start, delta, as_i64(start), as_i64(delta)};
+  const wick_iota_params p{sizeof(wick_iota_params), 0, start, delta, to_i64(start), to_i64(delta)};
   exec(WICK_OP_IOTA, &p, {}, {o});
   out(0, o);
 }
@@ -1529,6 +1527,9 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"GridSample", 16, 19, &Impl::lower_grid_sample_16},
     {"GridSample", 20, kOpen, &Impl::lower_grid_sample},
     {"MaxUnpool", 9, kOpen, &Impl::lower_max_unpool},
+    // Outputs shaped by the values, decided on the host (onnx_lowerings_selection.cpp)
+    {"Unique", 11, kOpen, &Impl::lower_unique},
+    {"NonMaxSuppression", 10, kOpen, &Impl::lower_non_max_suppression},
     // Recurrent layers (onnx_lowerings_rnn.cpp); layout is 0 before opset 14
     {"RNN", 7, kOpen, &Impl::lower_recurrent<Cell::Rnn>},
     {"GRU", 7, kOpen, &Impl::lower_recurrent<Cell::Gru>},
@@ -1554,6 +1555,10 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"Scan", 8, 8, &Impl::lower_scan_8},
     {"Scan", 9, kOpen, &Impl::lower_scan},
     {"SequenceMap", 17, kOpen, &Impl::lower_sequence_map},
+    // ai.onnx.preview.training, by that domain's opset (onnx_lowerings_training.cpp)
+    {"ai.onnx.preview.training.Adagrad", 1, kOpen, &Impl::lower_adagrad},
+    {"ai.onnx.preview.training.Momentum", 1, kOpen, &Impl::lower_momentum},
+    {"ai.onnx.preview.training.Adam", 1, kOpen, &Impl::lower_adam},
 };
 
 OnnxLowering::Impl::Lowering OnnxLowering::Impl::lowering(const std::string& op_type,
@@ -1581,8 +1586,10 @@ OnnxLowering::Impl::Lowering OnnxLowering::Impl::lowering(const std::string& op_
   std::string served;
   for (const Row* row : it->second) {
     if (opset >= row->first && opset <= row->last) return row->lower;
-    served += (served.empty() ? "" : ", ") + std::to_string(row->first) +
-              (row->last == kOpen ? "+" : row->last == row->first ? "" : "-" + std::to_string(row->last));
+    if (!served.empty()) served.append(", ");
+    served.append(std::to_string(row->first));
+    if (row->last == kOpen) served.append("+");
+    else if (row->last != row->first) served.append("-").append(std::to_string(row->last));
   }
   throw NotImportable("ONNX op " + op_type + " at opset " + std::to_string(opset) +
                       ": the importer serves opsets " + served);

@@ -66,6 +66,9 @@ struct OnnxLowering::Impl {
   static constexpr int64_t kMaxHostElements = int64_t{1} << 24;
   // A count `what` read from the model as a double: an integer in [0, kMaxHostElements].
   static int64_t host_count(double v, const char* what);
+  // A double as the int64 field of a params struct: truncated, saturated at the int64 range, NaN 0
+  // (a float op reads the double field; the cast must still be defined).
+  static int64_t to_i64(double v);
   static Shape broadcast(const Shape& a, const Shape& b);
 
   // --- Wick ops on the device; a decline or an error ends the folder ---
@@ -292,6 +295,10 @@ struct OnnxLowering::Impl {
   void max_pool_with_indices(const Window& w);
   void lower_max_unpool();
 
+  // --- Value-shaped outputs, decided on the host (onnx_lowerings_selection.cpp) ---
+  void lower_unique();
+  void lower_non_max_suppression();
+
   // --- Recurrent layers (onnx_lowerings_rnn.cpp) ---
   enum class Cell { Rnn, Gru, Lstm };
   template <Cell C>
@@ -346,6 +353,13 @@ struct OnnxLowering::Impl {
   void lower_scan_8();
   void lower_scan();
   void lower_sequence_map();
+
+  // --- ai.onnx.preview.training (onnx_lowerings_training.cpp) ---
+  size_t optimized_tensors(size_t groups);
+  Tensor regularized(const Tensor& x, const Tensor& grad, double norm);
+  void lower_adagrad();
+  void lower_momentum();
+  void lower_adam();
 };
 
 }  // namespace wick::conformance
