@@ -149,7 +149,7 @@ std::string compare_value(const ExecContext& ctx, OnnxLowering& low, const onnx:
 
 // Runs one data set; returns an empty string when every output matches, else why not.
 std::string run_data_set(const ExecContext& ctx, const onnx::ModelProto& model, const std::string& set, Result& r) {
-  OnnxLowering low(ctx.device, model.opset);
+  OnnxLowering low(ctx.device, model.opset, model.training_opset);
   for (const onnx::TensorProto& init : model.graph.initializers) low.set(init.name, upload_proto(init, ctx.device));
   size_t k = 0;
   for (const onnx::ValueInfo& v : model.graph.inputs) {
@@ -171,6 +171,18 @@ std::string run_data_set(const ExecContext& ctx, const onnx::ModelProto& model, 
   return "";
 }
 
+// Node-test folders whose expected outputs contradict their own model, checked by hand against the
+// operator spec: SKIP with the reason, since the data, not the backend, is wrong.
+struct DataError {
+  const char* id;
+  const char* reason;
+};
+constexpr DataError kDataErrors[] = {
+    {"onnx/test_adam_multiple",
+     "the expected outputs were computed with epsilon = 0.01, which the node does not set (Adam's "
+     "default is 1e-6): X2_new[0] = 0.628653 = 1 - 0.1 * 3.75005 / (sqrt(0.9997) + 0.01)"},
+};
+
 }  // namespace
 
 Result run_onnx_case(const ExecContext& ctx, const OnnxStore& store, const std::string& id) {
@@ -178,6 +190,13 @@ Result run_onnx_case(const ExecContext& ctx, const OnnxStore& store, const std::
   r.id = id;
   r.source = "onnx";
   const std::string folder = store.directory() + "/" + id.substr(5);
+  for (const DataError& e : kDataErrors) {
+    if (id == e.id && fs::path(store.directory()).filename() == "node") {
+      r.status = "SKIP";
+      r.message = std::string("test data: ") + e.reason;
+      return r;
+    }
+  }
   try {
     // A folder without a model (the package's `real` models ship only a data.json with a
     // download address) is not the backend's failure: SKIP, saying so.

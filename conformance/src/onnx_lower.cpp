@@ -9,7 +9,9 @@
 #include <wick/sdk/ops.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 namespace wick::conformance {
@@ -75,9 +77,13 @@ Tensor OnnxLowering::contiguous(const Tensor& t) {
 }
 
 void OnnxLowering::run(const NodeProto& node) {
-  if (!node.domain.empty() && node.domain != "ai.onnx")
+  // The training domain's ops are in the table as "ai.onnx.preview.training.<op>", by its opset.
+  const bool training = node.domain == onnx::kTrainingDomain;
+  if (!node.domain.empty() && node.domain != "ai.onnx" && !training)
     throw NotImportable("domain " + node.domain);
-  const Impl::Lowering lower = Impl::lowering(node.op_type, opset_);
+  const Impl::Lowering lower =
+      training ? Impl::lowering(node.domain + "." + node.op_type, training_opset_)
+               : Impl::lowering(node.op_type, opset_);
   Impl impl{*this, node};
   (impl.*lower)();
 }
@@ -111,6 +117,42 @@ int OnnxLowering::Impl::norm_axis(int64_t axis, int rank) {
   if (a < 0 || a >= std::max(rank, 1))
     throw NotImportable("axis " + std::to_string(axis) + " out of range");
   return static_cast<int>(a);
+}
+
+std::vector<int64_t> OnnxLowering::Impl::attr_ints_n(const char* name, size_t count, int64_t dflt) const {
+  std::vector<int64_t> v = attr_ints(name).value_or(std::vector<int64_t>(count, dflt));
+  if (v.size() != count)
+    throw NotImportable("malformed " + n.op_type + ": attribute '" + name + "' has " +
+                        std::to_string(v.size()) + " values, expected " + std::to_string(count));
+  return v;
+}
+
+int64_t OnnxLowering::Impl::checked_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw NotImportable("sizes overflow: " + std::to_string(a) + " * " + std::to_string(b));
+  return r;
+}
+
+int64_t OnnxLowering::Impl::checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    throw NotImportable("sizes overflow: " + std::to_string(a) + " + " + std::to_string(b));
+  return r;
+}
+
+int64_t OnnxLowering::Impl::host_count(double v, const char* what) {
+  if (!(v >= 0 && v <= static_cast<double>(kMaxHostElements)))
+    throw NotImportable(std::string(what) + " " + std::to_string(v) + " is outside [0, " +
+                        std::to_string(kMaxHostElements) + "], the importer's limit");
+  return static_cast<int64_t>(v);
+}
+
+int64_t OnnxLowering::Impl::to_i64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.223372036854775807e18) return std::numeric_limits<int64_t>::max();
+  if (v <= -9.223372036854775808e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
 }
 
 Shape OnnxLowering::Impl::broadcast(const Shape& a, const Shape& b) {
@@ -166,7 +208,7 @@ Tensor OnnxLowering::Impl::affine(const Tensor& x, double mul, double add) {
 // A tensor of one value, filled on the device.
 Tensor OnnxLowering::Impl::filled(const Shape& s, DType t, double value) {
   Tensor o = Tensor::empty(s, t, dev());
-  const wick_fill_params p{sizeof(wick_fill_params), value, static_cast<int64_t>(value)};
+  const wick_fill_params p{sizeof(wick_fill_params), value, to_i64(value)};
   exec(WICK_OP_FILL, &p, {}, {o});
   return o;
 }
@@ -348,11 +390,22 @@ OnnxLowering::Impl::Window OnnxLowering::Impl::window(const Tensor& x,
                                                       const std::vector<int64_t>& kernel,
                                                       bool ceil_mode) {
   const size_t r = kernel.size();
+  if (x.rank() != static_cast<int>(r) + 2)
+    throw NotImportable("malformed " + n.op_type + ": a kernel of " + std::to_string(r) +
+                        " dims for an input of rank " + std::to_string(x.rank()));
   Window w;
   w.kernel = kernel;
-  w.strides = attr_ints("strides").value_or(std::vector<int64_t>(r, 1));
-  w.dil = attr_ints("dilations").value_or(std::vector<int64_t>(r, 1));
-  const std::vector<int64_t> pads = attr_ints("pads").value_or(std::vector<int64_t>(2 * r, 0));
+  w.strides = attr_ints_n("strides", r, 1);
+  w.dil = attr_ints_n("dilations", r, 1);
+  const std::vector<int64_t> pads = attr_ints_n("pads", 2 * r, 0);
+  for (size_t i = 0; i < r; ++i) {
+    if (kernel[i] < 1 || w.strides[i] < 1 || w.dil[i] < 1 || pads[i] < 0 || pads[r + i] < 0)
+      throw NotImportable("malformed " + n.op_type + ": kernel, strides, dilations or pads out of range");
+    // Bounds every sum and product below (all terms are non-negative).
+    (void)checked_add(checked_add(checked_add(x.shape()[2 + i], pads[i]),
+                                  checked_add(pads[r + i], checked_mul(kernel[i], w.dil[i]))),
+                      checked_mul(w.strides[i], 2));
+  }
   w.lo.assign(pads.begin(), pads.begin() + static_cast<long>(r));
   w.hi.assign(pads.begin() + static_cast<long>(r), pads.end());
   const std::string ap = attr_s("auto_pad", "NOTSET");

@@ -50,11 +50,16 @@ Value upload_value(const onnx::ValueProto& v, const Device& device);
 
 class OnnxLowering {
  public:
-  OnnxLowering(Device device, int64_t opset) : device_(std::move(device)), opset_(opset) {}
+  // `opset` is the model's ai.onnx version, `training_opset` its ai.onnx.preview.training one.
+  OnnxLowering(Device device, int64_t opset, int64_t training_opset = 0)
+      : device_(std::move(device)), opset_(opset), training_opset_(training_opset) {}
   // A subgraph's scope (If's branches, Loop's body): its own values, and the outer scope's visible
   // by name. `outer` must outlive it.
   explicit OnnxLowering(const OnnxLowering& outer)
-      : device_(outer.device_), opset_(outer.opset_), outer_(&outer) {}
+      : device_(outer.device_),
+        opset_(outer.opset_),
+        training_opset_(outer.training_opset_),
+        outer_(&outer) {}
   void set(const std::string& name, const Tensor& t) { values_[name] = Value::of(t); }
   void set_value(const std::string& name, Value v) { values_[name] = std::move(v); }
   bool has(const std::string& name) const;
@@ -72,6 +77,7 @@ class OnnxLowering {
   struct Impl;
   Device device_;
   int64_t opset_;
+  int64_t training_opset_;
   const OnnxLowering* outer_ = nullptr;
   std::map<std::string, Value> values_;
 };

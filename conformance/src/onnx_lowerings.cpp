@@ -535,13 +535,14 @@ void OnnxLowering::Impl::lower_dynamic_quantize_linear() {
   out(2, saturate_u8(zp));
 }
 
-// Einsum without ellipses or repeated letters within one term: every operand's axes permuted to
-// the order of all letters (first appearance) with extent-1 axes for the letters it lacks, the
+// Einsum: an ellipsis stands for the same (right-aligned, broadcast) leading axes in every term,
+// named by digits; a letter repeated within one term takes that term's diagonal (a host-built
+// identity mask, then a sum over the second axis). Then every operand's axes are permuted to the
+// order of all letters (first appearance) with extent-1 axes for the letters it lacks, the
 // broadcast product, a sum over the letters the output drops, and the output's permutation.
 void OnnxLowering::Impl::lower_einsum() {
   std::string eq = attr_s("equation", "");
   eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
-  if (eq.find("...") != std::string::npos) throw NotImportable("Einsum with an ellipsis");
   const size_t arrow = eq.find("->");
   std::vector<std::string> terms;
   for (size_t start = 0, comma;; start = comma + 1) {
@@ -550,29 +551,67 @@ void OnnxLowering::Impl::lower_einsum() {
     terms.push_back(eq.substr(start, stop - start));
     if (comma == std::string::npos || comma > arrow) break;
   }
+  if (terms.size() != n.inputs.size()) throw NotImportable("Einsum terms and inputs differ in number");
+  std::vector<Tensor> xs;
+  int ellipsis = 0;  // the most axes an ellipsis stands for
+  for (size_t k = 0; k < terms.size(); ++k) {
+    xs.push_back(in(k));
+    const size_t at = terms[k].find("...");
+    if (at != std::string::npos)
+      ellipsis = std::max(ellipsis, xs[k].rank() - static_cast<int>(terms[k].size() - 3));
+  }
+  std::string dots;
+  for (int j = 0; j < ellipsis; ++j) dots += static_cast<char>('0' + j);
+  for (size_t k = 0; k < terms.size(); ++k) {
+    std::string& t = terms[k];
+    const size_t at = t.find("...");
+    if (at == std::string::npos) continue;
+    const int count = xs[k].rank() - static_cast<int>(t.size() - 3);
+    if (count < 0) throw NotImportable("Einsum term rank mismatch");
+    t.replace(at, 3, dots.substr(dots.size() - static_cast<size_t>(count)));
+  }
+  // Repeated letters: the diagonal over each pair, the second axis summed away.
+  for (size_t k = 0; k < terms.size(); ++k) {
+    std::string& t = terms[k];
+    Tensor& x = xs[k];
+    if (static_cast<int>(t.size()) != x.rank()) throw NotImportable("Einsum term rank mismatch");
+    for (size_t p = 0; p < t.size(); ++p) {
+      for (size_t q = t.size(); q-- > p + 1;) {
+        if (t[q] != t[p]) continue;
+        const int64_t d = x.dim(static_cast<int>(p));
+        if (x.dim(static_cast<int>(q)) != d) throw NotImportable("Einsum diagonal of unequal axes");
+        std::vector<double> eye(static_cast<size_t>(d * d), 0.0);
+        for (int64_t i = 0; i < d; ++i) eye[static_cast<size_t>(i * d + i)] = 1;
+        Shape ms(static_cast<size_t>(x.rank()), 1);
+        ms[p] = ms[q] = d;
+        const Tensor mask = reshape(upload_values(eye, {d, d}, DType::Bool), ms);
+        x = reduce(WICK_OP_REDUCE_SUM, where(mask, x, scalar(0, x.dtype())), {static_cast<int32_t>(q)}, false);
+        t.erase(q, 1);
+      }
+    }
+  }
   std::string letters;
   for (const std::string& t : terms)
-    for (char c : t) {
-      if (std::count(t.begin(), t.end(), c) > 1) throw NotImportable("Einsum repeats a letter in one term");
+    for (char c : t)
       if (letters.find(c) == std::string::npos) letters += c;
-    }
   std::string output;
   if (arrow != std::string::npos) {
     output = eq.substr(arrow + 2);
-  } else {  // implicit: the letters that appear once, alphabetically
+    const size_t at = output.find("...");
+    if (at != std::string::npos) output.replace(at, 3, dots);
+  } else {  // implicit: the ellipsis axes, then the letters that appear once, alphabetically
     for (char c : letters) {
       int count = 0;
       for (const std::string& t : terms) count += static_cast<int>(std::count(t.begin(), t.end(), c));
-      if (count == 1) output += c;
+      if (count == 1 && dots.find(c) == std::string::npos) output += c;
     }
     std::sort(output.begin(), output.end());
+    output = dots + output;
   }
-  if (terms.size() != n.inputs.size()) throw NotImportable("Einsum terms and inputs differ in number");
   Tensor product;
   for (size_t k = 0; k < terms.size(); ++k) {
-    const Tensor x = in(k);
+    const Tensor x = xs[k];
     const std::string& t = terms[k];
-    if (static_cast<int>(t.size()) != x.rank()) throw NotImportable("Einsum term rank mismatch");
     std::vector<int> perm;
     Shape s;
     for (char c : letters) {
@@ -1530,6 +1569,7 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     // Outputs shaped by the values, decided on the host (onnx_lowerings_selection.cpp)
     {"Unique", 11, kOpen, &Impl::lower_unique},
     {"NonMaxSuppression", 10, kOpen, &Impl::lower_non_max_suppression},
+    {"Det", 11, kOpen, &Impl::lower_det},
     // Recurrent layers (onnx_lowerings_rnn.cpp); layout is 0 before opset 14
     {"RNN", 7, kOpen, &Impl::lower_recurrent<Cell::Rnn>},
     {"GRU", 7, kOpen, &Impl::lower_recurrent<Cell::Gru>},
@@ -1559,6 +1599,8 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"ai.onnx.preview.training.Adagrad", 1, kOpen, &Impl::lower_adagrad},
     {"ai.onnx.preview.training.Momentum", 1, kOpen, &Impl::lower_momentum},
     {"ai.onnx.preview.training.Adam", 1, kOpen, &Impl::lower_adam},
+    // Text (onnx_lowerings_tfidf.cpp)
+    {"TfIdfVectorizer", 9, kOpen, &Impl::lower_tfidf_vectorizer},
 };
 
 OnnxLowering::Impl::Lowering OnnxLowering::Impl::lowering(const std::string& op_type,

@@ -63,7 +63,7 @@ struct OnnxLowering::Impl {
   static int64_t checked_add(int64_t a, int64_t b);
   // The most elements of a tensor the importer builds on the host from a size in the model (a
   // window's length, a Range's count): a corrupt model gets NotImportable, not any allocation.
-  static constexpr int64_t kMaxHostElements = int64_t{1} << 24;
+  static constexpr int64_t kMaxHostElements = int64_t{1} << 22;
   // A count `what` read from the model as a double: an integer in [0, kMaxHostElements].
   static int64_t host_count(double v, const char* what);
   // A double as the int64 field of a params struct: truncated, saturated at the int64 range, NaN 0
@@ -299,6 +299,9 @@ struct OnnxLowering::Impl {
   void lower_unique();
   void lower_non_max_suppression();
 
+  // --- Linear algebra (onnx_lowerings_linalg.cpp) ---
+  void lower_det();
+
   // --- Recurrent layers (onnx_lowerings_rnn.cpp) ---
   enum class Cell { Rnn, Gru, Lstm };
   template <Cell C>
@@ -360,6 +363,9 @@ struct OnnxLowering::Impl {
   void lower_adagrad();
   void lower_momentum();
   void lower_adam();
+
+  // --- Text (onnx_lowerings_tfidf.cpp) ---
+  void lower_tfidf_vectorizer();
 };
 
 }  // namespace wick::conformance

@@ -337,6 +337,7 @@ ModelProto parse_model(const unsigned char* data, size_t size, const std::string
         }
       }
       if (domain.empty() || domain == "ai.onnx") m.opset = version;
+      if (domain == kTrainingDomain) m.training_opset = version;
     } else {
       r.skip(wire);
     }

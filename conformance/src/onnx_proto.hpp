@@ -25,6 +25,9 @@ enum DataType : int32_t {
   kComplex64 = 14, kComplex128 = 15, kBfloat16 = 16
 };
 
+// The domain of the training operators (Adagrad, Adam, Momentum).
+inline constexpr const char* kTrainingDomain = "ai.onnx.preview.training";
+
 struct TensorProto {
   std::vector<int64_t> dims;
   int32_t data_type = kUndefined;
@@ -83,6 +86,7 @@ struct GraphProto {
 struct ModelProto {
   GraphProto graph;
   int64_t opset = 0;  // the default domain's version
+  int64_t training_opset = 0;  // ai.onnx.preview.training's version; 0 when not imported
 };
 
 // A test data file's value: a TensorProto, or a SequenceProto or OptionalProto of such values.
