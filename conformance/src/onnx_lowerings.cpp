@@ -1380,11 +1380,15 @@ void OnnxLowering::Impl::lower_trilu() {
   }
   out(0, where(upload_values(mask, {rows, cols}, DType::Bool), x, scalar(0, x.dtype())));
 }
+// From opset 12 the ratio (default 0.5) and training_mode are inputs. Training mode with ratio 0
+// drops nothing: the identity, as in inference, and a mask of all true.
 void OnnxLowering::Impl::lower_dropout() {
-  dropout(has_in(2) && host_scalar(in(2)) != 0, true);
+  const bool training = has_in(2) && host_scalar(in(2)) != 0;
+  const double ratio = has_in(1) ? host_scalar(in(1)) : 0.5;
+  dropout(training && ratio != 0, true);
 }
 void OnnxLowering::Impl::dropout(bool training, bool mask_bool) {
-  if (training) throw NotImportable("Dropout in training mode (random)");
+  if (training) throw NotImportable("Dropout in training mode with a nonzero ratio (random)");
   out(0, in(0));
   if (n.outputs.size() > 1) out(1, filled(in(0).shape(), mask_bool ? DType::Bool : in(0).dtype(), 1.0));
 }
@@ -1570,6 +1574,9 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"Unique", 11, kOpen, &Impl::lower_unique},
     {"NonMaxSuppression", 10, kOpen, &Impl::lower_non_max_suppression},
     {"Det", 11, kOpen, &Impl::lower_det},
+    {"DFT", 17, 19, &Impl::lower_dft_17},
+    {"DFT", 20, kOpen, &Impl::lower_dft},
+    {"STFT", 17, kOpen, &Impl::lower_stft},
     // Recurrent layers (onnx_lowerings_rnn.cpp); layout is 0 before opset 14
     {"RNN", 7, kOpen, &Impl::lower_recurrent<Cell::Rnn>},
     {"GRU", 7, kOpen, &Impl::lower_recurrent<Cell::Gru>},

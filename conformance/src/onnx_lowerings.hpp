@@ -302,6 +302,13 @@ struct OnnxLowering::Impl {
   // --- Linear algebra (onnx_lowerings_linalg.cpp) ---
   void lower_det();
 
+  // --- Spectral ops (onnx_lowerings_spectral.cpp) ---
+  Tensor dft(const Tensor& x, int64_t length, int64_t bins, bool inverse);
+  void dft_node(int64_t axis_value);
+  void lower_dft_17();
+  void lower_dft();
+  void lower_stft();
+
   // --- Recurrent layers (onnx_lowerings_rnn.cpp) ---
   enum class Cell { Rnn, Gru, Lstm };
   template <Cell C>
@@ -322,6 +329,8 @@ struct OnnxLowering::Impl {
   void dropout(bool training, bool mask_bool);
 
   // --- Sequence and optional values (onnx_lowerings_sequences.cpp) ---
+  // After a node with a uint16 input: its u32 outputs wrapped to 16 bits and marked (Value::u16).
+  void narrow_u16_outputs();
   const Value& in_value(size_t i) const;
   void out_value(size_t i, Value v);
   Value in_sequence(size_t i) const;
