@@ -38,13 +38,23 @@ DType onnx_dtype(int32_t t) {
 
 Tensor upload_proto(const onnx::TensorProto& t, const Device& device) {
   if (t.has_strings) throw NotImportable("string tensors");
-  const DType dt = onnx_dtype(t.data_type);
+  const bool u16 = t.data_type == onnx::kUint16;
+  const DType dt = u16 ? DType::U32 : onnx_dtype(t.data_type);
   Shape shape(t.dims.begin(), t.dims.end());
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  if (t.data.size() != static_cast<size_t>(n) * dtype_size(dt))
+  if (t.data.size() != static_cast<size_t>(n) * onnx::element_size(t.data_type))
     throw NotImportable("tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
                         " bytes for its shape");
+  if (u16) {  // Wick has no u16: held zero-extended to u32 (see Value::u16)
+    std::vector<uint32_t> wide(static_cast<size_t>(n));
+    for (size_t k = 0; k < wide.size(); ++k) {
+      uint16_t v;
+      std::memcpy(&v, t.data.data() + 2 * k, 2);
+      wide[k] = v;
+    }
+    return Tensor::from_bytes(wide.data(), wide.size() * 4, shape, dt, device);
+  }
   return Tensor::from_bytes(t.data.data(), t.data.size(), shape, dt, device);
 }
 
@@ -86,6 +96,7 @@ void OnnxLowering::run(const NodeProto& node) {
                : Impl::lowering(node.op_type, opset_);
   Impl impl{*this, node};
   (impl.*lower)();
+  impl.narrow_u16_outputs();
 }
 
 // --- The node ---

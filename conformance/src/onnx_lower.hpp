@@ -40,9 +40,12 @@ struct Value {
   Kind kind = Kind::Tensor;
   Tensor tensor;              // Kind::Tensor
   std::vector<Value> items;   // a sequence's elements; an optional's value, if it has one
-  static Value of(const Tensor& t) { return {Kind::Tensor, t, {}}; }
-  static Value sequence(std::vector<Value> items) { return {Kind::Sequence, {}, std::move(items)}; }
-  static Value optional(std::vector<Value> value) { return {Kind::Optional, {}, std::move(value)}; }
+  // An ONNX uint16 tensor, which Wick lacks: held as u32 with values below 2^16. A node with such
+  // an input wraps its u32 outputs to 16 bits on the device, as uint16 arithmetic would.
+  bool u16 = false;
+  static Value of(const Tensor& t, bool u16 = false) { return {Kind::Tensor, t, {}, u16}; }
+  static Value sequence(std::vector<Value> items) { return {Kind::Sequence, {}, std::move(items), false}; }
+  static Value optional(std::vector<Value> value) { return {Kind::Optional, {}, std::move(value), false}; }
 };
 const char* kind_name(Value::Kind kind);
 // A data file's value on the device (tensors uploaded, sequences and optionals kept as such).

@@ -22,11 +22,26 @@ const char* kind_name(Value::Kind kind) {
 }
 
 Value upload_value(const onnx::ValueProto& v, const Device& device) {
-  if (v.kind == onnx::ValueProto::Kind::Tensor) return Value::of(upload_proto(v.tensor, device));
+  if (v.kind == onnx::ValueProto::Kind::Tensor)
+    return Value::of(upload_proto(v.tensor, device), v.tensor.data_type == onnx::kUint16);
   std::vector<Value> items;
   for (const onnx::ValueProto& item : v.items) items.push_back(upload_value(item, device));
   return v.kind == onnx::ValueProto::Kind::Sequence ? Value::sequence(std::move(items))
                                                     : Value::optional(std::move(items));
+}
+
+void OnnxLowering::Impl::narrow_u16_outputs() {
+  bool u16 = false;
+  for (const std::string& name : n.inputs) u16 = u16 || (!name.empty() && g.has(name) && g.value(name).u16);
+  if (!u16) return;
+  for (const std::string& name : n.outputs) {
+    if (name.empty() || !g.has(name)) continue;
+    Value v = g.value(name);
+    if (v.kind != Value::Kind::Tensor || v.tensor.dtype() != DType::U32 || v.u16) continue;
+    v.tensor = op2(WICK_OP_BITWISE_AND, v.tensor, scalar(0xFFFF, DType::U32));
+    v.u16 = true;
+    g.set_value(name, v);
+  }
 }
 
 const Value& OnnxLowering::Impl::in_value(size_t i) const {
