@@ -1577,6 +1577,7 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"DFT", 17, 19, &Impl::lower_dft_17},
     {"DFT", 20, kOpen, &Impl::lower_dft},
     {"STFT", 17, kOpen, &Impl::lower_stft},
+    {"MelWeightMatrix", 17, kOpen, &Impl::lower_mel_weight_matrix},
     // Recurrent layers (onnx_lowerings_rnn.cpp); layout is 0 before opset 14
     {"RNN", 7, kOpen, &Impl::lower_recurrent<Cell::Rnn>},
     {"GRU", 7, kOpen, &Impl::lower_recurrent<Cell::Gru>},

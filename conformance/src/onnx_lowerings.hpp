@@ -308,6 +308,7 @@ struct OnnxLowering::Impl {
   void lower_dft_17();
   void lower_dft();
   void lower_stft();
+  void lower_mel_weight_matrix();
 
   // --- Recurrent layers (onnx_lowerings_rnn.cpp) ---
   enum class Cell { Rnn, Gru, Lstm };

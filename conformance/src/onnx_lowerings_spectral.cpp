@@ -92,4 +92,34 @@ void OnnxLowering::Impl::lower_stft() {
   out(0, dft(x, length, onesided ? length / 2 + 1 : length, false));
 }
 
+// MelWeightMatrix: triangular filters [dft_length / 2 + 1, num_mel_bins] between mel-spaced
+// edges rounded down to spectrogram bins; a constant of its scalar inputs, computed on the host
+// (as the window functions are).
+void OnnxLowering::Impl::lower_mel_weight_matrix() {
+  const int64_t mels = static_cast<int64_t>(host_scalar(in(0))), length = static_cast<int64_t>(host_scalar(in(1)));
+  const double rate = host_scalar(in(2)), lo_hz = host_scalar(in(3)), hi_hz = host_scalar(in(4));
+  const DType t = onnx_dtype(static_cast<int32_t>(attr_i("output_datatype", 1)));
+  const int64_t bins = length / 2 + 1;
+  auto mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
+  const double lo = mel(lo_hz), step = (mel(hi_hz) - lo) / static_cast<double>(mels + 2);
+  std::vector<int64_t> edge(static_cast<size_t>(mels + 2));
+  for (size_t i = 0; i < edge.size(); ++i) {
+    const double hz = 700 * (std::pow(10, (static_cast<double>(i) * step + lo) / 2595) - 1);
+    edge[i] = static_cast<int64_t>(std::floor(static_cast<double>(length + 1) * hz / rate));
+  }
+  std::vector<double> w(static_cast<size_t>(bins * mels), 0.0);
+  auto at = [&](int64_t j, int64_t m) -> double& { return w.at(static_cast<size_t>(j * mels + m)); };
+  for (int64_t m = 0; m < mels; ++m) {
+    const int64_t left = edge[static_cast<size_t>(m)], centre = edge[static_cast<size_t>(m + 1)],
+                  right = edge[static_cast<size_t>(m + 2)];
+    if (centre == left) {
+      at(centre, m) = 1;
+    } else {
+      for (int64_t j = left; j <= centre; ++j) at(j, m) = static_cast<double>(j - left) / static_cast<double>(centre - left);
+    }
+    for (int64_t j = centre; j < right; ++j) at(j, m) = static_cast<double>(right - j) / static_cast<double>(right - centre);
+  }
+  out(0, upload_values(w, {bins, mels}, t));
+}
+
 }  // namespace wick::conformance
