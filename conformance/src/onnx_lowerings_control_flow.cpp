@@ -12,7 +12,7 @@ namespace wick::conformance {
 namespace {
 
 // A Loop or Scan longer than this is treated as a malformed model rather than run.
-constexpr int64_t kMaxIterations = 100000;
+constexpr int64_t kMaxIterations = 10000;
 
 }  // namespace
 
@@ -183,8 +183,9 @@ void OnnxLowering::Impl::lower_scan_8() {
   std::vector<Tensor> ins;
   for (size_t i = 1; i < n.inputs.size(); ++i) ins.push_back(in(i));
   const int64_t batch = ins[0].rank() > 0 ? ins[0].dim(0) : 0;
-  for (const Tensor& t : ins) {
-    if (t.rank() < 1 || t.dim(0) != batch) throw NotImportable("Scan: inputs differ in batch");
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (ins[i].rank() < (i < n_state ? 1 : 2) || ins[i].dim(0) != batch)
+      throw NotImportable("Scan: inputs differ in batch or lack the sequence axis");
   }
   if (has_in(0)) {  // only sequences of the full length
     for (int64_t l : host_ints(in(0))) {
