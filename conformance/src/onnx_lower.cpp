@@ -9,6 +9,7 @@
 #include <wick/sdk/ops.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -36,14 +37,31 @@ DType onnx_dtype(int32_t t) {
   }
 }
 
+namespace {
+std::atomic<int64_t> max_elements{int64_t{1} << 24};
+
+void check_size(const Tensor& t, const char* what) {
+  if (t.numel() > max_elements.load(std::memory_order_relaxed))
+    throw NotImportable(std::string(what) + " of shape " + shape_to_string(t.shape()) + " has more than " +
+                        std::to_string(max_elements.load()) + " elements, the importer's limit");
+}
+}  // namespace
+
+int64_t onnx_max_elements() { return max_elements.load(); }
+void set_onnx_max_elements(int64_t n) { max_elements.store(n); }
+
 Tensor upload_proto(const onnx::TensorProto& t, const Device& device) {
   if (t.has_strings) throw NotImportable("string tensors");
   const bool u16 = t.data_type == onnx::kUint16;
   const DType dt = u16 ? DType::U32 : onnx_dtype(t.data_type);
   Shape shape(t.dims.begin(), t.dims.end());
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  if (t.data.size() != static_cast<size_t>(n) * onnx::element_size(t.data_type))
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      throw NotImportable("tensor '" + t.name + "' has the shape " + shape_to_string(shape));
+  }
+  if (t.data.size() / std::max<size_t>(onnx::element_size(t.data_type), 1) != static_cast<size_t>(n) ||
+      t.data.size() % std::max<size_t>(onnx::element_size(t.data_type), 1) != 0)
     throw NotImportable("tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
                         " bytes for its shape");
   if (u16) {  // Wick has no u16: held zero-extended to u32 (see Value::u16)
@@ -54,6 +72,11 @@ Tensor upload_proto(const onnx::TensorProto& t, const Device& device) {
       wide[k] = v;
     }
     return Tensor::from_bytes(wide.data(), wide.size() * 4, shape, dt, device);
+  }
+  if (dt == DType::Bool) {  // any non-zero byte is true; Wick's bool is 0 or 1
+    std::vector<unsigned char> b(t.data.size());
+    for (size_t k = 0; k < b.size(); ++k) b[k] = t.data[k] != 0;
+    return Tensor::from_bytes(b.data(), b.size(), shape, dt, device);
   }
   return Tensor::from_bytes(t.data.data(), t.data.size(), shape, dt, device);
 }
@@ -77,6 +100,7 @@ Tensor OnnxLowering::get(const std::string& name) const {
 
 Tensor OnnxLowering::contiguous(const Tensor& t) {
   if (t.is_contiguous()) return t;
+  check_size(t, "a copy");
   Tensor o = Tensor::empty(t.shape(), t.dtype(), device_);
   if (t.numel() == 0) return o;
   const DirectResult r = run_op_direct(device_, WICK_OP_COPY, nullptr, {t}, {o});
@@ -182,6 +206,7 @@ Shape OnnxLowering::Impl::broadcast(const Shape& a, const Shape& b) {
 void OnnxLowering::Impl::exec(wick_op_code op, const void* params, const std::vector<Tensor>& ins,
                               const std::vector<Tensor>& outs) {
   if (!outs.empty() && outs[0].numel() == 0) return;
+  for (const Tensor& o : outs) check_size(o, sdk::op_name(op));
   const DirectResult r = run_op_direct(dev(), op, params, ins, outs);
   const std::string dt = ins.empty() ? dtype_name(outs[0].dtype()) : dtype_name(ins[0].dtype());
   if (r.status == DirectResult::Status::Unsupported)

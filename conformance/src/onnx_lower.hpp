@@ -31,6 +31,12 @@ struct ExecuteFailed : std::runtime_error {
 };
 
 DType onnx_dtype(int32_t data_type);  // throws NotImportable for types Wick lacks
+
+// The most elements of any tensor the importer computes (2^24 by default; the largest tensor of the
+// ONNX test data has 2^20): a model that asks for more is NotImportable, so that a corrupt or
+// hostile file cannot make the suite allocate or compute without bound. The fuzz target lowers it.
+int64_t onnx_max_elements();
+void set_onnx_max_elements(int64_t n);
 Tensor upload_proto(const onnx::TensorProto& t, const Device& device);
 
 // An ONNX value: a tensor, a sequence of values, or an optional that is empty or holds one value.

@@ -2,6 +2,7 @@
 
 #include "isolated_plugin.hpp"
 #include "loaded_plugin.hpp"
+#include "manifest.hpp"
 #include "safe_file.hpp"
 #include "log.hpp"
 #include "text.hpp"
@@ -39,70 +40,10 @@ const char* to_string(PluginState state) {
 
 namespace {
 
-constexpr const char* kManifestSuffix = ".wick-plugin.toml";
 const std::vector<std::string> kDeviceKinds = {"cpu", "gpu", "accelerator", "other"};
-
-bool is_manifest_name(const std::string& file) {
-  const size_t n = std::strlen(kManifestSuffix);
-  return file.size() > n && file.compare(file.size() - n, std::string::npos, kManifestSuffix) == 0;
-}
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-struct Manifest {
-  std::string path;
-  std::string name;
-  std::string library;  // absolute
-  int64_t abi_major = 0;
-  std::vector<std::string> device_kinds;
-  bool first_party = false;
-};
-
-// Reads a manifest; throws std::runtime_error with "<path>[:line:col]: problem".
-Manifest read_manifest(const fs::path& path) {
-  Manifest m;
-  m.path = path.string();
-  toml::table t;
-  try {
-    const std::string text = safe_file::read_text(path.string());
-    if (auto deep = safe_file::too_deep(text))
-      throw std::runtime_error("manifest " + m.path + ":" + std::to_string(deep->line) + ":" +
-                               std::to_string(deep->column) + ": " + deep->what);
-    t = toml::parse(text, path.string());
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << "manifest " << m.path << ":" << e.source().begin.line << ":" << e.source().begin.column
-       << ": " << e.description();
-    throw std::runtime_error(os.str());
-  }
-  auto where = [&](const char* key) {
-    const toml::node* n = t.get(key);
-    std::ostringstream os;
-    os << "manifest " << m.path;
-    if (n != nullptr) os << ":" << n->source().begin.line << ":" << n->source().begin.column;
-    return os.str();
-  };
-  auto name = t["name"].value<std::string>();
-  auto library = t["library"].value<std::string>();
-  auto major = t["abi_major"].value<int64_t>();
-  if (!name || name->empty())
-    throw std::runtime_error(where("name") + ": 'name' must be a non-empty string");
-  if (!library || library->empty())
-    throw std::runtime_error(where("library") + ": 'library' must be a non-empty string");
-  if (!major) throw std::runtime_error(where("abi_major") + ": 'abi_major' must be an integer");
-  m.name = *name;
-  m.abi_major = *major;
-  fs::path lib(*library);
-  m.library = (lib.is_absolute() ? lib : path.parent_path() / lib).lexically_normal().string();
-  if (const toml::array* kinds = t["device_kinds"].as_array()) {
-    for (const toml::node& k : *kinds) {
-      if (auto s = k.value<std::string>()) m.device_kinds.push_back(*s);
-    }
-  }
-  m.first_party = t["first_party"].value<bool>().value_or(false);
-  return m;
 }
 
 // The loader's message with the next step spelled out; names the missing dependency if dlerror did.
