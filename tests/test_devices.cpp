@@ -536,3 +536,32 @@ TEST_CASE("eight threads using one device at once get correct results (the host 
     CHECK(wrong == 0);
   }
 }
+
+TEST_CASE("opencl refuses buffers beyond the device's global memory with an out-of-memory error "
+          "(PoCL would abort when the host runs out)",
+          "[devices][opencl]") {
+  const Device d = opencl();
+  const uint64_t total = d.memory_bytes();
+  REQUIRE(total > 0);
+  // Buffers of a power of two near an eighth of the device each, a size the plugin does not round
+  // up (PoCL backs them lazily: nothing is touched here).
+  int64_t part = 1;
+  while (static_cast<uint64_t>(part) * 2 <= total / 8) part *= 2;
+  const size_t fit = static_cast<size_t>(total / static_cast<uint64_t>(part));
+  std::vector<Tensor> held;
+  std::string error;
+  for (size_t i = 0; i < fit + 2 && error.empty(); ++i) {
+    try {
+      held.push_back(Tensor::empty({part}, DType::U8, d));
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  CHECK(held.size() == fit);  // as many as the device holds, and no more
+  CHECK_THAT(error, Catch::Contains("CL_DEVICE_GLOBAL_MEM_SIZE") && Catch::Contains("bytes in use"));
+  // Freed memory is usable again, and the device still computes.
+  held.clear();
+  const Tensor t = Tensor::empty({part}, DType::U8, d);
+  CHECK(t.numel() == part);
+  CHECK((Tensor::arange(0, 4, 1, DType::F32, d) + 1.0).sum().to(test::cpu()).item<float>() == 10.0f);
+}

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -73,6 +74,10 @@ struct OpenClDevice final : wick_device {
   ClMem scratch;  // partials of multi-pass kernels, grown on demand
   size_t scratch_size = 0;
   BufferPool pool;  // freed buffers kept for reuse
+  // Bytes of the buffers tensors hold (capacities). Kept within memory_bytes: PoCL creates buffers
+  // lazily and aborts in an assertion when the host then has no memory for them, so the device's
+  // own limit is enforced here, as an out-of-memory error.
+  std::atomic<uint64_t> live_bytes{0};
 };
 
 struct OpenClBuffer final : wick_buffer {
@@ -520,6 +525,14 @@ class OpenClPlugin final : public sdk::Plugin {
     // tensor's holds bytes nobody can reach). Where the driver refuses, the kept ones go first.
     buffer->capacity = BufferPool::capacity_for(size_bytes);
     buffer->mem = dev.pool.take(buffer->capacity);
+    if (!buffer->mem && dev.live_bytes + dev.pool.bytes() + buffer->capacity > dev.memory_bytes)
+      dev.pool.clear();
+    if (!buffer->mem && dev.live_bytes + buffer->capacity > dev.memory_bytes)
+      throw sdk::Error(WICK_STATUS_OUT_OF_MEMORY,
+                       "buffer of " + std::to_string(size_bytes) + " bytes with " +
+                           std::to_string(dev.live_bytes.load()) +
+                           " bytes in use exceeds CL_DEVICE_GLOBAL_MEM_SIZE (" +
+                           std::to_string(dev.memory_bytes) + " bytes) on " + dev.name);
     for (int attempt = 0; !buffer->mem; ++attempt) {
       cl_int status = CL_SUCCESS;
       buffer->mem = ClMem(clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE, buffer->capacity,
@@ -528,13 +541,17 @@ class OpenClPlugin final : public sdk::Plugin {
       if (attempt > 0 || dev.pool.bytes() == 0) cl_check(status, "clCreateBuffer", dev.name);
       dev.pool.clear();
     }
+    dev.live_bytes += buffer->capacity;
     return buffer.release();
   }
 
   void free(wick_buffer* buffer) noexcept override {
     auto* b = static_cast<OpenClBuffer*>(buffer);
     try {
-      if (b != nullptr && b->mem) as_device(b->device).pool.give(std::move(b->mem), b->capacity);
+      if (b != nullptr && b->mem) {
+        as_device(b->device).live_bytes -= b->capacity;
+        as_device(b->device).pool.give(std::move(b->mem), b->capacity);
+      }
     } catch (...) {
       // Out of memory for the pool's bookkeeping: the buffer is released below instead.
     }

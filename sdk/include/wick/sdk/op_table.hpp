@@ -159,16 +159,20 @@ constexpr OpIndex make_op_index() {
 inline constexpr OpIndex kOpIndex = make_op_index();
 }  // namespace detail
 
-// The row of an op code, or nullptr for a code this SDK does not know (a newer host's op).
-constexpr const OpInfo* op_info(int code) {
-  if (code <= 0 || code >= kMaxOpCode || detail::kOpIndex.row[code] < 0) return nullptr;
-  return &kOps[detail::kOpIndex.row[code]];
+// Whether this SDK knows the op code (a newer host may send codes it does not).
+constexpr bool op_known(int code) {
+  return code > 0 && code < kMaxOpCode && detail::kOpIndex.row[code] >= 0;
 }
-// The row of an op code known at compile time.
+// The row of an op code, or nullptr for a code this SDK does not know.
+constexpr const OpInfo* op_info(int code) {
+  return op_known(code) ? &kOps[detail::kOpIndex.row[code]] : nullptr;
+}
+// The row of an op code known at compile time. (The check compares no pointers: GCC's
+// sanitizer builds do not treat a pointer comparison as a constant expression.)
 template <int Code>
 constexpr const OpInfo& op_row() {
-  static_assert(op_info(Code) != nullptr, "not an op of wick_ops.h");
-  return *op_info(Code);
+  static_assert(op_known(Code), "not an op of wick_ops.h");
+  return kOps[detail::kOpIndex.row[Code]];
 }
 constexpr const char* op_name(int code) {
   const OpInfo* o = op_info(code);
