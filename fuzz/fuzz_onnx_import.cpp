@@ -39,7 +39,10 @@ namespace {
 constexpr int64_t kMaxInputElements = 1 << 16;
 
 wick::Device& device() {
-  static std::unique_ptr<wick::PluginRegistry> registry;
+  // Never destroyed: the plugin's own statics (the SDK's instance of it) are registered for
+  // destruction at exit after this function's statics, so they run first; a static registry
+  // destroyed after them would shut the plugin down again (a double delete in the plugin).
+  static wick::PluginRegistry* registry = nullptr;
   static wick::Device dev;
   if (!dev.valid()) {
     setenv("OMP_NUM_THREADS", "1", 0);  // one input at a time: no thread pool to wait on
@@ -48,8 +51,7 @@ wick::Device& device() {
     config.plugin_paths = {WICK_FUZZ_PLUGIN_DIR};
     config.disabled_plugins = {"opencl", "cuda"};
     config.log_level = "off";
-    registry = std::make_unique<wick::PluginRegistry>(
-        config, wick::RegistryOptions{.use_environment = false, .use_install_dir = false});
+    registry = new wick::PluginRegistry(config, wick::RegistryOptions{.use_environment = false, .use_install_dir = false});
     dev = registry->find_device("cpu-onednn");
     if (!dev.valid()) {
       std::fprintf(stderr, "fuzz_onnx_import: cpu-onednn is not usable from %s\n", WICK_FUZZ_PLUGIN_DIR);

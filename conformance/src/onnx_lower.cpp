@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 
 namespace wick::conformance {
 
@@ -45,7 +46,36 @@ void check_size(const Tensor& t, const char* what) {
     throw NotImportable(std::string(what) + " of shape " + shape_to_string(t.shape()) + " has more than " +
                         std::to_string(max_elements.load()) + " elements, the importer's limit");
 }
+
+// The product of a shape's non-zero extents: at most 2^40 in any value. A tensor with a zero
+// extent is empty whatever its other extents, but stride arithmetic on them (Wick's and the
+// plugins') must not overflow.
+constexpr int64_t kMaxExtentProduct = int64_t{1} << 40;
+
+void check_extents(const Shape& s, const std::string& what) {
+  int64_t p = 1;
+  for (int64_t d : s) {
+    if (d == 0) continue;
+    if (d < 0 || __builtin_mul_overflow(p, d, &p) || p > kMaxExtentProduct)
+      throw NotImportable(what + " has the shape " + shape_to_string(s) +
+                          ", whose extents multiply past 2^40 (the importer's limit)");
+  }
+}
+
+void check_value(const Value& v, const std::string& name) {
+  if (v.kind == Value::Kind::Tensor && v.tensor.defined()) check_extents(v.tensor.shape(), "value '" + name + "'");
+  for (const Value& item : v.items) check_value(item, name);
+}
 }  // namespace
+
+void OnnxLowering::set(const std::string& name, const Tensor& t) {
+  if (t.defined()) check_extents(t.shape(), "value '" + name + "'");
+  values_[name] = Value::of(t);
+}
+void OnnxLowering::set_value(const std::string& name, Value v) {
+  check_value(v, name);
+  values_[name] = std::move(v);
+}
 
 int64_t onnx_max_elements() { return max_elements.load(); }
 void set_onnx_max_elements(int64_t n) { max_elements.store(n); }
@@ -55,6 +85,7 @@ Tensor upload_proto(const onnx::TensorProto& t, const Device& device) {
   const bool u16 = t.data_type == onnx::kUint16;
   const DType dt = u16 ? DType::U32 : onnx_dtype(t.data_type);
   Shape shape(t.dims.begin(), t.dims.end());
+  check_extents(shape, "tensor '" + t.name + "'");
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0 || __builtin_mul_overflow(n, d, &n))
@@ -149,7 +180,7 @@ std::vector<int64_t> OnnxLowering::Impl::ints_from(From from, size_t input, cons
 
 int OnnxLowering::Impl::norm_axis(int64_t axis, int rank) {
   const int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= std::max(rank, 1))
+  if (a < 0 || a >= rank)
     throw NotImportable("axis " + std::to_string(axis) + " out of range");
   return static_cast<int>(a);
 }
@@ -249,6 +280,14 @@ Tensor OnnxLowering::Impl::filled(const Shape& s, DType t, double value) {
   return o;
 }
 Tensor OnnxLowering::Impl::reshape(const Tensor& x, const Shape& s) {
+  // An empty tensor (any layout) becomes a fresh empty one: its extents, from the model, may be
+  // such that stride arithmetic on a view of them overflows.
+  if (x.numel() == 0 && std::none_of(s.begin(), s.end(), [](int64_t d) { return d < 0; })) {
+    check_extents(s, "a reshape");
+    if (std::find(s.begin(), s.end(), 0) == s.end())
+      throw NotImportable("reshape of an empty tensor to " + shape_to_string(s));
+    return Tensor::empty(s, x.dtype(), dev());
+  }
   return g.contiguous(x).reshape(s);
 }
 
@@ -285,10 +324,12 @@ double OnnxLowering::Impl::host_scalar(const Tensor& t) {
   std::vector<unsigned char> raw(dtype_size(f.dtype()));
   f.copy_to_host(raw.data(), raw.size());
   sdk::visit_dtype(to_c(f.dtype()), [&](auto tag) {
-    using T = typename decltype(tag)::type;
+    // A bool is read as its byte (any non-zero one true): a device's byte need not be 0 or 1.
+    using T = std::conditional_t<std::is_same_v<typename decltype(tag)::type, bool>, unsigned char,
+                                 typename decltype(tag)::type>;
     T x;
     std::memcpy(&x, raw.data(), sizeof(T));
-    v = static_cast<double>(x);
+    v = std::is_same_v<typename decltype(tag)::type, bool> ? (x != T(0) ? 1.0 : 0.0) : static_cast<double>(x);
   });
   return v;
 }
@@ -298,11 +339,12 @@ std::vector<double> OnnxLowering::Impl::host_doubles(const Tensor& t) {
   if (!raw.empty()) c.copy_to_host(raw.data(), raw.size());
   std::vector<double> v;
   sdk::visit_dtype(to_c(c.dtype()), [&](auto tag) {
-    using T = typename decltype(tag)::type;
+    using T = std::conditional_t<std::is_same_v<typename decltype(tag)::type, bool>, unsigned char,
+                                 typename decltype(tag)::type>;  // bool as its byte (see host_scalar)
     for (size_t k = 0; k < static_cast<size_t>(c.numel()); ++k) {
       T x;
       std::memcpy(&x, raw.data() + k * sizeof(T), sizeof(T));
-      v.push_back(static_cast<double>(x));
+      v.push_back(std::is_same_v<typename decltype(tag)::type, bool> ? (x != T(0) ? 1.0 : 0.0) : static_cast<double>(x));
     }
   });
   return v;
@@ -328,6 +370,10 @@ std::vector<int64_t> OnnxLowering::Impl::index_values(const Tensor& x, const Ten
 // Reduction over sorted axes, keeping them at extent 1, then dropping them unless keepdims.
 Tensor OnnxLowering::Impl::reduce(wick_op_code op, const Tensor& x, std::vector<int32_t> axes,
                                   bool keepdims) {
+  for (int32_t a : axes)
+    if (a < 0 || a >= x.rank())
+      throw NotImportable("malformed " + n.op_type + ": reduction axis " + std::to_string(a) + " of a rank-" +
+                          std::to_string(x.rank()) + " tensor");
   std::sort(axes.begin(), axes.end());
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   Shape kept = x.shape(), dropped;
@@ -377,6 +423,7 @@ Tensor OnnxLowering::Impl::softmax(const Tensor& x, int axis, bool log) {
 }
 
 Tensor OnnxLowering::Impl::matmul(Tensor a, Tensor b) {
+  if (a.rank() == 0 || b.rank() == 0) throw NotImportable("malformed " + n.op_type + ": a scalar operand");
   const bool va = a.rank() == 1, vb = b.rank() == 1;
   if (va) a = a.unsqueeze(0);
   if (vb) b = b.unsqueeze(-1);

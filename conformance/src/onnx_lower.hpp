@@ -69,8 +69,10 @@ class OnnxLowering {
         opset_(outer.opset_),
         training_opset_(outer.training_opset_),
         outer_(&outer) {}
-  void set(const std::string& name, const Tensor& t) { values_[name] = Value::of(t); }
-  void set_value(const std::string& name, Value v) { values_[name] = std::move(v); }
+  // A tensor whose extents other than 0 multiply past 2^40 (an empty tensor of absurd extents,
+  // which only a corrupt model makes) is NotImportable: no value holds one.
+  void set(const std::string& name, const Tensor& t);
+  void set_value(const std::string& name, Value v);
   bool has(const std::string& name) const;
   // The tensor of that name; NotImportable when it is undefined or not a tensor.
   Tensor get(const std::string& name) const;

@@ -191,9 +191,10 @@ void OnnxLowering::Impl::lower_cumsum() {
 // Before opset 13, Softmax, LogSoftmax and Hardmax see their input coerced to 2-D at `axis`
 // (default 1): the axes before it are the rows.
 Tensor OnnxLowering::Impl::coerced_2d(const Tensor& x) {
-  const int axis = norm_axis(attr_i("axis", 1), x.rank());
+  const int64_t a = attr_i("axis", 1), axis = a < 0 ? a + x.rank() : a;
+  if (axis < 0 || axis > x.rank()) throw NotImportable("malformed " + n.op_type + ": axis " + std::to_string(a));
   int64_t rows = 1;
-  for (int i = 0; i < axis; ++i) rows *= x.shape()[static_cast<size_t>(i)];
+  for (int64_t i = 0; i < axis; ++i) rows = checked_mul(rows, x.shape()[static_cast<size_t>(i)]);
   return reshape(x, {rows, rows == 0 ? 0 : x.numel() / rows});
 }
 
@@ -348,18 +349,21 @@ Tensor OnnxLowering::Impl::resize_axis(const Tensor& x, int axis, int64_t out_le
       outside[k] = 1;  // every tap's weight stays 0
       continue;
     }
+    // A coordinate far outside the input (a tiny scale) reads the edge from every tap, as one just
+    // beyond the taps' reach does: clamped there, it casts to an integer safely.
+    const double x0c = std::clamp(x0, -8.0, static_cast<double>(in_len) + 8.0);
     auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in_len - 1); };
     if (taps == 1) {
-      const double f = std::floor(x0), frac = x0 - f;
+      const double f = std::floor(x0c), frac = x0c - f;
       int64_t i = static_cast<int64_t>(f);
-      if (r.nearest == "ceil") i = static_cast<int64_t>(std::ceil(x0));
+      if (r.nearest == "ceil") i = static_cast<int64_t>(std::ceil(x0c));
       else if (r.nearest == "round_prefer_ceil") i = frac >= 0.5 ? i + 1 : i;
       else if (r.nearest == "round_prefer_floor") i = frac > 0.5 ? i + 1 : i;
       ids[0][k] = clamp(i);
       ws[0][k] = 1;
       continue;
     }
-    const double f = std::floor(x0), t = x0 - f;
+    const double f = std::floor(x0c), t = x0c - f;
     const int64_t base = static_cast<int64_t>(f) - (taps == 4 ? 1 : 0);
     std::vector<double> w = taps == 2 ? std::vector<double>{1 - t, t} : cubic_weights(t, r.cubic_a);
     if (r.exclude_outside) {
@@ -580,7 +584,7 @@ void OnnxLowering::Impl::lower_einsum() {
         if (t[q] != t[p]) continue;
         const int64_t d = x.dim(static_cast<int>(p));
         if (x.dim(static_cast<int>(q)) != d) throw NotImportable("Einsum diagonal of unequal axes");
-        std::vector<double> eye(static_cast<size_t>(d * d), 0.0);
+        std::vector<double> eye(static_cast<size_t>(host_count(static_cast<double>(checked_mul(d, d)), "Einsum's diagonal mask size")), 0.0);
         for (int64_t i = 0; i < d; ++i) eye[static_cast<size_t>(i * d + i)] = 1;
         Shape ms(static_cast<size_t>(x.rank()), 1);
         ms[p] = ms[q] = d;
@@ -656,8 +660,9 @@ void OnnxLowering::Impl::lower_reshape() {
 void OnnxLowering::Impl::lower_flatten() {
   const Tensor x = in(0);
   const int64_t axis = attr_i("axis", 1) < 0 ? attr_i("axis", 1) + x.rank() : attr_i("axis", 1);
+  if (axis < 0 || axis > x.rank()) throw NotImportable("malformed Flatten: axis " + std::to_string(attr_i("axis", 1)));
   int64_t rows = 1;
-  for (int64_t i = 0; i < axis; ++i) rows *= x.shape()[static_cast<size_t>(i)];
+  for (int64_t i = 0; i < axis; ++i) rows = checked_mul(rows, x.shape()[static_cast<size_t>(i)]);
   out(0, reshape(x, {rows, rows == 0 ? 0 : x.numel() / rows}));
 }
 void OnnxLowering::Impl::squeeze(std::vector<int64_t> axes) {
@@ -685,7 +690,10 @@ void OnnxLowering::Impl::lower_transpose() {
 }
 void OnnxLowering::Impl::lower_expand() {
   const Tensor x = in(0);
-  out(0, x.broadcast_to(broadcast(x.shape(), host_ints(in(1)))));
+  const std::vector<int64_t> s = host_ints(in(1));
+  if (std::any_of(s.begin(), s.end(), [](int64_t d) { return d < 0; }))
+    throw NotImportable("malformed Expand: shape " + shape_to_string(s));
+  out(0, x.broadcast_to(broadcast(x.shape(), s)));
 }
 void OnnxLowering::Impl::lower_concat() {
   std::vector<Tensor> parts;
@@ -698,15 +706,21 @@ void OnnxLowering::Impl::split(std::vector<int64_t> sizes) {
   const Tensor x = in(0);
   const int axis = norm_axis(attr_i("axis", 0), x.rank());
   const int64_t parts = static_cast<int64_t>(n.outputs.size());
+  if (parts == 0) throw NotImportable("malformed Split: no outputs");
+  if (std::any_of(sizes.begin(), sizes.end(), [](int64_t v) { return v < 0; }))
+    throw NotImportable("malformed Split: sizes " + shape_to_string(sizes));
   if (sizes.empty() && n.attribute("num_outputs") != nullptr) {
     const int64_t each = (x.dim(axis) + parts - 1) / parts;
     for (int64_t at = 0; at < x.dim(axis); at += each) sizes.push_back(std::min(each, x.dim(axis) - at));
   }
   if (sizes.empty()) sizes.assign(n.outputs.size(), x.dim(axis) / parts);
+  int64_t total = 0;
+  for (int64_t s : sizes) total = checked_add(total, s);
+  if (total > x.dim(axis)) throw NotImportable("malformed Split: sizes " + shape_to_string(sizes) + " for an axis of " + std::to_string(x.dim(axis)));
   int64_t at = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     out(i, g.contiguous(x.narrow(axis, at, sizes[i])));
-    at += sizes[i];
+    at = checked_add(at, sizes[i]);
   }
 }
 // Before opset 10 starts, ends and axes are attributes (and there are no steps); inputs from 10.
@@ -733,8 +747,10 @@ void OnnxLowering::Impl::slice(const std::vector<int64_t>& starts, const std::ve
   for (size_t i = 0; i < starts.size(); ++i) {
     const int a = norm_axis(axes[i], x.rank());
     const int64_t big = int64_t{1} << 40;
-    auto clip = [&](int64_t v) { return std::max(-big, std::min(big, v)); };
-    x = x.slice(a, clip(starts[i]), clip(ends[i]), steps[i]);
+    auto clip = [&](int64_t v, int64_t limit) { return std::max(-limit, std::min(limit, v)); };
+    // A step longer than the axis takes one element, as one of the axis' length does: clipped
+    // there (keeping its sign), the view's stride cannot overflow.
+    x = x.slice(a, clip(starts[i], big), clip(ends[i], big), clip(steps[i], std::max<int64_t>(x.dim(a), 1)));
   }
   out(0, x);
 }
@@ -836,15 +852,19 @@ int32_t OnnxLowering::Impl::reduction_mode() const {
 std::vector<int64_t> OnnxLowering::Impl::nd_rows(const Tensor& data, const Tensor& indices,
                                                  int64_t batch_dims) {
   const Shape& d = data.shape();
+  if (indices.rank() < 1 || batch_dims < 0 || batch_dims >= indices.rank())
+    throw NotImportable("malformed " + n.op_type + ": batch_dims " + std::to_string(batch_dims) + " for indices of rank " +
+                        std::to_string(indices.rank()));
   const int64_t k = indices.dim(indices.rank() - 1);
   const size_t b = static_cast<size_t>(batch_dims);
-  if (k < 1 || b + static_cast<size_t>(k) > d.size()) throw NotImportable("ND indices deeper than data");
+  if (k < 1 || k > static_cast<int64_t>(d.size()) || b + static_cast<size_t>(k) > d.size())
+    throw NotImportable("ND indices deeper than data");
   int64_t sel = 1;
-  for (size_t j = b; j < b + static_cast<size_t>(k); ++j) sel *= d[j];
+  for (size_t j = b; j < b + static_cast<size_t>(k); ++j) sel = checked_mul(sel, d[j]);
   const std::vector<int64_t> ids = host_ints(indices);
   const int64_t tuples = static_cast<int64_t>(ids.size()) / k;
   int64_t batch = 1;
-  for (size_t j = 0; j < b; ++j) batch *= d[j];
+  for (size_t j = 0; j < b; ++j) batch = checked_mul(batch, d[j]);
   const int64_t per_batch = batch > 0 ? tuples / batch : 0;
   std::vector<int64_t> rows;
   for (int64_t t = 0; t < tuples; ++t) {
@@ -856,18 +876,19 @@ std::vector<int64_t> OnnxLowering::Impl::nd_rows(const Tensor& data, const Tenso
       if (v < 0 || v >= extent) throw ExecuteFailed("GatherND/ScatterND index out of range");
       row = row * extent + v;
     }
-    rows.push_back((per_batch > 0 ? t / per_batch : 0) * sel + row);
+    rows.push_back(checked_add(checked_mul(per_batch > 0 ? t / per_batch : 0, sel), row));
   }
   return rows;
 }
 void OnnxLowering::Impl::lower_gather_nd() {
   const Tensor data = in(0), indices = in(1);
-  const int64_t b = attr_i("batch_dims", 0), k = indices.dim(indices.rank() - 1);
+  const int64_t b = attr_i("batch_dims", 0);
   const std::vector<int64_t> rows = nd_rows(data, indices, b);
+  const int64_t k = indices.dim(indices.rank() - 1);
   Shape flat{-1};
   flat.insert(flat.end(), data.shape().begin() + b + k, data.shape().end());
   int64_t lead = 1;
-  for (int64_t j = 0; j < b + k; ++j) lead *= data.dim(static_cast<int>(j));
+  for (int64_t j = 0; j < b + k; ++j) lead = checked_mul(lead, data.dim(static_cast<int>(j)));
   flat[0] = lead;
   const Tensor src = reshape(data, flat);
   Shape sel = src.shape();
@@ -881,10 +902,10 @@ void OnnxLowering::Impl::lower_gather_nd() {
 }
 void OnnxLowering::Impl::lower_scatter_nd() {
   const Tensor data = in(0), indices = in(1), updates = in(2);
-  const int64_t k = indices.dim(indices.rank() - 1);
   const std::vector<int64_t> rows = nd_rows(data, indices, 0);
+  const int64_t k = indices.dim(indices.rank() - 1);
   Shape flat{1};
-  for (int64_t j = 0; j < k; ++j) flat[0] *= data.dim(static_cast<int>(j));
+  for (int64_t j = 0; j < k; ++j) flat[0] = checked_mul(flat[0], data.dim(static_cast<int>(j)));
   flat.insert(flat.end(), data.shape().begin() + k, data.shape().end());
   Shape src_shape = flat;
   src_shape[0] = static_cast<int64_t>(rows.size());
@@ -946,7 +967,8 @@ void OnnxLowering::Impl::lower_reverse_sequence() {
   const std::vector<int64_t> lens = host_ints(in(1));
   const int time = norm_axis(attr_i("time_axis", 0), x.rank());
   const int batch = norm_axis(attr_i("batch_axis", 1), x.rank());
-  std::vector<int64_t> pos(static_cast<size_t>(x.numel()));
+  if (time == batch) throw NotImportable("malformed ReverseSequence: time_axis and batch_axis are the same");
+  std::vector<int64_t> pos(static_cast<size_t>(host_count(static_cast<double>(x.numel()), "ReverseSequence's size")));
   std::vector<int64_t> idx(static_cast<size_t>(x.rank()), 0);
   for (size_t i = 0; i < pos.size(); ++i) {
     int64_t rest = static_cast<int64_t>(i);
@@ -968,6 +990,7 @@ void OnnxLowering::Impl::lower_reverse_sequence() {
 
 // A [C] vector shaped [1, C, 1, ...] against a rank-`rank` tensor (bias, scale per channel).
 Tensor OnnxLowering::Impl::per_channel(const Tensor& v, int rank) {
+  if (rank < 2) throw NotImportable("malformed " + n.op_type + ": a per-channel value for a rank-" + std::to_string(rank) + " tensor");
   Shape s(static_cast<size_t>(rank), 1);
   s[1] = v.numel();
   return reshape(v, s);
@@ -1004,6 +1027,11 @@ void OnnxLowering::Impl::lower_qlinear_conv() {
   out(0, cast(q, in(7).dtype()));
 }
 Tensor OnnxLowering::Impl::conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
+  const int64_t groups = attr_i("group", 1);
+  if (w.rank() < 2 || x.rank() != w.rank() || groups < 1 || w.dim(0) % groups != 0 ||
+      x.dim(1) != checked_mul(w.dim(1), groups))
+    throw NotImportable("malformed " + n.op_type + ": weights " + shape_to_string(w.shape()) + " in " +
+                        std::to_string(groups) + " groups for an input " + shape_to_string(x.shape()));
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
   const Window win = window(x, k, false);
   const size_t r = k.size();
@@ -1020,7 +1048,7 @@ Tensor OnnxLowering::Impl::conv(const Tensor& x, const Tensor& w, const std::opt
                            win.hi.data(),
                            win.dil.data(),
                            idil.data(),
-                           attr_i("group", 1)};
+                           groups};
   Tensor o = Tensor::empty(os, x.dtype(), dev());
   exec(WICK_OP_CONV, &p, {x, w}, {o});
   return bias ? op2(WICK_OP_ADD, o, per_channel(*bias, o.rank())) : o;
@@ -1044,6 +1072,7 @@ void OnnxLowering::Impl::pad(Tensor x, const std::vector<int64_t>& pads, double 
   const std::string mode = attr_s("mode", "constant");
   for (int a = 0; a < r; ++a) {  // negative pads crop first
     const int64_t lo = std::min<int64_t>(pads[a], 0), hi = std::min<int64_t>(pads[a + r], 0);
+    if (lo < -x.dim(a) || hi < -x.dim(a)) throw NotImportable("malformed Pad: a crop wider than the axis");
     if (lo < 0 || hi < 0) x = x.slice(a, -lo, x.dim(a) + hi, 1);
   }
   if (mode == "constant") {
@@ -1092,6 +1121,9 @@ void OnnxLowering::Impl::lower_conv_transpose() {
   const std::string auto_pad = attr_s("auto_pad", "NOTSET");
   const Tensor x = in(0), w = in(1);
   const int64_t groups = attr_i("group", 1);
+  if (w.rank() < 2 || x.rank() != w.rank() || groups < 1 || w.dim(0) % groups != 0 || x.dim(1) != w.dim(0))
+    throw NotImportable("malformed ConvTranspose: weights " + shape_to_string(w.shape()) + " in " +
+                        std::to_string(groups) + " groups for an input " + shape_to_string(x.shape()));
   const size_t r = static_cast<size_t>(w.rank() - 2);
   const int64_t cin = w.dim(0), og = w.dim(1);
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
@@ -1103,6 +1135,14 @@ void OnnxLowering::Impl::lower_conv_transpose() {
   const std::vector<int64_t> strides = ints("strides", 1, r), dil = ints("dilations", 1, r),
                              outpad = ints("output_padding", 0, r);
   std::vector<int64_t> pads = ints("pads", 0, 2 * r);
+  // Bounds the products below (each factor at most 2^30); the sums are checked.
+  const int64_t big = int64_t{1} << 30;
+  auto in_range = [&](int64_t v, int64_t lo) { return v >= lo && v <= big; };
+  for (size_t i = 0; i < r; ++i) {
+    if (!in_range(strides[i], 1) || !in_range(dil[i], 1) || !in_range(outpad[i], 0) || !in_range(k[i], 0) ||
+        !in_range(x.dim(static_cast<int>(2 + i)), 0) || !in_range(pads[i], -big) || !in_range(pads[r + i], -big))
+      throw NotImportable("malformed ConvTranspose: strides, dilations, pads or output_padding out of range");
+  }
   // An explicit output_shape, or SAME auto_pad (output = input * stride), sets the pads: the
   // total split in half, the odd one at the end for SAME_UPPER, at the start otherwise.
   std::vector<int64_t> want = attr_ints("output_shape").value_or(std::vector<int64_t>{});
@@ -1113,8 +1153,11 @@ void OnnxLowering::Impl::lower_conv_transpose() {
   if (!want.empty()) {
     if (want.size() != r) throw NotImportable("ConvTranspose output_shape length");
     for (size_t i = 0; i < r; ++i) {
-      const int64_t total = strides[i] * (x.dim(static_cast<int>(2 + i)) - 1) + outpad[i] +
-                            (k[i] - 1) * dil[i] + 1 - want[i];
+      if (want[i] < 0 || want[i] > big * big)
+        throw NotImportable("malformed ConvTranspose: output_shape " + shape_to_string(want));
+      const int64_t total = checked_add(strides[i] * (x.dim(static_cast<int>(2 + i)) - 1) + outpad[i] +
+                                            (k[i] - 1) * dil[i] + 1,
+                                        -want[i]);
       const bool upper = auto_pad == "SAME_UPPER";
       const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor(total / 2)
       pads[i] = upper ? half : total - half;
@@ -1129,17 +1172,17 @@ void OnnxLowering::Impl::lower_conv_transpose() {
   std::swap(perm[1], perm[2]);
   Tensor wt = reshape(w, gw).permute(perm);
   for (size_t i = 0; i < r; ++i) wt = wt.flip(static_cast<int>(3 + i));
-  Shape ws{groups * og, cin / groups};
+  Shape ws{checked_mul(groups, og), cin / groups};
   ws.insert(ws.end(), k.begin(), k.end());
   wt = reshape(g.contiguous(wt), ws);
   std::vector<int64_t> lo(r), hi(r), one(r, 1);
-  Shape os{x.dim(0), groups * og};
+  Shape os{x.dim(0), checked_mul(groups, og)};
   for (size_t i = 0; i < r; ++i) {
     const int64_t full = dil[i] * (k[i] - 1);
-    lo[i] = full - pads[i];
-    hi[i] = full - pads[i + r] + outpad[i];
+    lo[i] = checked_add(full, -pads[i]);
+    hi[i] = checked_add(checked_add(full, -pads[i + r]), outpad[i]);
     if (lo[i] < 0 || hi[i] < 0) throw NotImportable("ConvTranspose pads beyond the kernel");
-    os.push_back((x.dim(static_cast<int>(2 + i)) - 1) * strides[i] + 1 + lo[i] + hi[i] - full);
+    os.push_back(checked_add(checked_add((x.dim(static_cast<int>(2 + i)) - 1) * strides[i] + 1 - full, lo[i]), hi[i]));
   }
   const wick_conv_params p{sizeof(wick_conv_params), static_cast<int32_t>(r), one.data(), lo.data(),
                            hi.data(), dil.data(), strides.data(), groups};
@@ -1154,14 +1197,18 @@ void OnnxLowering::Impl::lower_lrn() {
   const Tensor x = in(0);
   const int64_t size = attr_i("size", 1);
   const double alpha = attr_f("alpha", 1e-4f), beta = attr_f("beta", 0.75f), bias = attr_f("bias", 1.0f);
-  const int64_t lo = (size - 1) / 2, hi = size - 1 - lo, c = x.dim(1);
+  if (size < 1 || x.rank() < 2) throw NotImportable("malformed LRN: size " + std::to_string(size) + " for rank " + std::to_string(x.rank()));
+  // The channels summed are those of [c - lo, c + hi] that exist: a window reaching further than the
+  // channels on either side sums the same as one reaching just past them.
+  const int64_t c = x.dim(1), lo = std::min((size - 1) / 2, c), hi = std::min(size - 1 - (size - 1) / 2, c);
+  if (lo + hi + 1 > 4096) throw NotImportable("LRN over " + std::to_string(lo + hi + 1) + " channels, beyond the importer's limit of 4096");
   const Tensor sq = op2(WICK_OP_MUL, x, x);
   Shape padded = x.shape();
   padded[1] = c + lo + hi;
   Tensor z = filled(padded, x.dtype(), 0);
   exec(WICK_OP_COPY, nullptr, {sq}, {z.slice(1, lo, lo + c, 1)});
   Tensor sum = z.slice(1, 0, c, 1);
-  for (int64_t j = 1; j < size; ++j) sum = op2(WICK_OP_ADD, sum, z.slice(1, j, j + c, 1));
+  for (int64_t j = 1; j < lo + hi + 1; ++j) sum = op2(WICK_OP_ADD, sum, z.slice(1, j, j + c, 1));
   const Tensor base = affine(sum, alpha / static_cast<double>(size), bias);
   out(0, op2(WICK_OP_DIV, x, op2(WICK_OP_POW, base, scalar(beta, x.dtype()))));
 }
@@ -1193,8 +1240,8 @@ void OnnxLowering::Impl::lower_average_pool() {
   const Tensor x = in(0);
   const Tensor sum = window_op(WICK_OP_WINDOW_SUM, x, w, 0);
   if (attr_i("count_include_pad", 0) != 0) {
-    const int64_t size =
-        std::accumulate(w.kernel.begin(), w.kernel.end(), int64_t{1}, std::multiplies<>());
+    int64_t size = 1;
+    for (int64_t k : w.kernel) size = checked_mul(size, k);
     return out(0, affine(sum, 1.0 / static_cast<double>(size), 0));
   }
   // Divide by the number of real (unpadded) elements in each window.
@@ -1306,6 +1353,7 @@ void OnnxLowering::Impl::lower_top_k() {
 void OnnxLowering::Impl::top_k(int64_t k) {
   const Tensor x = in(0);
   const int axis = norm_axis(attr_i("axis", -1), x.rank());
+  if (k < 0 || k > x.dim(axis)) throw NotImportable("malformed TopK: k " + std::to_string(k) + " for an axis of " + std::to_string(x.dim(axis)));
   const wick_sort_params p{sizeof(wick_sort_params), axis, attr_i("largest", 1) != 0 ? 1 : 0, 1};
   Tensor v = Tensor::empty(x.shape(), x.dtype(), dev());
   Tensor i = Tensor::empty(x.shape(), DType::I64, dev());
@@ -1326,16 +1374,20 @@ void OnnxLowering::Impl::lower_range() {
 void OnnxLowering::Impl::lower_depth_to_space() {
   const Tensor x = in(0);
   const int64_t b = attr_i("blocksize", 1), N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+  if (x.rank() != 4 || b < 1 || b > (int64_t{1} << 20) || C % (b * b) != 0)
+    throw NotImportable("malformed DepthToSpace: blocksize " + std::to_string(b) + " for " + shape_to_string(x.shape()));
   const bool crd = attr_s("mode", "DCR") == "CRD";
   const Tensor t = crd ? reshape(x, {N, C / (b * b), b, b, H, W}).permute({0, 1, 4, 2, 5, 3})
                        : reshape(x, {N, b, b, C / (b * b), H, W}).permute({0, 3, 4, 1, 5, 2});
-  out(0, reshape(t, {N, C / (b * b), H * b, W * b}));
+  out(0, reshape(t, {N, C / (b * b), checked_mul(H, b), checked_mul(W, b)}));
 }
 void OnnxLowering::Impl::lower_space_to_depth() {
   const Tensor x = in(0);
   const int64_t b = attr_i("blocksize", 1), N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+  if (x.rank() != 4 || b < 1 || H % b != 0 || W % b != 0)
+    throw NotImportable("malformed SpaceToDepth: blocksize " + std::to_string(b) + " for " + shape_to_string(x.shape()));
   const Tensor t = reshape(x, {N, C, H / b, b, W / b, b}).permute({0, 3, 5, 1, 2, 4});
-  out(0, reshape(t, {N, C * b * b, H / b, W / b}));
+  out(0, reshape(t, {N, checked_mul(C, b * b), H / b, W / b}));
 }
 void OnnxLowering::Impl::lower_tile() {
   const Tensor x = in(0);
@@ -1363,7 +1415,7 @@ void OnnxLowering::Impl::lower_trilu() {
   const Tensor x = in(0);
   const int64_t k = has_in(1) ? host_ints(in(1)).at(0) : 0, rows = x.dim(-2), cols = x.dim(-1);
   const bool upper = attr_i("upper", 1) != 0;
-  std::vector<double> mask(static_cast<size_t>(rows * cols));
+  std::vector<double> mask(static_cast<size_t>(host_count(static_cast<double>(checked_mul(rows, cols)), "Trilu's mask size")));
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < cols; ++j)
       mask[static_cast<size_t>(i * cols + j)] = upper ? (j - i >= k) : (j - i <= k);

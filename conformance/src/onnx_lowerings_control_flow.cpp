@@ -187,6 +187,11 @@ void OnnxLowering::Impl::lower_scan_8() {
     if (ins[i].rank() < (i < n_state ? 1 : 2) || ins[i].dim(0) != batch)
       throw NotImportable("Scan: inputs differ in batch or lack the sequence axis");
   }
+  // Each batch entry scanned on its own: the iterations of all of them count against the limit.
+  if (n_state < ins.size() &&
+      checked_mul(batch, std::max<int64_t>(ins[n_state].dim(1), 1)) > kMaxIterations)
+    throw NotImportable("Scan of " + std::to_string(batch) + " batch entries of " +
+                        std::to_string(ins[n_state].dim(1)) + " iterations");
   if (has_in(0)) {  // only sequences of the full length
     for (int64_t l : host_ints(in(0))) {
       if (l != ins[n_state].dim(1)) throw NotImportable("Scan with sequence_lens shorter than the input");

@@ -10,8 +10,9 @@ void OnnxLowering::Impl::lower_det() {
   if (x.rank() < 2 || x.dim(-1) != x.dim(-2)) throw NotImportable("Det of a non-square input");
   const int64_t n = x.dim(-1);
   const Shape lead(x.shape().begin(), x.shape().end() - 2);
+  if (x.numel() == 0) return out(0, filled(lead, x.dtype(), 1));  // no matrices, or 0 x 0 ones (det 1)
   int64_t batch = 1;
-  for (int64_t d : lead) batch *= d;
+  for (int64_t d : lead) batch *= d;  // at most numel
   const DType ct = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
   Tensor a = g.contiguous(reshape(cast(x, ct), {batch, n, n}));
   Tensor sign = filled({batch, 1}, ct, 1);

@@ -55,12 +55,18 @@ Tensor OnnxLowering::Impl::activation(const std::string& name, const Tensor& x,
 void OnnxLowering::Impl::recurrent(Cell cell) {
   const bool batch_first = attr_i("layout", 0) != 0;
   Tensor x = in(0);
+  if (x.rank() != 3 || in(1).rank() != 3 || in(2).rank() != 3)
+    throw NotImportable("malformed " + n.op_type + ": X, W or R not of rank 3");
   if (batch_first) x = x.permute({1, 0, 2});
   x = g.contiguous(x);
   const Tensor w = in(1), r = in(2);
   const DType dt = x.dtype();
   const int64_t seq = x.dim(0), batch = x.dim(1), input = x.dim(2), hidden = r.dim(2);
   const int64_t gates = cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 3 : 4;
+  // One step per sequence position and a host entry per batch entry: bounded like Loop and Scan.
+  if (seq > 10000 || batch > kMaxHostElements || hidden > kMaxHostElements)
+    throw NotImportable(n.op_type + " of " + std::to_string(seq) + " steps, batch " + std::to_string(batch) +
+                        " and hidden size " + std::to_string(hidden) + ", beyond the importer's limits");
   const std::string direction = attr_s("direction", "forward");
   const int64_t dirs = direction == "bidirectional" ? 2 : 1;
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")

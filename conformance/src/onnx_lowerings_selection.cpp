@@ -5,9 +5,31 @@
 #include "onnx_lowerings.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <numeric>
 
 namespace wick::conformance {
+
+namespace {
+
+// Slices compared element by element in a total order (NaN equal to NaN and after every number),
+// so that a map and a sort of them are well defined whatever the values.
+struct SliceLess {
+  bool operator()(const std::vector<double>& a, const std::vector<double>& b) const {
+    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+      const bool na = std::isnan(a[i]), nb = std::isnan(b[i]);
+      if (na || nb) {
+        if (na != nb) return nb;
+        continue;
+      }
+      if (a[i] != b[i]) return a[i] < b[i];
+    }
+    return a.size() < b.size();
+  }
+};
+
+}  // namespace
 
 // Unique: the distinct elements (or, with `axis`, distinct slices along it, compared
 // lexicographically), ascending when sorted (the default), else in order of first occurrence;
@@ -19,10 +41,10 @@ void OnnxLowering::Impl::lower_unique() {
   const int axis = has_axis ? norm_axis(attr_i("axis", 0), x.rank()) : 0;
   const std::vector<double> v = host_doubles(x);
   // Slice s along the axis as its elements in row-major order.
-  const int64_t len = x.dim(axis);
+  const int64_t len = host_count(static_cast<double>(x.dim(axis)), "Unique's slice count");
   int64_t inner = 1;
-  for (int a = axis + 1; a < x.rank(); ++a) inner *= x.dim(a);
-  const int64_t outer = len == 0 ? 0 : x.numel() / (len * inner);
+  for (int a = axis + 1; a < x.rank(); ++a) inner = checked_mul(inner, x.dim(a));
+  const int64_t outer = len == 0 || inner == 0 ? 0 : x.numel() / (len * inner);
   auto slice_of = [&](int64_t s) {
     std::vector<double> e;
     for (int64_t o = 0; o < outer; ++o)
@@ -33,23 +55,18 @@ void OnnxLowering::Impl::lower_unique() {
   for (int64_t s = 0; s < len; ++s) slices.push_back(slice_of(s));
   std::vector<int64_t> first;  // first occurrence of each distinct slice, in order of occurrence
   std::vector<int64_t> inverse(static_cast<size_t>(len));
+  std::map<std::vector<double>, int64_t, SliceLess> seen;  // slice -> its position in `first`
   for (int64_t s = 0; s < len; ++s) {
-    auto it = std::find_if(first.begin(), first.end(), [&](int64_t f) {
-      return slices[static_cast<size_t>(f)] == slices[static_cast<size_t>(s)];
-    });
-    if (it == first.end()) {
-      inverse[static_cast<size_t>(s)] = static_cast<int64_t>(first.size());
-      first.push_back(s);
-    } else {
-      inverse[static_cast<size_t>(s)] = it - first.begin();
-    }
+    const auto [it, added] = seen.emplace(slices[static_cast<size_t>(s)], static_cast<int64_t>(first.size()));
+    if (added) first.push_back(s);
+    inverse[static_cast<size_t>(s)] = it->second;
   }
   std::vector<int64_t> order(first.size());  // order[k]: which distinct slice is k-th in the output
   std::iota(order.begin(), order.end(), 0);
   if (attr_i("sorted", 1) != 0)
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return slices[static_cast<size_t>(first[static_cast<size_t>(a)])] <
-             slices[static_cast<size_t>(first[static_cast<size_t>(b)])];
+      return SliceLess{}(slices[static_cast<size_t>(first[static_cast<size_t>(a)])],
+                         slices[static_cast<size_t>(first[static_cast<size_t>(b)])]);
     });
   std::vector<int64_t> rank(order.size()), indices(order.size()), counts(order.size(), 0);
   for (size_t k = 0; k < order.size(); ++k) {
@@ -83,6 +100,8 @@ void OnnxLowering::Impl::lower_non_max_suppression() {
   const bool score_cut = has_in(4) && in(4).numel() > 0;
   const double score_min = score_cut ? host_scalar(in(4)) : 0.0;
   const bool center = attr_i("center_point_box", 0) != 0;
+  if (boxes_t.rank() != 3 || scores_t.rank() != 3)
+    throw NotImportable("malformed NonMaxSuppression: boxes or scores not of rank 3");
   const int64_t batches = scores_t.dim(0), classes = scores_t.dim(1), count = scores_t.dim(2);
   if (boxes_t.dim(0) != batches || boxes_t.dim(1) != count || boxes_t.dim(2) != 4)
     throw NotImportable("NonMaxSuppression: boxes and scores disagree in shape");

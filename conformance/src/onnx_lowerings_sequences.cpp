@@ -84,7 +84,7 @@ Tensor OnnxLowering::Impl::concat(const std::vector<Tensor>& parts, int axis) {
       if (static_cast<int>(d) != axis && ps[d] != s[d])
         throw NotImportable(n.op_type + ": parts differ in shape off the axis");
     }
-    s[static_cast<size_t>(axis)] += p.dim(axis);
+    s[static_cast<size_t>(axis)] = checked_add(s[static_cast<size_t>(axis)], p.dim(axis));
   }
   Tensor o = Tensor::empty(s, parts[0].dtype(), dev());
   int64_t at = 0;
@@ -153,7 +153,7 @@ void OnnxLowering::Impl::lower_sequence_length() {
 void OnnxLowering::Impl::lower_split_to_sequence() {
   const Tensor x = in(0);
   const int axis = norm_axis(attr_i("axis", 0), x.rank());
-  const int64_t len = x.dim(axis);
+  const int64_t len = host_count(static_cast<double>(x.dim(axis)), "SplitToSequence's axis length");
   std::vector<int64_t> sizes;
   bool squeeze = false;
   if (has_in(1)) {
@@ -161,7 +161,7 @@ void OnnxLowering::Impl::lower_split_to_sequence() {
     const std::vector<int64_t> v = host_ints(s);
     if (s.rank() == 0) {
       if (v.at(0) <= 0) throw NotImportable("SplitToSequence: split size " + std::to_string(v[0]));
-      for (int64_t at = 0; at < len; at += v[0]) sizes.push_back(std::min(v[0], len - at));
+      for (int64_t at = 0; at < len; at += sizes.back()) sizes.push_back(std::min(v[0], len - at));
     } else {
       sizes = v;
     }
@@ -172,7 +172,7 @@ void OnnxLowering::Impl::lower_split_to_sequence() {
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) throw NotImportable("SplitToSequence: a negative split size");
-    total += s;
+    total = checked_add(total, s);
   }
   if (total != len) throw NotImportable("SplitToSequence: sizes do not add up to the axis");
   std::vector<Value> items;

@@ -3,6 +3,7 @@
 // are elementwise Wick ops on the device; the reads are GATHER_ELEMENTS on the flattened input.
 #include "onnx_lowerings.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -45,8 +46,14 @@ void OnnxLowering::Impl::grid_sample(const std::string& mode) {
   const int64_t batch = x.dim(0), channels = x.dim(1);
   Shape out_spatial(grid.shape().begin() + 1, grid.shape().end() - 1);
   int64_t out_count = 1, in_count = 1;
-  for (int64_t d : out_spatial) out_count *= d;
-  for (int a = 0; a < r; ++a) in_count *= x.dim(2 + a);
+  for (int64_t d : out_spatial) out_count = checked_mul(out_count, d);
+  for (int a = 0; a < r; ++a) in_count = checked_mul(in_count, x.dim(2 + a));
+  // One gather per combination of taps over the axes.
+  const int64_t per_axis = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+  int64_t combinations = 1;
+  for (int a = 0; a < r; ++a) combinations = checked_mul(combinations, per_axis);
+  if (combinations > 4096)
+    throw NotImportable("GridSample of " + std::to_string(combinations) + " tap combinations, beyond the importer's limit");
   const Shape pos_shape{batch, out_count};
   struct Tap {
     Tensor index;  // i64, [N, out_count]
@@ -161,10 +168,11 @@ void OnnxLowering::Impl::max_pool_with_indices(const Window& w) {
   const size_t r = w.kernel.size();
   const bool column_major = attr_i("storage_order", 0) != 0;
   Shape padded_shape = x.shape(), os = x.shape();
-  int64_t spatial = 1;
+  int64_t spatial = 1, offsets = 1;
   for (size_t a = 0; a < r; ++a) {
     const int64_t size = x.dim(static_cast<int>(2 + a));
-    spatial *= size;
+    spatial = checked_mul(spatial, size);
+    offsets = checked_mul(offsets, w.kernel[a]);
     padded_shape[2 + a] = size + w.lo[a] + w.hi[a];
     os[2 + a] = (padded_shape[2 + a] - ((w.kernel[a] - 1) * w.dil[a] + 1)) / w.strides[a] + 1;
   }
@@ -176,7 +184,11 @@ void OnnxLowering::Impl::max_pool_with_indices(const Window& w) {
   exec(WICK_OP_COPY, nullptr, {x}, {inner});
   const Shape out_spatial(os.begin() + 2, os.end());
   int64_t out_count = 1;
-  for (int64_t d : out_spatial) out_count *= d;
+  for (int64_t d : out_spatial) out_count = checked_mul(out_count, std::max<int64_t>(d, 0));
+  // One device pass per kernel offset (like a loop iteration), out_count host positions each.
+  if (offsets > 10000 || checked_mul(offsets, out_count) > kMaxHostElements)
+    throw NotImportable("MaxPool indices over " + std::to_string(offsets) + " kernel offsets and " +
+                        std::to_string(out_count) + " outputs, beyond the importer's limits");
   Shape pos_shape(2, 1);
   pos_shape.insert(pos_shape.end(), out_spatial.begin(), out_spatial.end());
   Tensor best, best_at;
@@ -231,7 +243,7 @@ void OnnxLowering::Impl::max_pool_with_indices(const Window& w) {
   Shape plane_shape{x.dim(0), x.dim(1)};
   plane_shape.insert(plane_shape.end(), r, 1);
   const Tensor base = op2(WICK_OP_ADD, plane.reshape(plane_shape),
-                          affine(positions(plane_shape, 0), static_cast<double>(x.dim(1) * spatial), 0));
+                          affine(positions(plane_shape, 0), static_cast<double>(checked_mul(x.dim(1), spatial)), 0));
   out(1, op2(WICK_OP_ADD, best_at, base));
 }
 
@@ -240,16 +252,22 @@ void OnnxLowering::Impl::max_pool_with_indices(const Window& w) {
 // that with zeros at the end of each axis (the indices stay those of the inferred shape).
 void OnnxLowering::Impl::lower_max_unpool() {
   const Tensor x = in(0), idx = in(1);
+  if (x.rank() < 3) throw NotImportable("malformed MaxUnpool: an input of rank " + std::to_string(x.rank()));
   const size_t r = static_cast<size_t>(x.rank() - 2);
   const std::vector<int64_t> k = attr_ints("kernel_shape").value_or(std::vector<int64_t>{});
   const std::vector<int64_t> st = attr_ints("strides").value_or(std::vector<int64_t>(r, 1));
   const std::vector<int64_t> pads = attr_ints("pads").value_or(std::vector<int64_t>(2 * r, 0));
   if (k.size() != r || st.size() != r || pads.size() != 2 * r) throw NotImportable("MaxUnpool attributes");
   Shape inferred = x.shape();
-  for (size_t a = 0; a < r; ++a)
-    inferred[2 + a] = (x.dim(static_cast<int>(2 + a)) - 1) * st[a] + k[a] - pads[a] - pads[a + r];
+  for (size_t a = 0; a < r; ++a) {
+    if (st[a] < 1 || k[a] < 1 || pads[a] < 0 || pads[a + r] < 0)
+      throw NotImportable("malformed MaxUnpool: kernel, strides or pads out of range");
+    inferred[2 + a] = checked_add(checked_add(checked_mul(x.dim(static_cast<int>(2 + a)) - 1, st[a]), k[a]),
+                                  -checked_add(pads[a], pads[a + r]));
+    if (inferred[2 + a] < 0) throw NotImportable("malformed MaxUnpool: pads wider than the output");
+  }
   int64_t total = 1;
-  for (int64_t d : inferred) total *= d;
+  for (int64_t d : inferred) total = checked_mul(total, d);
   const Tensor zeros = filled({total}, x.dtype(), 0);
   Tensor o = Tensor::empty({total}, x.dtype(), dev());
   const wick_axis_params p{sizeof(wick_axis_params), 0, WICK_REDUCE_MODE_SET};

@@ -2,7 +2,9 @@
 // matrices (the weights), the signal's real and imaginary parts multiplied on the device.
 #include "onnx_lowerings.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace wick::conformance {
 
@@ -10,6 +12,11 @@ namespace wick::conformance {
 // points (the signal cut or zero-padded), `bins` of them kept; gives [..., bins, 2].
 Tensor OnnxLowering::Impl::dft(const Tensor& x, int64_t length, int64_t bins, bool inverse) {
   const int64_t n = x.dim(-2), used = std::min(n, length);
+  if (length < 1 || bins < 0)
+    throw NotImportable("malformed " + this->n.op_type + ": a DFT of length " + std::to_string(length));
+  if (checked_mul(used, bins) > kMaxHostElements)
+    throw NotImportable(this->n.op_type + " weights of " + std::to_string(used) + " x " + std::to_string(bins) +
+                        " have more than " + std::to_string(kMaxHostElements) + " elements, the importer's limit");
   const DType ct = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
   std::vector<double> cs(static_cast<size_t>(used * bins)), sn(cs.size());
   for (int64_t i = 0; i < used; ++i)
@@ -80,6 +87,9 @@ void OnnxLowering::Impl::lower_stft() {
   if (length <= 0 || step <= 0) throw NotImportable("STFT without a frame length or step");
   const int64_t batch = signal.dim(0), samples = signal.dim(1), c = signal.dim(2);
   const int64_t frames = samples < length ? 0 : (samples - length) / step + 1;
+  if (checked_mul(frames, length) > kMaxHostElements)
+    throw NotImportable("STFT of " + std::to_string(frames) + " frames of " + std::to_string(length) +
+                        " has more than " + std::to_string(kMaxHostElements) + " positions, the importer's limit");
   std::vector<int64_t> at;
   for (int64_t f = 0; f < frames; ++f)
     for (int64_t i = 0; i < length; ++i) at.push_back(f * step + i);
@@ -96,16 +106,24 @@ void OnnxLowering::Impl::lower_stft() {
 // edges rounded down to spectrogram bins; a constant of its scalar inputs, computed on the host
 // (as the window functions are).
 void OnnxLowering::Impl::lower_mel_weight_matrix() {
-  const int64_t mels = static_cast<int64_t>(host_scalar(in(0))), length = static_cast<int64_t>(host_scalar(in(1)));
+  const int64_t mels = host_count(host_scalar(in(0)), "MelWeightMatrix num_mel_bins"),
+                length = host_count(host_scalar(in(1)), "MelWeightMatrix dft_length");
   const double rate = host_scalar(in(2)), lo_hz = host_scalar(in(3)), hi_hz = host_scalar(in(4));
   const DType t = onnx_dtype(static_cast<int32_t>(attr_i("output_datatype", 1)));
   const int64_t bins = length / 2 + 1;
+  if (checked_mul(bins, mels) > kMaxHostElements)
+    throw NotImportable("MelWeightMatrix of " + std::to_string(bins) + " x " + std::to_string(mels) +
+                        " has more than " + std::to_string(kMaxHostElements) + " elements, the importer's limit");
   auto mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
   const double lo = mel(lo_hz), step = (mel(hi_hz) - lo) / static_cast<double>(mels + 2);
+  // Each edge a spectrogram bin: a negative or non-finite one (a negative rate or frequency) is a
+  // malformed node; one past the last bin is cut there, as the reference's slices are.
   std::vector<int64_t> edge(static_cast<size_t>(mels + 2));
   for (size_t i = 0; i < edge.size(); ++i) {
     const double hz = 700 * (std::pow(10, (static_cast<double>(i) * step + lo) / 2595) - 1);
-    edge[i] = static_cast<int64_t>(std::floor(static_cast<double>(length + 1) * hz / rate));
+    const double e = std::floor(static_cast<double>(length + 1) * hz / rate);
+    if (!(e >= 0)) throw NotImportable("malformed MelWeightMatrix: a filter edge at bin " + std::to_string(e));
+    edge[i] = e >= static_cast<double>(bins) ? bins : static_cast<int64_t>(e);
   }
   std::vector<double> w(static_cast<size_t>(bins * mels), 0.0);
   auto at = [&](int64_t j, int64_t m) -> double& { return w.at(static_cast<size_t>(j * mels + m)); };
@@ -113,11 +131,14 @@ void OnnxLowering::Impl::lower_mel_weight_matrix() {
     const int64_t left = edge[static_cast<size_t>(m)], centre = edge[static_cast<size_t>(m + 1)],
                   right = edge[static_cast<size_t>(m + 2)];
     if (centre == left) {
+      if (centre >= bins) throw NotImportable("malformed MelWeightMatrix: a filter centre past the last bin");
       at(centre, m) = 1;
     } else {
-      for (int64_t j = left; j <= centre; ++j) at(j, m) = static_cast<double>(j - left) / static_cast<double>(centre - left);
+      for (int64_t j = left; j <= std::min(centre, bins - 1); ++j)
+        at(j, m) = static_cast<double>(j - left) / static_cast<double>(centre - left);
     }
-    for (int64_t j = centre; j < right; ++j) at(j, m) = static_cast<double>(right - j) / static_cast<double>(right - centre);
+    for (int64_t j = centre; j < std::min(right, bins); ++j)
+      at(j, m) = static_cast<double>(right - j) / static_cast<double>(right - centre);
   }
   out(0, upload_values(w, {bins, mels}, t));
 }

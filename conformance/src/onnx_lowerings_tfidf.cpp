@@ -29,9 +29,13 @@ void OnnxLowering::Impl::lower_tfidf_vectorizer() {
   if (min_n < 1 || max_n < min_n || max_n > static_cast<int64_t>(counts.size()) || max_skip < 0 ||
       indexes.empty())
     throw NotImportable("malformed TfIdfVectorizer: gram lengths, skips or ngram_counts out of range");
-  const int64_t columns = *std::max_element(indexes.begin(), indexes.end()) + 1;
-  if (*std::min_element(indexes.begin(), indexes.end()) < 0 || columns > (int64_t{1} << 24))
+  if (*std::min_element(indexes.begin(), indexes.end()) < 0 ||
+      *std::max_element(indexes.begin(), indexes.end()) >= (int64_t{1} << 24))
     throw NotImportable("malformed TfIdfVectorizer: ngram_indexes out of range");
+  const int64_t columns = *std::max_element(indexes.begin(), indexes.end()) + 1;
+  // The host lists every candidate position: at most (skips + 1) * len starts of max_n tokens.
+  (void)host_count(static_cast<double>(checked_mul(checked_mul(std::min(max_skip, len) + 1, len), max_n)),
+                   "TfIdfVectorizer's candidate positions");
   if (w_attr != nullptr && w_attr->floats.size() != indexes.size())
     throw NotImportable("malformed TfIdfVectorizer: weights and ngram_indexes differ in length");
 
@@ -66,7 +70,8 @@ void OnnxLowering::Impl::lower_tfidf_vectorizer() {
     const Tensor agree = reduce(WICK_OP_REDUCE_SUM, cast(eq, DType::F32), {3}, false);
     const Tensor match = cast(op2(WICK_OP_EQ, agree, scalar(static_cast<double>(g_len), DType::F32), DType::Bool), DType::F32);
     const Tensor found = reduce(WICK_OP_REDUCE_SUM, match, {1}, false);  // [rows, m]
-    std::vector<double> onehot(static_cast<size_t>(m * columns), 0.0);
+    std::vector<double> onehot(
+        static_cast<size_t>(host_count(static_cast<double>(checked_mul(m, columns)), "TfIdfVectorizer's n-gram map")), 0.0);
     for (int64_t j = 0; j < m; ++j)
       onehot[static_cast<size_t>(j * columns + indexes[first + static_cast<size_t>(j)])] = 1.0;
     total = op2(WICK_OP_ADD, total, matmul(found, upload_values(onehot, {m, columns}, DType::F32)));
