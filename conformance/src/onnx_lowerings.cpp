@@ -1201,7 +1201,10 @@ void OnnxLowering::Impl::lower_lrn() {
   // The channels summed are those of [c - lo, c + hi] that exist: a window reaching further than the
   // channels on either side sums the same as one reaching just past them.
   const int64_t c = x.dim(1), lo = std::min((size - 1) / 2, c), hi = std::min(size - 1 - (size - 1) / 2, c);
-  if (lo + hi + 1 > 4096) throw NotImportable("LRN over " + std::to_string(lo + hi + 1) + " channels, beyond the importer's limit of 4096");
+  // One device add per channel of the window, each over the whole input.
+  if (checked_mul(lo + hi + 1, x.numel()) > (int64_t{1} << 28))
+    throw NotImportable("LRN over " + std::to_string(lo + hi + 1) + " channels of " + std::to_string(x.numel()) +
+                        " elements, beyond the importer's limit of 2^28 element operations");
   const Tensor sq = op2(WICK_OP_MUL, x, x);
   Shape padded = x.shape();
   padded[1] = c + lo + hi;

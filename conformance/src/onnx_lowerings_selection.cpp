@@ -105,6 +105,11 @@ void OnnxLowering::Impl::lower_non_max_suppression() {
   const int64_t batches = scores_t.dim(0), classes = scores_t.dim(1), count = scores_t.dim(2);
   if (boxes_t.dim(0) != batches || boxes_t.dim(1) != count || boxes_t.dim(2) != 4)
     throw NotImportable("NonMaxSuppression: boxes and scores disagree in shape");
+  // Each box is compared with every box kept before it: bound the host's comparisons.
+  if (checked_mul(checked_mul(batches, classes), checked_mul(count, std::max<int64_t>(std::min(max_out, count), 0))) >
+      (int64_t{1} << 28))
+    throw NotImportable("NonMaxSuppression of " + std::to_string(batches * classes) + " x " + std::to_string(count) +
+                        " boxes, beyond the importer's limit of 2^28 comparisons");
   struct Box {
     double y1, x1, y2, x2;
   };
