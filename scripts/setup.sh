@@ -16,6 +16,7 @@ packages=(
   libclblast-dev                                # benchmarks only: CLBlast, the OpenCL matmul reference
   python3-numpy python3-mpmath libonnx-testdata # conformance: golden-data generator (mpmath: CPU-independent references), ONNX node tests
   zlib1g-dev dataset-fashion-mnist             # gzip'd IDX files; Fashion-MNIST (tests, examples)
+  clang libclang-rt-dev                         # fuzz targets (libFuzzer) and sanitizer builds
 )
 missing=()
 for p in "${packages[@]}"; do

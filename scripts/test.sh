@@ -17,3 +17,12 @@ for isa in "" AVX2 SSE41; do
   ONEDNN_MAX_CPU_ISA="$isa" ctest --output-on-failure -j "$(nproc)" "${select[@]}"
   echo "test: that pass took $((SECONDS - start)) s"
 done
+# Hostile input (issue 14): every libFuzzer target replays its regression inputs and fuzzes from its
+# seeds for WICK_CI_FUZZ_SECONDS (clang's ASan+UBSan), then the suite's CI subset runs under
+# ASan+UBSan (scripts/sanitize.sh). A finding fails the job.
+start=$SECONDS
+"$root/scripts/fuzz.sh" "${WICK_CI_FUZZ_SECONDS:-30}"
+echo "test: fuzzing took $((SECONDS - start)) s"
+start=$SECONDS
+"$root/scripts/sanitize.sh" asan
+echo "test: the ASan+UBSan suite took $((SECONDS - start)) s"

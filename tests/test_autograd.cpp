@@ -293,8 +293,10 @@ TEST_CASE("binary ops with broadcasting: gradients match central differences",
           "[autograd][gradcheck]") {
   using F = std::function<Tensor(const Tensor&, const Tensor&)>;
   auto both = [](const std::string& name, F f, double lo, double hi) {
-    for (auto [sa, sb] : {std::pair<Shape, Shape>{{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 1}, {1, 3}},
-                          {{}, {2, 2}}}) {
+    for (const auto& shapes : {std::pair<Shape, Shape>{{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 1}, {1, 3}},
+                               {{}, {2, 2}}}) {
+      const Shape& sa = shapes.first;  // not a structured binding: clang 14 cannot capture those
+      const Shape& sb = shapes.second;
       check_rule(name + " " + shape_to_string(sa) + " " + shape_to_string(sb),
                  [f](auto& x) { return f(x[0], x[1]); },
                  [&](const Device& d) {

@@ -267,4 +267,11 @@ TEST_CASE("element counts and byte sizes that overflow are errors, never a small
   CHECK_THROWS_WITH(one.reshape({int64_t{1} << 32, int64_t{1} << 32, 1}),
                     Catch::Contains("more than 2^63 - 1 elements"));
   CHECK_THROWS_WITH(Tensor::zeros({3, -2}, DType::F32, cpu), Catch::Contains("negative"));
+  // An empty tensor whose other extents multiply past 2^63 is contiguous: reshaping it is a view
+  // (it once recursed without end, found by fuzz_onnx_import).
+  const Tensor empty = Tensor::zeros({0, int64_t{1} << 40, int64_t{1} << 40}, DType::F32, cpu);
+  CHECK(empty.is_contiguous());
+  const Tensor moved = empty.reshape({int64_t{1} << 40, 0, int64_t{1} << 40});
+  CHECK(moved.numel() == 0);
+  CHECK(moved.shape() == Shape{int64_t{1} << 40, 0, int64_t{1} << 40});
 }

@@ -235,7 +235,11 @@ Num to_num(const json& v) {
     n.d = static_cast<double>(n.i);
   } else {
     n.d = v.get<double>();
-    n.i = std::isfinite(n.d) ? static_cast<int64_t>(n.d) : 0;
+    // Truncated toward zero, saturated at the int64 range (2^63 itself does not fit), NaN 0.
+    n.i = std::isnan(n.d)                   ? 0
+          : n.d >= 9.223372036854775807e18  ? std::numeric_limits<int64_t>::max()
+          : n.d <= -9.223372036854775808e18 ? std::numeric_limits<int64_t>::min()
+                                            : static_cast<int64_t>(n.d);
   }
   return n;
 }
@@ -260,7 +264,7 @@ Shape to_shape(const json& j) { return j.get<std::vector<int64_t>>(); }
 std::vector<double> decode_f64(const std::string& b64) {
   const std::vector<unsigned char> raw = base64_decode(b64);
   std::vector<double> out(raw.size() / 8);
-  std::memcpy(out.data(), raw.data(), out.size() * 8);
+  if (!out.empty()) std::memcpy(out.data(), raw.data(), out.size() * 8);  // no memcpy from null
   return out;
 }
 
@@ -388,10 +392,10 @@ Case GoldenStore::load(const std::string& id, uint64_t base_seed) const {
         const std::vector<unsigned char> raw = base64_decode(o.at("expected").get<std::string>());
         if (is_float(e.dtype)) {
           e.f.resize(raw.size() / 8);
-          std::memcpy(e.f.data(), raw.data(), e.f.size() * 8);
+          if (!e.f.empty()) std::memcpy(e.f.data(), raw.data(), e.f.size() * 8);
         } else {
           e.i.resize(raw.size() / 8);
-          std::memcpy(e.i.data(), raw.data(), e.i.size() * 8);
+          if (!e.i.empty()) std::memcpy(e.i.data(), raw.data(), e.i.size() * 8);
         }
       }
       if (o.contains("scale")) e.scale = decode_f64(o.at("scale").get<std::string>());

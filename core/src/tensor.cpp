@@ -115,9 +115,11 @@ Device Tensor::device() const {
 }
 
 bool Tensor::is_contiguous() const {
+  // An empty tensor is contiguous whatever its other extents (whose product may exceed int64: the
+  // element count of a non-empty tensor was checked when it was made).
+  if (std::find(shape_.begin(), shape_.end(), 0) != shape_.end()) return true;
   int64_t expected = 1;
   for (size_t i = shape_.size(); i-- > 0;) {
-    if (shape_[i] == 0) return true;
     if (shape_[i] == 1) continue;
     if (strides_[i] != expected) return false;
     expected *= shape_[i];
@@ -170,14 +172,17 @@ Tensor Tensor::reshape(const Shape& shape) const {
   Shape target = shape;
   int infer = -1;
   int64_t known = 1;
+  const bool empty = std::find(target.begin(), target.end(), 0) != target.end();
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i] == -1) {
       if (infer >= 0) throw Error("reshape: more than one -1 in " + shape_to_string(shape));
       infer = static_cast<int>(i);
     } else if (target[i] < 0) {
       throw Error("reshape: negative extent in " + shape_to_string(shape));
-    } else {
-      known *= target[i];
+    } else if (empty) {
+      known = 0;  // other extents may multiply past int64: an empty shape holds no element
+    } else if (__builtin_mul_overflow(known, target[i], &known)) {
+      throw Error("reshape: " + shape_to_string(shape) + " has more than 2^63 - 1 elements");
     }
   }
   if (infer >= 0) {

@@ -229,7 +229,7 @@ constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 // Matmul: cuBLASLt where it takes the dtype and the views, else the generated tiled kernel.
 void run_matmul(CudaDevice& dev, const wick_op_desc& op) {
   if (dev.cublas != nullptr) {
-    (void)sdk::make_strided_args(op);  // every operand must lie inside its buffer
+    sdk::check_operands_inside(op);
     const gpu::OperandHandles<void*, void* (*)(const wick_buffer*)> data(
         op, &dev, dev.label, [](const wick_buffer* b) { return as_buffer(b).data; });
     dev.activate();

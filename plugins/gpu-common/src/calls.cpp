@@ -858,7 +858,7 @@ static KernelCall plan_call(const wick_op_desc& op, const void* const* handles,
                                                   sdk::dtype_name(t));
   const sdk::OpInfo& info = *sdk::op_info(op.op);
   if (info.kind == sdk::OpKind::REDUCE || info.kind == sdk::OpKind::SCAN) {
-    (void)sdk::make_strided_args(op);  // every operand must lie inside its buffer
+    sdk::check_operands_inside(op);
     add_handles(call, handles, 2, handle_size);
     if (info.kind == sdk::OpKind::REDUCE && op.op != WICK_OP_ARGMAX && op.op != WICK_OP_ARGMIN)
       plan_reduce(call, op);
@@ -868,12 +868,7 @@ static KernelCall plan_call(const wick_op_desc& op, const void* const* handles,
   }
   if (info.kind == sdk::OpKind::INDEX || info.kind == sdk::OpKind::FUSED ||
       info.kind == sdk::OpKind::NN) {
-    for (size_t k = 0; k < op.num_outputs; ++k) {  // every operand must lie inside its buffer
-      wick_op_desc each = op;
-      each.outputs = &op.outputs[k];
-      each.num_outputs = 1;
-      (void)sdk::make_strided_args(each);
-    }
+    sdk::check_operands_inside(op);
     if (op.op == WICK_OP_CONV)
       plan_conv(call, op, handles, handle_size);
     else if (op.op == WICK_OP_WINDOW_SCATTER_MAX || op.op == WICK_OP_WINDOW_SCATTER_MIN)
@@ -929,12 +924,12 @@ static KernelCall plan_call(const wick_op_desc& op, const void* const* handles,
 Launch plan_launch(const wick_op_desc& op, const void* const* handles, size_t handle_size,
                    const Target& target) {
   if (op.op == WICK_OP_CONV) {
-    (void)sdk::make_strided_args(op);  // every operand must lie inside its buffer
+    sdk::check_operands_inside(op);
     Launch gemm = plan_conv_gemm(op, handles, handle_size);
     if (!gemm.calls.empty()) return gemm;
   }
   if (op.op >= WICK_OP_REDUCE_SUM && op.op <= WICK_OP_REDUCE_MIN) {
-    (void)sdk::make_strided_args(op);  // every operand must lie inside its buffer
+    sdk::check_operands_inside(op);
     const std::string kernel = kernel_name(op.op, sdk::op_dtype(op), op.outputs[0].dtype);
     if (!kernel.empty()) {
       Launch two = plan_reduce_two_pass(op, handles, handle_size, kernel);

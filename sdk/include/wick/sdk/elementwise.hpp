@@ -97,6 +97,36 @@ inline Verdict check_elementwise_geometry(const wick_op_desc& op, size_t num_inp
   return {};
 }
 
+namespace detail {
+// Throws naming `role` unless every element `t` can reach lies inside its buffer.
+inline void check_inside(const wick_tensor_desc& t, const std::string& role) {
+  if (t.buffer == nullptr) throw Error(WICK_STATUS_INVALID_ARGUMENT, role + " has no buffer");
+  int64_t lowest = 0;
+  int64_t highest = 0;
+  reach(t, lowest, highest);
+  const auto element_size = static_cast<int64_t>(dtype_size(t.dtype));
+  if (lowest < 0 || static_cast<uint64_t>((highest + 1) * element_size) > t.buffer->size)
+    throw Error(WICK_STATUS_INVALID_ARGUMENT,
+                role + " " + describe(t) + " reaches elements [" + std::to_string(lowest) + ", " +
+                    std::to_string(highest) + "] outside its buffer of " + std::to_string(t.buffer->size) +
+                    " bytes");
+}
+}  // namespace detail
+
+// Every operand of `op`, whatever its shape (reductions, matmul, conv, index ops), lies inside its
+// buffer; empty operands reach nothing. An error naming the operand otherwise.
+inline void check_operands_inside(const wick_op_desc& op) {
+  for (uint32_t k = 0; k < op.num_outputs; ++k) {
+    const wick_tensor_desc& t = op.outputs[k];
+    if (shape_numel(t.shape, t.rank) != 0) detail::check_inside(t, "output " + std::to_string(k));
+  }
+  for (uint32_t k = 0; k < op.num_inputs; ++k) {
+    const wick_tensor_desc& t = op.inputs[k];
+    if (shape_numel(t.shape, t.rank) != 0) detail::check_inside(t, "input " + std::to_string(k));
+  }
+}
+
+// For elementwise-shaped ops: every input has the output's rank (broadcast, stride 0 allowed).
 inline StridedArgs make_strided_args(const wick_op_desc& op) {
   const wick_tensor_desc& out = op.outputs[0];
   const size_t operands = 1 + op.num_inputs;
@@ -108,18 +138,11 @@ inline StridedArgs make_strided_args(const wick_op_desc& op) {
 
   for (size_t k = 0; k < operands; ++k) {
     const wick_tensor_desc& t = operand(k);
-    const char* role = k == 0 ? "output" : "input";
-    if (t.buffer == nullptr) throw Error(WICK_STATUS_INVALID_ARGUMENT, std::string(role) + " has no buffer");
-    int64_t lowest = 0;
-    int64_t highest = 0;
-    detail::reach(t, lowest, highest);
-    const auto element_size = static_cast<int64_t>(dtype_size(t.dtype));
-    if (lowest < 0 || static_cast<uint64_t>((highest + 1) * element_size) > t.buffer->size)
-      throw Error(WICK_STATUS_INVALID_ARGUMENT,
-                       std::string(role) + " " + detail::describe(t) + " reaches elements [" + std::to_string(lowest) +
-                           ", " + std::to_string(highest) + "] outside its buffer of " +
-                           std::to_string(t.buffer->size) + " bytes");
-    args.offsets[k] = static_cast<int64_t>(t.byte_offset) / element_size;
+    if (t.rank != out.rank)
+      throw Error(WICK_STATUS_INVALID_ARGUMENT, "operand " + detail::describe(t) +
+                                                    " is not broadcast to the output " + detail::describe(out));
+    detail::check_inside(t, k == 0 ? "output" : "input");
+    args.offsets[k] = static_cast<int64_t>(t.byte_offset) / static_cast<int64_t>(dtype_size(t.dtype));
   }
 
   // Collapse, outermost first: skip extent-1 axes; fold axis d into the previous kept axis when,
