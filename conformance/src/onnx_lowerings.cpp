@@ -336,6 +336,11 @@ std::vector<double> cubic_weights(double t, double a) {
 Tensor OnnxLowering::Impl::resize_axis(const Tensor& x, int axis, int64_t out_len, double scale,
                                        const ResizeRule& r, double roi_start, double roi_end) {
   const int64_t in_len = x.dim(axis);
+  // The resized tensor must be within the importer's limit before any table is built for it.
+  if (in_len > 0 && checked_mul(x.numel() / in_len, out_len) > onnx_max_elements())
+    throw NotImportable(n.op_type + " to " + std::to_string(out_len) + " along axis " + std::to_string(axis) +
+                        " makes more than " + std::to_string(onnx_max_elements()) +
+                        " elements, the importer's limit");
   const size_t taps = r.mode == "nearest" ? 1 : r.mode == "linear" ? 2 : 4;
   std::vector<std::vector<int64_t>> ids(taps, std::vector<int64_t>(static_cast<size_t>(out_len)));
   std::vector<std::vector<double>> ws(taps, std::vector<double>(static_cast<size_t>(out_len)));
