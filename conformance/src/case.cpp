@@ -62,6 +62,13 @@ void store_value(DType t, double v, unsigned char* dst) {
   });
 }
 
+int64_t saturating_i64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.223372036854775807e18) return std::numeric_limits<int64_t>::max();  // 2^63 does not fit
+  if (v <= -9.223372036854775808e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
 uint64_t case_seed(uint64_t base_seed, const std::string& case_id) {
   uint64_t h = 0xCBF29CE484222325ull ^ base_seed;
   for (unsigned char c : case_id) {
@@ -235,11 +242,7 @@ Num to_num(const json& v) {
     n.d = static_cast<double>(n.i);
   } else {
     n.d = v.get<double>();
-    // Truncated toward zero, saturated at the int64 range (2^63 itself does not fit), NaN 0.
-    n.i = std::isnan(n.d)                   ? 0
-          : n.d >= 9.223372036854775807e18  ? std::numeric_limits<int64_t>::max()
-          : n.d <= -9.223372036854775808e18 ? std::numeric_limits<int64_t>::min()
-                                            : static_cast<int64_t>(n.d);
+    n.i = saturating_i64(n.d);
   }
   return n;
 }

@@ -99,6 +99,9 @@ DType parse_dtype(const std::string& name);  // throws wick::Error for an unknow
 // Writes v as one element of dtype t at dst (f16/bf16 through f32, rounding to nearest-even;
 // integers truncate).
 void store_value(DType t, double v, unsigned char* dst);
+// A double as an int64: truncated toward zero, saturated at the int64 range, NaN 0 (a params
+// struct's integer field must be defined whatever the double).
+int64_t saturating_i64(double v);
 bool is_float_dtype(DType t);
 
 // seed = hash(base seed, case id): FNV-1a 64 of the id with the basis xor'ed with the base seed.

@@ -214,13 +214,6 @@ int64_t OnnxLowering::Impl::host_count(double v, const char* what) {
   return static_cast<int64_t>(v);
 }
 
-int64_t OnnxLowering::Impl::to_i64(double v) {
-  if (std::isnan(v)) return 0;
-  if (v >= 9.223372036854775807e18) return std::numeric_limits<int64_t>::max();
-  if (v <= -9.223372036854775808e18) return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(v);
-}
-
 Shape OnnxLowering::Impl::broadcast(const Shape& a, const Shape& b) {
   Shape out(std::max(a.size(), b.size()), 1);
   for (size_t i = 0; i < out.size(); ++i) {
@@ -275,7 +268,7 @@ Tensor OnnxLowering::Impl::affine(const Tensor& x, double mul, double add) {
 // A tensor of one value, filled on the device.
 Tensor OnnxLowering::Impl::filled(const Shape& s, DType t, double value) {
   Tensor o = Tensor::empty(s, t, dev());
-  const wick_fill_params p{sizeof(wick_fill_params), value, to_i64(value)};
+  const wick_fill_params p{sizeof(wick_fill_params), value, saturating_i64(value)};
   exec(WICK_OP_FILL, &p, {}, {o});
   return o;
 }

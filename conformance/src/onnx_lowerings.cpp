@@ -2,6 +2,8 @@
 // lowerings that OnnxLowering::run looks a node's op type up in.
 #include "onnx_lowerings.hpp"
 
+#include "case.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -1375,7 +1377,7 @@ void OnnxLowering::Impl::lower_range() {
   const double c = std::ceil((limit - start) / delta);
   const int64_t count = c <= 0 ? 0 : host_count(c, "Range's element count");  // NaN: an error
   Tensor o = Tensor::empty({count}, s.dtype(), dev());
-  const wick_iota_params p{sizeof(wick_iota_params), 0, start, delta, to_i64(start), to_i64(delta)};
+  const wick_iota_params p{sizeof(wick_iota_params), 0, start, delta, saturating_i64(start), saturating_i64(delta)};
   exec(WICK_OP_IOTA, &p, {}, {o});
   out(0, o);
 }

@@ -66,9 +66,6 @@ struct OnnxLowering::Impl {
   static constexpr int64_t kMaxHostElements = int64_t{1} << 22;
   // A count `what` read from the model as a double: an integer in [0, kMaxHostElements].
   static int64_t host_count(double v, const char* what);
-  // A double as the int64 field of a params struct: truncated, saturated at the int64 range, NaN 0
-  // (a float op reads the double field; the cast must still be defined).
-  static int64_t to_i64(double v);
   static Shape broadcast(const Shape& a, const Shape& b);
 
   // --- Wick ops on the device; a decline or an error ends the folder ---
