@@ -7,6 +7,7 @@ import numpy as np
 from cases import FLOATS, Operand, add_case, add_large, expected_json, gen_values, is_float, rand_ints, rng_for, \
     wrap_int
 
+
 def conv_out(n, k, s, lo, hi, d, idil):
     n_eff = (n - 1) * idil + 1 if n > 0 else 0
     return (n_eff + lo + hi - ((k - 1) * d + 1)) // s + 1

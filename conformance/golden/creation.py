@@ -8,6 +8,7 @@ from cases import ALL, FLOATS, add_case, add_large, expected_json, int_extremes,
     wrap_int
 from scalar import vmap
 
+
 def family_fill():
     for dt in ALL:
         if is_float(dt):

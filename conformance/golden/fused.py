@@ -8,6 +8,7 @@ import crmath
 from cases import FLOATS, Operand, add_case, add_large, expected_json, gen_values, rng_for
 from scalar import vmap
 
+
 def along_lines(fn, x, axes):
     """fn(list of float64) -> list, applied to every line over `axes` of x (float64 result)."""
     arr = np.asarray(x, dtype=np.float64)
@@ -35,6 +36,15 @@ def batched_matmul(a, b):
 
 
 def family_fused():
+    family_softmax()
+    family_layer_norm()
+    family_rms_norm()
+    family_batch_norm()
+    family_attention()
+    family_adam_update()
+
+
+def family_softmax():
     for name in ("softmax", "log_softmax"):
         for dt in FLOATS:
             for cid_s, shape, axis, lay, dom in (("axis1", [3, 7], 1, "contiguous", (-4, 4)), ("axis0", [5, 3], 0, "contiguous", (-4, 4)),
@@ -54,6 +64,8 @@ def family_fused():
             add_large(name, dt + "/large", dt, [(dt, [256, 1000], [-5, 5])], [(dt, [256, 1000])],
                       params={"axis": 1, "flag": 0}, tol="norm", k=1000)
 
+
+def family_layer_norm():
     for dt in FLOATS:
         for cid_s, shape, naxes, affine in (("last", [3, 8], 1, 2), ("last2", [2, 3, 4], 2, 2), ("no_affine", [4, 6], 1, 0),
                                             ("weight_only", [3, 5], 1, 1), ("long", [2, 300], 1, 2)):
@@ -79,6 +91,9 @@ def family_fused():
         add_large("layer_norm", dt + "/large", dt, [(dt, [256, 768], [-3, 3]), (dt, [768], [0.5, 1.5]), (dt, [768], [-1, 1])],
                   [(dt, [256, 768])], params={"num_axes": 1, "epsilon": 1e-5}, tol="norm", k=768)
 
+
+def family_rms_norm():
+    for dt in FLOATS:
         for cid_s, shape, weight in (("weight", [3, 8], True), ("no_weight", [4, 5], False), ("rank3", [2, 3, 6], True)):
             cid = "%s/%s" % (dt, cid_s)
             rng = rng_for("rms_norm", cid)
@@ -96,6 +111,9 @@ def family_fused():
         add_large("rms_norm", dt + "/large", dt, [(dt, [256, 768], [-3, 3]), (dt, [768], [0.5, 1.5])],
                   [(dt, [256, 768])], params={"num_axes": 1, "epsilon": 1e-6}, tol="norm", k=768)
 
+
+def family_batch_norm():
+    for dt in FLOATS:
         for cid_s, shape in (("nc", [4, 3]), ("nchw", [2, 3, 4, 5])):
             cid = "%s/%s" % (dt, cid_s)
             rng = rng_for("batch_norm", cid)
@@ -115,6 +133,9 @@ def family_fused():
                                                     (dt, [64], [0.5, 1.5]), (dt, [64], [-1, 1])],
                   [(dt, [16, 64, 32, 32])], params={"num_axes": 0, "epsilon": 1e-5}, tol="norm", k=1)
 
+
+def family_attention():
+    for dt in FLOATS:
         for cid_s, qs, ks, vs, mask, causal in (("basic", [2, 3, 4], [2, 5, 4], [2, 5, 3], False, 0),
                                                 ("mask", [1, 4, 8], [1, 6, 8], [1, 6, 8], True, 0),
                                                 ("causal", [2, 1, 5, 4], [2, 1, 5, 4], [2, 1, 5, 4], False, 1)):
@@ -142,8 +163,11 @@ def family_fused():
                                                    (dt, [4, 8, 128, 64], [-1, 1])], [(dt, [4, 8, 128, 64])],
                   params={"scale": 0.125, "causal": 1}, tol="norm", k=128)
 
-        # One Adam / AdamW step (wick_plugin.h, WICK_OP_ADAM_UPDATE), worked in f64 from the rounded
-        # inputs; m' and v' are two products and a sum, p' a few more operations.
+
+# One Adam / AdamW step (wick_plugin.h, WICK_OP_ADAM_UPDATE), worked in f64 from the rounded
+# inputs; m' and v' are two products and a sum, p' a few more operations.
+def family_adam_update():
+    for dt in FLOATS:
         for cid_s, shape, flags, wd, step in (("adam", [7], 0, 0.01, 1), ("adam/matrix", [3, 5], 0, 0.0, 3),
                                               ("adamw", [4, 6], 1, 0.1, 10)):
             cid = "%s/%s" % (dt, cid_s)

@@ -7,7 +7,16 @@ from cases import FLOATS, Operand, add_case, add_large, expected_json, gen_value
     wrap_int
 from scalar import fmax, fmin
 
+
 def family_index():
+    family_index_select()
+    family_index_reduce()
+    family_gather_elements()
+    family_scatter_elements()
+    family_sort()
+
+
+def family_index_select():
     for dt in FLOATS + ["i32", "i64", "u8", "bool"]:
         for idt in ("i64", "i32"):
             for cid_s, shape, axis, ids, lay in (("axis0", [5, 3], 0, [4, 0, 2, 2], "contiguous"),
@@ -24,27 +33,32 @@ def family_index():
         add_large("index_select", dt + "/large", dt, [(dt, [500, 300], [-5, 5]), ("i64", [400], ["index", 500])],
                   [(dt, [400, 300])], params={"axis": 0, "flag": 0})
 
-    modes = {0: "set", 1: "add", 2: "mul", 3: "max", 4: "min"}
 
-    def combine(mode, old, new, dt):
-        if mode == 0:
-            return new
-        if mode == 1:
-            r = old + new
-        elif mode == 2:
-            r = old * new
-        elif mode == 3:
-            r = fmax(old, new) if is_float(dt) else max(old, new)
-        else:
-            r = fmin(old, new) if is_float(dt) else min(old, new)
-        return r if is_float(dt) else wrap_int(r, dt)
+# index_reduce's and scatter_elements' flag: how a source value combines with the one it lands on.
+MODES = {0: "set", 1: "add", 2: "mul", 3: "max", 4: "min"}
 
+
+def combine(mode, old, new, dt):
+    if mode == 0:
+        return new
+    if mode == 1:
+        r = old + new
+    elif mode == 2:
+        r = old * new
+    elif mode == 3:
+        r = fmax(old, new) if is_float(dt) else max(old, new)
+    else:
+        r = fmin(old, new) if is_float(dt) else min(old, new)
+    return r if is_float(dt) else wrap_int(r, dt)
+
+
+def family_index_reduce():
     for dt in FLOATS + ["i32", "i64"]:
-        for mode in modes:
+        for mode in MODES:
             for cid_s, shape, axis, ids in (("axis0", [5, 3], 0, [4, 0, 2]), ("axis1", [3, 6], 1, [5, 1, 5, 2])):
                 if mode == 0 and len(set(ids)) != len(ids):
                     ids = sorted(set(ids))
-                cid = "%s/%s/%s" % (dt, modes[mode], cid_s)
+                cid = "%s/%s/%s" % (dt, MODES[mode], cid_s)
                 rng = rng_for("index_reduce", cid)
                 x = Operand(dt, gen_values(rng, dt, shape, (-3, 3)))
                 sshape = list(shape)
@@ -64,6 +78,8 @@ def family_index():
         add_large("index_reduce", dt + "/add/large", dt, [(dt, [500, 64], [-3, 3]), ("i64", [300], ["index", 500]), (dt, [300, 64], [-3, 3])],
                   [(dt, [500, 64])], params={"axis": 0, "flag": 1}, tol="reduce" if is_float(dt) else "exact", k=8)
 
+
+def family_gather_elements():
     for dt in FLOATS + ["i32", "i64", "bool"]:
         for cid_s, shape, axis, ishape in (("axis0", [4, 3], 0, [2, 3]), ("axis1", [3, 5], 1, [3, 4]),
                                            ("rank3", [2, 3, 4], 2, [2, 3, 2])):
@@ -82,10 +98,12 @@ def family_index():
         add_large("gather_elements", dt + "/large", dt, [(dt, [300, 400], [-5, 5]), ("i64", [300, 200], ["index", 400])],
                   [(dt, [300, 200])], params={"axis": 1, "flag": 0})
 
+
+def family_scatter_elements():
     for dt in FLOATS + ["i32", "i64"]:
-        for mode in modes:
+        for mode in MODES:
             for cid_s, shape, axis, ishape in (("axis0", [4, 3], 0, [2, 3]), ("axis1", [3, 5], 1, [3, 3])):
-                cid = "%s/%s/%s" % (dt, modes[mode], cid_s)
+                cid = "%s/%s/%s" % (dt, MODES[mode], cid_s)
                 rng = rng_for("scatter_elements", cid)
                 x = Operand(dt, gen_values(rng, dt, shape, (-3, 3)))
                 ids = np.zeros(ishape, dtype=np.int64)
@@ -109,6 +127,8 @@ def family_index():
                 add_case("scatter_elements", cid, dt, [x, i, s], [expected_json(dt, out)],
                          params={"axis": axis, "flag": mode}, tol=tol, k=ishape[axis] + 1)
 
+
+def family_sort():
     for dt in FLOATS + ["i32", "i64", "u8", "i8"]:
         for desc in (0, 1):
             for stable in (1, 0):

@@ -6,6 +6,7 @@ import numpy as np
 from cases import FLOATS, Operand, add_case, add_large, expected_json, gen_values, is_float, rng_for, wrap_int
 from scalar import vmap
 
+
 def matmul_ref(a, b):
     a = np.asarray(a, dtype=object)
     b = np.asarray(b, dtype=object)

@@ -7,6 +7,7 @@ from cases import FLOATS, TINY, Operand, add_case, add_large, expected_json, gen
     rand_ints, rng_for, wrap_int
 from scalar import fmax, fmin
 
+
 def reduce_ref(name, x, axes, dt):
     arr = np.asarray(x, dtype=object)
     keep = [1 if i in axes else d for i, d in enumerate(arr.shape)]

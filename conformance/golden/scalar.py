@@ -7,6 +7,7 @@ import numpy as np
 import crmath
 from cases import BITS, is_signed, wrap_int
 
+
 def vmap(fn, *arrays):
     """fn applied elementwise over broadcast object/float arrays; returns an object array."""
     b = np.broadcast_arrays(*[np.asarray(a, dtype=object) for a in arrays])
