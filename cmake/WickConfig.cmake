@@ -1,6 +1,36 @@
-# find_package(Wick) for applications using Wick's C++ API: gives Wick::wick (libwick and its
-# headers) and, through the WickSDK package beside this one, Wick::SDK. Works against an install
-# (<prefix>/lib/cmake/Wick) and against a build tree (-DWick_DIR=<build>/Wick).
+# find_package(Wick [COMPONENTS nn onnx]) for applications using Wick's C++ API: gives Wick::wick
+# (libwick: the plugin host and the tensor core, and its headers) and, through the WickSDK package
+# beside this one, Wick::SDK; each component named gives its layer's library, Wick::nn (layers,
+# losses, optimizers, data sets) or Wick::onnx (the ONNX reader and lowering). Works against an
+# install (<prefix>/lib/cmake/Wick) and against a build tree (-DWick_DIR=<build>/Wick).
 include(CMakeFindDependencyMacro)
 find_dependency(WickSDK CONFIG PATHS ${CMAKE_CURRENT_LIST_DIR}/../WickSDK NO_DEFAULT_PATH)
 include(${CMAKE_CURRENT_LIST_DIR}/WickTargets.cmake)
+
+set(_wick_layers nn onnx)
+foreach(_wick_component IN LISTS Wick_FIND_COMPONENTS)
+  if(NOT _wick_component IN_LIST _wick_layers)
+    set(Wick_FOUND FALSE)
+    set(Wick_NOT_FOUND_MESSAGE "unknown Wick component '${_wick_component}' (the components are: ${_wick_layers})")
+    break()
+  endif()
+  string(SUBSTRING ${_wick_component} 0 1 _wick_first)
+  string(TOUPPER ${_wick_first} _wick_first)
+  string(SUBSTRING ${_wick_component} 1 -1 _wick_rest)
+  set(_wick_file ${CMAKE_CURRENT_LIST_DIR}/Wick${_wick_first}${_wick_rest}Targets.cmake)
+  if(EXISTS ${_wick_file})
+    include(${_wick_file})
+    set(Wick_${_wick_component}_FOUND TRUE)
+  else()
+    set(Wick_${_wick_component}_FOUND FALSE)
+    if(Wick_FIND_REQUIRED_${_wick_component})
+      set(Wick_FOUND FALSE)
+      set(Wick_NOT_FOUND_MESSAGE "Wick component '${_wick_component}' is not in this package (no ${_wick_file})")
+    endif()
+  endif()
+endforeach()
+unset(_wick_layers)
+unset(_wick_component)
+unset(_wick_first)
+unset(_wick_rest)
+unset(_wick_file)

@@ -3,7 +3,7 @@
 // follow PyTorch's state_dict of the same nn.Sequential / module layout.
 #pragma once
 
-#include <wick/nn.hpp>
+#include <wick/nn/nn.hpp>
 
 namespace wick::examples {
 

@@ -6,9 +6,9 @@
 #include "models.hpp"
 
 #include <wick/autograd.hpp>
-#include <wick/data.hpp>
-#include <wick/nn.hpp>
-#include <wick/optim.hpp>
+#include <wick/nn/data.hpp>
+#include <wick/nn/nn.hpp>
+#include <wick/nn/optim.hpp>
 #include <wick/runtime.hpp>
 
 #include <CLI/CLI.hpp>

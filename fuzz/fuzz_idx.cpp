@@ -1,7 +1,7 @@
 // libFuzzer entry: wick::data::parse_idx on arbitrary bytes (raw or gzip'd IDX). It must return
 // the decoded array or throw wick::Error; anything else is a bug.
 // Build and run: docs/training.md ("Fuzzing the readers").
-#include <wick/data.hpp>
+#include <wick/nn/data.hpp>
 
 #include <cstddef>
 #include <cstdint>

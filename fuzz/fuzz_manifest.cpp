@@ -1,7 +1,7 @@
 // libFuzzer entry: a plugin manifest's text (wick::parse_manifest) on arbitrary bytes. It must give a
 // manifest or throw std::runtime_error naming the file (and line:column where toml++ or a key says
 // where); anything else (a crash, another exception, a hang on deep nesting) is a bug.
-#include "manifest.hpp"
+#include "host/manifest.hpp"
 
 #include <cstddef>
 #include <cstdint>

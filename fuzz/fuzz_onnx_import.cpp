@@ -1,4 +1,4 @@
-// libFuzzer entry: the conformance suite's ONNX importer end to end — a model and its inputs read,
+// libFuzzer entry: Wick::onnx's importer end to end — a model and its inputs read,
 // every node lowered onto Wick ops and run on the cpu-onednn plugin, the outputs read back. Each
 // input must end in results or in an exception (the worker turns those into a per-case SKIP,
 // UNSUPPORTED or FAIL); a crash, an over-read, a division by zero or other undefined behaviour in
@@ -7,8 +7,8 @@
 //
 // Input layout: records of [u32 little-endian length][bytes]: model.onnx, then input_0.pb,
 // input_1.pb, ... (fuzz/make_onnx_seeds.py writes the seeds from the node-test folders).
-#include "onnx_lower.hpp"
-#include "onnx_proto.hpp"
+#include <wick/onnx/lower.hpp>
+#include <wick/onnx/proto.hpp>
 
 #include <wick/config.hpp>
 #include <wick/registry.hpp>
@@ -21,8 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace wc = wick::conformance;
-namespace onnx = wick::conformance::onnx;
+namespace onnx = wick::onnx;
 
 #ifndef WICK_FUZZ_PLUGIN_DIR
 #error "WICK_FUZZ_PLUGIN_DIR: the main build's plugin directory"
@@ -50,7 +49,7 @@ wick::Device& device() {
   static wick::Device dev;
   if (!dev.valid()) {
     setenv("OMP_NUM_THREADS", "1", 0);  // one input at a time: no thread pool to wait on
-    wc::set_onnx_max_elements(int64_t{1} << 20);  // the largest tensor of the ONNX test data
+    onnx::set_onnx_max_elements(int64_t{1} << 20);  // the largest tensor of the ONNX test data
     wick::Config config = wick::default_config();
     config.plugin_paths = {WICK_FUZZ_PLUGIN_DIR};
     config.disabled_plugins = {"opencl", "cuda"};
@@ -88,8 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   wick::Device& dev = device();
   try {
     const onnx::ModelProto model = onnx::parse_model(recs[0].first, recs[0].second, "model.onnx");
-    wc::OnnxLowering low(dev, model.opset);
-    for (const onnx::TensorProto& init : model.graph.initializers) low.set(init.name, wc::upload_proto(init, dev));
+    onnx::OnnxLowering low(dev, model.opset);
+    for (const onnx::TensorProto& init : model.graph.initializers) low.set(init.name, onnx::upload_proto(init, dev));
     size_t k = 1;
     for (const onnx::ValueInfo& v : model.graph.inputs) {
       if (low.has(v.name) || k >= recs.size()) continue;
@@ -101,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         n *= d;
         if (n > kMaxInputElements) return 0;
       }
-      low.set(v.name, wc::upload_proto(t, dev));
+      low.set(v.name, onnx::upload_proto(t, dev));
     }
     for (const onnx::NodeProto& node : model.graph.nodes) low.run(node);
     for (const onnx::ValueInfo& v : model.graph.outputs) {

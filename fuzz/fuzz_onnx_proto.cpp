@@ -1,13 +1,13 @@
-// libFuzzer entry: the conformance suite's protobuf reader on arbitrary bytes, read both as a
+// libFuzzer entry: Wick::onnx's protobuf reader on arbitrary bytes, read both as a
 // model.onnx (ModelProto) and as an input_N.pb (TensorProto). Each must give a message or throw
 // onnx::ReadError; a crash, an over-read (ASan) or undefined behaviour (UBSan) is a bug. What was
 // read is walked, so that sizes the reader reports are used as the importer would.
-#include "onnx_proto.hpp"
+#include <wick/onnx/proto.hpp>
 
 #include <cstddef>
 #include <cstdint>
 
-namespace onnx = wick::conformance::onnx;
+namespace onnx = wick::onnx;
 
 namespace {
 

@@ -3,7 +3,7 @@
 // implementation), datasets and batches, and Debian's Fashion-MNIST when it is installed.
 #include "test_support.hpp"
 
-#include <wick/data.hpp>
+#include <wick/nn/data.hpp>
 
 #include <catch2/catch.hpp>
 

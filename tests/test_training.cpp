@@ -7,8 +7,8 @@
 
 #include "../examples/models.hpp"
 
-#include <wick/nn.hpp>
-#include <wick/optim.hpp>
+#include <wick/nn/nn.hpp>
+#include <wick/nn/optim.hpp>
 #include <wick/safetensors.hpp>
 
 #include <catch2/catch.hpp>

@@ -96,16 +96,10 @@ struct Case {
 };
 
 DType parse_dtype(const std::string& name);  // throws wick::Error for an unknown name
-// Writes v as one element of dtype t at dst (f16/bf16 through f32, rounding to nearest-even;
-// integers truncate).
-void store_value(DType t, double v, unsigned char* dst);
-// A double as an int64: truncated toward zero, saturated at the int64 range, NaN 0 (a params
-// struct's integer field must be defined whatever the double).
-int64_t saturating_i64(double v);
 bool is_float_dtype(DType t);
 
 // seed = hash(base seed, case id): FNV-1a 64 of the id with the basis xor'ed with the base seed.
-// generate.py's case_seed is the same function.
+// conformance/golden/cases.py's case_seed is the same function.
 uint64_t case_seed(uint64_t base_seed, const std::string& case_id);
 constexpr uint64_t kDefaultBaseSeed = 20240601;
 

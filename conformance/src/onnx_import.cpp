@@ -2,8 +2,8 @@
 
 #include "compare.hpp"
 #include "execute.hpp"
-#include "onnx_lower.hpp"
-#include "onnx_proto.hpp"
+#include <wick/onnx/lower.hpp>
+#include <wick/onnx/proto.hpp>
 
 #include <wick/error.hpp>
 
@@ -12,6 +12,17 @@
 #include <filesystem>
 
 namespace wick::conformance {
+
+// The importer is Wick::onnx's (onnx/include/wick/onnx/lower.hpp); this file makes its node tests cases.
+using onnx::Declined;
+using onnx::ExecuteFailed;
+using onnx::kind_name;
+using onnx::NotImportable;
+using onnx::onnx_dtype;
+using onnx::OnnxLowering;
+using onnx::upload_proto;
+using onnx::upload_value;
+using onnx::Value;
 
 namespace fs = std::filesystem;
 

@@ -3,7 +3,7 @@
 //   wick-plugin-host --fd N --parent PID LIBRARY
 // It serves the plugin ABI on file descriptor N (core/src/isolated_plugin.cpp) and dies with its
 // parent.
-#include "isolated_plugin.hpp"
+#include "host/isolated_plugin.hpp"
 
 #include <sys/prctl.h>
 #include <signal.h>

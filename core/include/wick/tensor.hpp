@@ -40,6 +40,13 @@ inline wick_dtype to_c(DType t) { return static_cast<wick_dtype>(t); }
 inline size_t dtype_size(DType t) { return sdk::dtype_size(to_c(t)); }
 inline const char* dtype_name(DType t) { return sdk::dtype_name(to_c(t)); }
 inline bool is_float(DType t) { return sdk::dtype_is_float(to_c(t)); }
+// Writes v as one element of dtype t at dst (f16/bf16 through f32, rounding to nearest-even;
+// integers truncate toward zero, NaN is 0, values beyond the type saturate, except that a negative
+// value for an unsigned type wraps as its int64 would).
+void store_value(DType t, double v, unsigned char* dst);
+// A double as an int64: truncated toward zero, saturated at the int64 range, NaN 0 (a params
+// struct's integer field must be defined whatever the double).
+int64_t saturating_i64(double v);
 // The dtype both operands are converted to before a binary op (docs/ops.md: type promotion).
 DType promote_types(DType a, DType b);
 

@@ -1,0 +1,110 @@
+#include "host/dispatch_policy.hpp"
+
+#include <wick/dispatch.hpp>
+#include "host/log.hpp"
+#include "tensor/storage.hpp"
+
+#include <algorithm>
+
+namespace wick {
+
+namespace {
+
+// The live policies, so that the dispatcher can find the one that governs a device. Never
+// destroyed: a runtime may be destroyed during static destruction.
+std::mutex g_policies_mutex;
+std::vector<std::weak_ptr<DispatchPolicy>>& live_policies() {
+  static auto* policies = new std::vector<std::weak_ptr<DispatchPolicy>>();
+  return *policies;
+}
+
+}  // namespace
+
+DispatchPolicy::DispatchPolicy(std::shared_ptr<const PluginRegistry> registry, bool strict)
+    : strict(strict), registry_(std::move(registry)) {}
+
+std::shared_ptr<DispatchPolicy> DispatchPolicy::create(
+    std::shared_ptr<const PluginRegistry> registry, bool strict) {
+  std::shared_ptr<DispatchPolicy> policy(new DispatchPolicy(std::move(registry), strict));
+  std::lock_guard lock(g_policies_mutex);
+  auto& policies = live_policies();
+  policies.erase(std::remove_if(policies.begin(), policies.end(),
+                                [](const std::weak_ptr<DispatchPolicy>& p) { return p.expired(); }),
+                 policies.end());
+  policies.push_back(policy);
+  return policy;
+}
+
+std::shared_ptr<DispatchPolicy> DispatchPolicy::governing(const Device& device) {
+  std::lock_guard lock(g_policies_mutex);
+  for (const std::weak_ptr<DispatchPolicy>& weak : live_policies()) {
+    std::shared_ptr<DispatchPolicy> policy = weak.lock();
+    if (policy != nullptr && policy->governs(device)) return policy;
+  }
+  return nullptr;
+}
+
+// By the loaded plugin, not the device handle: two registries that load the same library share
+// its handles but not their LoadedPlugin.
+bool DispatchPolicy::governs(const Device& device) const {
+  return registry_->owns(device);
+}
+
+bool DispatchPolicy::record(const FallbackRecord& record) {
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = records_.try_emplace({record.op, record.dtype, record.device}, record);
+  it->second.count += 1;
+  return inserted;
+}
+
+std::vector<FallbackRecord> DispatchPolicy::records() const {
+  std::lock_guard lock(mutex_);
+  std::vector<FallbackRecord> out;
+  for (const auto& [key, r] : records_) out.push_back(r);
+  return out;
+}
+
+void DispatchPolicy::reset() {
+  std::lock_guard lock(mutex_);
+  records_.clear();
+}
+
+void run_declined_op(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
+                     const std::vector<Tensor>& outputs, const FallbackRecord& declined) {
+  const Device device = outputs.front().device();
+  const std::string what = "op '" + declined.op + "' (" + declined.dtype +
+                           ") is not supported by plugin '" + declined.plugin + "' on device " +
+                           declined.device + " (" + declined.reason + ")";
+  const std::shared_ptr<DispatchPolicy> policy = DispatchPolicy::governing(device);
+  if (policy == nullptr) {
+    throw Error(what + ", and there is no CPU fallback: " + declined.device +
+                " belongs to no wick::Runtime");
+  }
+  if (policy->strict) {
+    throw Error("strict mode: " + what +
+                "; the CPU fallback is disabled by strict = true (set strict = false, or choose "
+                "another device)");
+  }
+  const Device cpu = policy->cpu_device();
+  if (cpu == device) throw Error(what + ": no device can run it");
+  if (policy->record(declined)) {
+    log(LogLevel::Warn, "fallback: " + what + "; running it on " + cpu.name() +
+                            " with copies (logged once per op, dtype and device)");
+  }
+  std::vector<Tensor> cpu_inputs, cpu_outputs;
+  for (const Tensor& t : inputs) cpu_inputs.push_back(t.to(cpu));
+  for (const Tensor& t : outputs) cpu_outputs.push_back(Tensor::empty(t.shape(), t.dtype(), cpu));
+  dispatch(op, params, cpu_inputs, cpu_outputs);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    if (!out.is_contiguous()) {
+      throw Error(declined.op + ": fallback needs contiguous outputs");
+    }
+    std::vector<unsigned char> host(static_cast<size_t>(out.numel()) * dtype_size(out.dtype()));
+    cpu_outputs[i].copy_to_host(host.data(), host.size());
+    out.storage()->write(static_cast<uint64_t>(out.offset()) * dtype_size(out.dtype()), host.data(),
+                         host.size());
+  }
+}
+
+}  // namespace wick

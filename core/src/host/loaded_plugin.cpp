@@ -1,0 +1,150 @@
+#include "host/loaded_plugin.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+namespace wick {
+
+namespace {
+
+thread_local const char* t_plugin = nullptr;
+thread_local const char* t_call = nullptr;
+
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+struct sigaction g_previous[sizeof kCrashSignals / sizeof kCrashSignals[0]];
+
+void write_str(const char* s) {
+  if (s != nullptr) (void)!::write(2, s, std::strlen(s));
+}
+
+// Async-signal-safe: write(2) only, then the previous disposition for the signal.
+void on_crash(int sig, siginfo_t* info, void* context) {
+  size_t i = 0;
+  while (i < sizeof kCrashSignals / sizeof kCrashSignals[0] && kCrashSignals[i] != sig) ++i;
+  if (t_plugin != nullptr) {
+    char number[8];
+    int n = sig, len = 0;
+    char rev[8];
+    do {
+      rev[len++] = static_cast<char>('0' + n % 10);
+      n /= 10;
+    } while (n > 0 && len < 7);
+    for (int k = 0; k < len; ++k) number[k] = rev[len - 1 - k];
+    number[len] = '\0';
+    write_str("\nwick: plugin '");
+    write_str(t_plugin);
+    write_str("' crashed with signal ");
+    write_str(number);
+    write_str(" (");
+    write_str(sigabbrev_np(sig));
+    write_str(") in ");
+    write_str(t_call);
+    write_str("; the process ends. `wick plugin check ");
+    write_str(t_plugin);
+    write_str("` runs it in a child process and says where; [plugins.");
+    write_str(t_plugin);
+    write_str("] isolate = true in the config runs it in one always.\n");
+  }
+  const struct sigaction& previous = g_previous[i];
+  if ((previous.sa_flags & SA_SIGINFO) != 0 && previous.sa_sigaction != nullptr) {
+    previous.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN &&
+      previous.sa_handler != nullptr) {
+    previous.sa_handler(sig);
+    return;
+  }
+  ::signal(sig, SIG_DFL);  // the default: terminate (with a core where enabled), as without us
+  ::raise(sig);
+}
+
+void install_crash_reporter() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (size_t i = 0; i < sizeof kCrashSignals / sizeof kCrashSignals[0]; ++i) {
+      struct sigaction action {};
+      action.sa_sigaction = &on_crash;
+      action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+      sigemptyset(&action.sa_mask);
+      sigaction(kCrashSignals[i], &action, &g_previous[i]);
+    }
+  });
+}
+
+}  // namespace
+
+const char* missing_required_slot(const wick_plugin_api& api) {
+#define WICK_REQUIRED_SLOT(slot) std::make_pair(#slot, reinterpret_cast<const void*>(api.slot))
+  const std::pair<const char*, const void*> required[] = {
+      WICK_REQUIRED_SLOT(error_code),       WICK_REQUIRED_SLOT(error_message),
+      WICK_REQUIRED_SLOT(error_destroy),    WICK_REQUIRED_SLOT(initialize),
+      WICK_REQUIRED_SLOT(shutdown),         WICK_REQUIRED_SLOT(device_get),
+      WICK_REQUIRED_SLOT(device_get_props), WICK_REQUIRED_SLOT(device_synchronize),
+      WICK_REQUIRED_SLOT(buffer_allocate),  WICK_REQUIRED_SLOT(buffer_free),
+      WICK_REQUIRED_SLOT(buffer_write),     WICK_REQUIRED_SLOT(buffer_read),
+      WICK_REQUIRED_SLOT(op_supports),      WICK_REQUIRED_SLOT(op_execute)};
+#undef WICK_REQUIRED_SLOT
+  for (const auto& [name, slot] : required) {
+    if (slot == nullptr) return name;
+  }
+  return nullptr;
+}
+
+InPlugin::InPlugin(const char* plugin, const char* call)
+    : previous_plugin_(t_plugin), previous_call_(t_call) {
+  t_plugin = plugin;
+  t_call = call;
+}
+
+InPlugin::~InPlugin() {
+  t_plugin = previous_plugin_;
+  t_call = previous_call_;
+}
+
+LoadedPlugin::LoadedPlugin(boost::dll::shared_library library, const wick_plugin_api* api,
+                           std::string name, std::string library_path, std::shared_ptr<void> owner)
+    : library_(std::move(library)), api_(api), owner_(std::move(owner)), name_(std::move(name)),
+      library_path_(std::move(library_path)) {
+  install_crash_reporter();
+}
+
+LoadedPlugin::~LoadedPlugin() {
+  if (initialized_ && api_->shutdown != nullptr) {
+    try {
+      api_->shutdown();
+    } catch (...) {
+      // A plugin that throws from shutdown cannot be helped; the process goes on.
+    }
+  }
+  // Unloading code that may still own threads or static destructors is how runtimes crash at
+  // exit: only plugins that declare themselves unloadable are closed, the rest stay mapped.
+  if (owner_) {  // isolated: the child process goes, nothing was mapped here
+    owner_.reset();
+    return;
+  }
+  if ((api_->flags & WICK_PLUGIN_FLAG_UNLOADABLE) == 0) {
+    static auto* retained = new std::vector<boost::dll::shared_library>();
+    retained->push_back(std::move(library_));
+  }
+}
+
+void LoadedPlugin::check(wick_error* err, const std::string& what) const {
+  if (err == nullptr) return;
+  std::string message = api_->error_message != nullptr ? api_->error_message(err) : "(no message)";
+  if (api_->error_destroy != nullptr) api_->error_destroy(err);
+  throw Error("plugin '" + name_ + "' " + what + ": " + message);
+}
+
+void LoadedPlugin::set_initialized(std::vector<wick_device*> devices,
+                                   std::vector<wick_device_props> props) {
+  initialized_ = true;
+  devices_ = std::move(devices);
+  props_ = std::move(props);
+}
+
+}  // namespace wick

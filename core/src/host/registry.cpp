@@ -1,0 +1,876 @@
+#include <wick/registry.hpp>
+
+#include "host/isolated_plugin.hpp"
+#include "host/loaded_plugin.hpp"
+#include "host/manifest.hpp"
+#include <wick/safe_file.hpp>
+#include "host/log.hpp"
+#include "host/text.hpp"
+
+#include <toml++/toml.h>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <thread>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace wick {
+
+const char* to_string(PluginState state) {
+  switch (state) {
+    case PluginState::NotFound: return "not found";
+    case PluginState::LoadFailed: return "load failed";
+    case PluginState::Incompatible: return "incompatible";
+    case PluginState::Failed: return "failed";
+    case PluginState::Unavailable: return "unavailable";
+    case PluginState::Usable: return "usable";
+  }
+  return "unknown";
+}
+
+namespace {
+
+const std::vector<std::string> kDeviceKinds = {"cpu", "gpu", "accelerator", "other"};
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The loader's message with the next step spelled out; names the missing dependency if dlerror did.
+std::string explain_load_failure(const std::string& library, std::string loader_message) {
+  // Boost appends the errno text of its own failed call ("): Bad file descriptor"), which says
+  // nothing about the cause: keep only the loader's message.
+  const size_t tail = loader_message.rfind("): ");
+  if (tail != std::string::npos &&
+      loader_message.find("dlerror system message") != std::string::npos)
+    loader_message = loader_message.substr(0, tail + 1);
+  std::string text = "could not load " + library + ": " + loader_message;
+  const std::string marker = ": cannot open shared object file";
+  size_t at = loader_message.find(marker);
+  if (at != std::string::npos) {
+    size_t start = loader_message.rfind("message: ", at);
+    start = start == std::string::npos ? 0 : start + 9;
+    std::string dep = loader_message.substr(start, at - start);
+    if (fs::path(dep).filename() != fs::path(library).filename()) {
+      text += ". Missing dependency: " + dep +
+              " — install the package that provides it or add its directory to LD_LIBRARY_PATH";
+      return text;
+    }
+  }
+  text += ". Check the file with `ldd " + library + "`";
+  return text;
+}
+
+// What a manifest says of its plugin, before the library is read.
+PluginInfo manifest_info(const Manifest& m, PluginState state, std::string reason) {
+  PluginInfo info;
+  info.name = m.name;
+  info.manifest_path = m.path;
+  info.library_path = m.library;
+  info.device_kinds = m.device_kinds;
+  info.first_party = m.first_party;
+  info.state = state;
+  info.reason = std::move(reason);
+  return info;
+}
+
+// Versions are checked before any plugin code runs: the manifest's major first.
+bool check_manifest_abi(const Manifest& m, PluginInfo& info) {
+  if (m.abi_major == WICK_ABI_MAJOR) return true;
+  info.state = PluginState::Incompatible;
+  info.abi_major = static_cast<uint32_t>(m.abi_major);
+  info.reason = "manifest " + m.path + " declares ABI major " + std::to_string(m.abi_major) +
+                ", this host speaks ABI " + std::to_string(WICK_ABI_MAJOR) + "." +
+                std::to_string(WICK_ABI_MINOR) + "; rebuild the plugin against Wick SDK " +
+                std::to_string(WICK_ABI_MAJOR) + ".x";
+  return false;
+}
+
+// Loads the manifest's library into `library`; false, with the reason in info, when it will not.
+// The manifest's library exists and is a whole ELF file; false, with the reason in info, when not.
+// Checked before anything maps it (here or in an isolated plugin's child): a truncated library
+// would fault when the loader touches it.
+bool library_file_ok(const Manifest& m, PluginInfo& info) {
+  std::error_code ec;
+  if (!fs::exists(m.library, ec)) {
+    info.reason = "library " + m.library + " does not exist (named by manifest " + m.path + ")";
+    return false;
+  }
+  if (auto why = safe_file::not_whole_elf(m.library)) {
+    info.reason = "library " + m.library + " " + *why + " (named by manifest " + m.path + ")";
+    return false;
+  }
+  return true;
+}
+
+bool load_library(const Manifest& m, boost::dll::shared_library& library, PluginInfo& info) {
+  if (!library_file_ok(m, info)) return false;
+  try {
+    library.load(boost::dll::fs::path(m.library),
+                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    info.reason = explain_load_failure(m.library, e.what());
+    return false;
+  }
+  if (!library.has(WICK_PLUGIN_ENTRY_SYMBOL)) {
+    info.reason = m.library + " is not a Wick plugin: it does not export " +
+                  std::string(WICK_PLUGIN_ENTRY_SYMBOL) + " (manifest " + m.path + ")";
+    return false;
+  }
+  return true;
+}
+
+// Calls the library's entry point; nullptr, with the reason in info, when it fails.
+const wick_plugin_api* read_table(const Manifest& m, const boost::dll::shared_library& library,
+                                  PluginInfo& info) {
+  const wick_plugin_api* api = nullptr;
+  try {
+    api = library.get<const wick_plugin_api*()>(WICK_PLUGIN_ENTRY_SYMBOL)();
+  } catch (const std::exception& e) {
+    info.reason = "the entry point of " + m.library + " failed: " + e.what();
+    return nullptr;
+  } catch (...) {
+    info.reason = "the entry point of " + m.library + " threw an exception across the C ABI";
+    return nullptr;
+  }
+  if (api == nullptr) info.reason = "the entry point of " + m.library + " returned NULL";
+  return api;
+}
+
+// Records the table's versions in info, then checks its ABI, size, required slots and name
+// against this host and the manifest; false, with the state and reason in info, when one fails.
+bool check_table(const wick_plugin_api& api, const Manifest& m, PluginInfo& info) {
+  info.abi_major = api.abi_major;
+  info.abi_minor = api.abi_minor;
+  info.version = api.version != nullptr ? api.version : "";
+  const std::string versions =
+      "plugin ABI " + std::to_string(api.abi_major) + "." + std::to_string(api.abi_minor) +
+      ", host ABI " + std::to_string(WICK_ABI_MAJOR) + "." + std::to_string(WICK_ABI_MINOR);
+  info.state = PluginState::Incompatible;
+  if (api.abi_major != WICK_ABI_MAJOR) {
+    info.reason = versions + ": majors differ; rebuild " + m.library + " against Wick SDK " +
+                  std::to_string(WICK_ABI_MAJOR) + ".x";
+    return false;
+  }
+  if (api.struct_size < WICK_PLUGIN_API_SIZE_1_0) {
+    info.reason = versions + ": the plugin table is " + std::to_string(api.struct_size) +
+                  " bytes, smaller than ABI 1.0's " + std::to_string(WICK_PLUGIN_API_SIZE_1_0) +
+                  " (malformed plugin)";
+    return false;
+  }
+  if (const char* slot = missing_required_slot(api)) {
+    info.reason = versions + ": required slot '" + slot + "' is NULL (malformed plugin)";
+    return false;
+  }
+  info.state = PluginState::LoadFailed;
+  const std::string table_name = api.name != nullptr ? api.name : "";
+  if (table_name != m.name) {
+    info.reason = "manifest " + m.path + " names the plugin '" + m.name + "' but " + m.library +
+                  " calls itself '" + table_name + "'";
+    return false;
+  }
+  return true;
+}
+
+// The typed options of a [plugins.<name>] table, pointing into `table` (which must outlive them).
+std::vector<wick_option> plugin_options(const PluginOptions& table) {
+  std::vector<wick_option> options;
+  for (const auto& [key, value] : table.values) {
+    if (is_host_plugin_option(key)) continue;  // the host's own keys, not the plugin's
+    wick_option o{};
+    o.struct_size = sizeof(o);
+    o.key = key.c_str();
+    if (const bool* b = std::get_if<bool>(&value)) {
+      o.type = WICK_OPTION_BOOL;
+      o.bool_value = *b ? 1 : 0;
+    } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
+      o.type = WICK_OPTION_INT;
+      o.int_value = *i;
+    } else if (const double* d = std::get_if<double>(&value)) {
+      o.type = WICK_OPTION_FLOAT;
+      o.float_value = *d;
+    } else {
+      o.type = WICK_OPTION_STRING;
+      o.string_value = std::get<std::string>(value).c_str();
+    }
+    options.push_back(o);
+  }
+  return options;
+}
+
+// Initializes the plugin, then reads each of its devices and their properties; throws wick::Error
+// naming the call that failed.
+void initialize_plugin(LoadedPlugin& plugin, const std::vector<wick_option>& options,
+                       wick_initialize_result& result) {
+  const wick_plugin_api& api = plugin.api();
+  wick_initialize_args args{};
+  args.struct_size = sizeof(args);
+  args.host_abi_major = WICK_ABI_MAJOR;
+  args.host_abi_minor = WICK_ABI_MINOR;
+  args.options = options.empty() ? nullptr : options.data();
+  args.num_options = options.size();
+  wick_error* err = plugin.guard("initialize", [&] { return api.initialize(&args, &result); });
+  plugin.check(err, "initialize failed");
+  std::vector<wick_device*> devices;
+  std::vector<wick_device_props> props;
+  for (size_t i = 0; i < result.num_devices; ++i) {
+    wick_device* d = nullptr;
+    plugin.check(plugin.guard("device_get", [&] { return api.device_get(i, &d); }),
+                 "device_get(" + std::to_string(i) + ") failed");
+    wick_device_props p{};
+    p.struct_size = sizeof(p);
+    plugin.check(plugin.guard("device_get_props", [&] { return api.device_get_props(d, &p); }),
+                 "device_get_props(" + std::to_string(i) + ") failed");
+    devices.push_back(d);
+    props.push_back(p);
+  }
+  plugin.set_initialized(devices, props);
+}
+
+}  // namespace
+
+struct PluginRegistry::Impl {
+  Config config;
+  RegistryOptions options;
+  mutable std::mutex mutex;
+  std::vector<std::pair<std::string, std::string>> dirs;  // (dir, where it came from)
+  struct Entry {
+    PluginInfo info;
+    std::shared_ptr<LoadedPlugin> plugin;
+    std::vector<Device> devices;
+    bool probed = false;  // initialize has run (or the plugin never got that far)
+  };
+  std::vector<Entry> entries;
+  // The fallback CPU device (see update_cpu_device); invalid when there is none, and why.
+  Device cpu;
+  std::string cpu_reason;
+
+  void compute_dirs();
+  void discover();
+  Entry load_manifest(const Manifest& manifest);
+  Entry load_isolated(const Manifest& manifest, int64_t timeout_ms);
+  void initialize(Entry& entry);
+  // Initializes the entry if nobody has yet: plugins are probed when something needs them.
+  void probe(Entry& entry) {
+    if (entry.probed) return;
+    entry.probed = true;
+    if (entry.plugin) initialize(entry);
+  }
+  void probe_all() {
+    for (Entry& e : entries) probe(e);
+  }
+  // Entries named `name` (probed), or nullptr.
+  Entry* probed(const std::string& name) {
+    for (Entry& e : entries)
+      if (e.info.name == name) {
+        probe(e);
+        return &e;
+      }
+    return nullptr;
+  }
+  bool cpu_known = false;  // update_cpu_device has run since the entries last changed
+  void ensure_cpu_device() {
+    if (!cpu_known) update_cpu_device();
+    cpu_known = true;
+  }
+  void update_cpu_device();
+  bool has_plugin(const std::string& name) const {
+    return std::any_of(entries.begin(), entries.end(),
+                       [&](const Entry& e) { return e.info.name == name; });
+  }
+};
+
+void PluginRegistry::Impl::compute_dirs() {
+  // Each directory labelled by where it was given: "wick.toml:3:9" ([plugins] paths in a file),
+  // "--plugin-path", or "config [plugins] paths" when set through the API without a position.
+  for (size_t i = 0; i < config.plugin_paths.size(); ++i) {
+    const bool known = i < config.plugin_paths_where.size() && !config.plugin_paths_where[i].file.empty();
+    dirs.emplace_back(config.plugin_paths[i],
+                      known ? config.plugin_paths_where[i].to_string() : "config [plugins] paths");
+  }
+  if (options.use_environment) {
+    if (auto env = secure_env("WICK_PLUGIN_PATH")) {
+      std::stringstream ss(*env);
+      std::string item;
+      while (std::getline(ss, item, ':')) {
+        if (!item.empty()) dirs.emplace_back(item, "WICK_PLUGIN_PATH");
+      }
+    }
+  }
+  if (options.use_install_dir) {
+    boost::system::error_code ec;
+    boost::dll::fs::path self = boost::dll::this_line_location(ec);
+    if (!ec) {
+      dirs.emplace_back((fs::path(self.parent_path().string()) / "wick" / "plugins").string(),
+                        "install directory");
+    }
+  }
+}
+
+void PluginRegistry::Impl::discover() {
+  for (const auto& [dir, origin] : dirs) {
+    std::error_code ec;
+    fs::path d(dir);
+    // Relative directories would depend on the current directory, which is never searched.
+    if (!d.is_absolute()) {
+      log(LogLevel::Warn,
+          "plugin directory '" + dir + "' (from " + origin +
+              ") is relative; ignored, since the current directory is never searched");
+      continue;
+    }
+    if (!fs::is_directory(d, ec)) {
+      log(LogLevel::Debug, "plugin directory " + dir + " (from " + origin + ") does not exist");
+      continue;
+    }
+    std::vector<fs::path> manifests;
+    for (const fs::directory_entry& e : fs::directory_iterator(d, ec)) {
+      if (is_manifest_name(e.path().filename().string())) manifests.push_back(e.path());
+    }
+    std::sort(manifests.begin(), manifests.end());
+    for (const fs::path& path : manifests) {
+      Manifest m;
+      try {
+        m = read_manifest(path);
+      } catch (const std::exception& e) {
+        Entry bad;
+        std::string stem = path.filename().string();
+        bad.info.name = stem.substr(0, stem.size() - std::strlen(kManifestSuffix));
+        bad.info.manifest_path = path.string();
+        bad.info.state = PluginState::LoadFailed;
+        bad.info.reason = e.what();
+        if (!has_plugin(bad.info.name)) entries.push_back(std::move(bad));
+        continue;
+      }
+      if (has_plugin(m.name)) {
+        log(LogLevel::Info, "plugin '" + m.name + "' in " + path.string() +
+                                " is shadowed by one found earlier in the search order");
+        continue;
+      }
+      if (std::find(config.disabled_plugins.begin(), config.disabled_plugins.end(), m.name) !=
+          config.disabled_plugins.end()) {
+        Entry off;
+        off.info = manifest_info(m, PluginState::Unavailable,
+                                 "disabled by [plugins] disable in the config");
+        entries.push_back(std::move(off));
+        continue;
+      }
+      // Code anyone could have planted is not loaded unless the config allows it.
+      std::optional<std::string> unsafe;
+      for (const std::string& p : {dir, m.path, m.library})
+        if (!unsafe && !config.allow_world_writable) unsafe = safe_file::world_writable(p);
+      if (unsafe) {
+        Entry refused;
+        refused.info = manifest_info(m, PluginState::LoadFailed,
+                                     "refused: " + *unsafe + "; anyone could replace the plugin "
+                                     "there. Fix the permissions, or set [plugins] "
+                                     "allow_world_writable = true to load it anyway");
+        entries.push_back(std::move(refused));
+        continue;
+      }
+      entries.push_back(load_manifest(m));
+    }
+  }
+}
+
+// [plugins.<name>] isolate and isolate_timeout_ms: whether to run the plugin in a child process,
+// and how long to wait for each of its calls (0: no deadline). Throws naming the key's position
+// when a value has the wrong type.
+std::pair<bool, int64_t> isolation_of(const Config& config, const std::string& name) {
+  std::pair<bool, int64_t> out{false, 0};
+  auto found = config.plugin_options.find(name);
+  if (found == config.plugin_options.end()) return out;
+  const PluginOptions& table = found->second;
+  for (size_t i = 0; i < table.values.size(); ++i) {
+    const auto& [key, value] = table.values[i];
+    if (key == "isolate") {
+      const bool* b = std::get_if<bool>(&value);
+      if (b == nullptr)
+        throw Error("[plugins." + name + "] isolate at " + table.where_of(i).to_string() +
+                    " must be true or false");
+      out.first = *b;
+    } else if (key == "isolate_timeout_ms") {
+      const int64_t* ms = std::get_if<int64_t>(&value);
+      if (ms == nullptr || *ms < 0)
+        throw Error("[plugins." + name + "] isolate_timeout_ms at " + table.where_of(i).to_string() +
+                    " must be a whole number of milliseconds >= 0 (0: no deadline)");
+      out.second = *ms;
+    }
+  }
+  return out;
+}
+
+PluginRegistry::Impl::Entry PluginRegistry::Impl::load_manifest(const Manifest& m) {
+  Entry entry;
+  entry.info = manifest_info(m, PluginState::LoadFailed, "");
+  std::pair<bool, int64_t> isolation;
+  try {
+    isolation = isolation_of(config, m.name);
+  } catch (const std::exception& e) {
+    entry.info.reason = e.what();
+    return entry;
+  }
+  if (isolation.first) return load_isolated(m, isolation.second);
+  boost::dll::shared_library library;
+  if (!check_manifest_abi(m, entry.info) || !load_library(m, library, entry.info)) return entry;
+  const wick_plugin_api* api = read_table(m, library, entry.info);
+  if (api == nullptr || !check_table(*api, m, entry.info)) return entry;
+  entry.plugin = std::make_shared<LoadedPlugin>(std::move(library), api, m.name, m.library);
+  entry.info.reason = "loaded; not initialized yet (nothing has needed it)";
+  return entry;
+}
+
+PluginRegistry::Impl::Entry PluginRegistry::Impl::load_isolated(const Manifest& m, int64_t timeout_ms) {
+  Entry entry;
+  entry.info = manifest_info(m, PluginState::LoadFailed, "");
+  entry.info.isolated = true;
+  if (!check_manifest_abi(m, entry.info) || !library_file_ok(m, entry.info)) return entry;
+  isolation::Isolated child;
+  try {
+    child = isolation::start(m.name, m.library, timeout_ms);
+  } catch (const std::exception& e) {
+    entry.info.reason = e.what();
+    return entry;
+  }
+  if (!check_table(*child.api, m, entry.info)) return entry;
+  entry.plugin = std::make_shared<LoadedPlugin>(boost::dll::shared_library(), child.api, m.name,
+                                                m.library, std::move(child.owner));
+  entry.info.reason = "loaded in a child process (isolate = true); not initialized yet";
+  return entry;
+}
+
+void PluginRegistry::Impl::initialize(Entry& entry) {
+  PluginInfo& info = entry.info;
+  // Options from [plugins.<name>], typed.
+  std::string options_where;
+  auto found = config.plugin_options.find(info.name);
+  if (found != config.plugin_options.end()) options_where = found->second.where.to_string();
+  // On a thread of its own, waited for up to the deadline: a plugin that hangs in initialize
+  // costs the host the deadline, not forever. A late one is abandoned (its thread keeps its own
+  // references, so nothing it touches goes away) and stays Failed.
+  struct Probe {
+    std::shared_ptr<LoadedPlugin> plugin;
+    PluginOptions table;  // owns the strings `options` point into
+    std::vector<wick_option> options;
+    wick_initialize_result result{};
+    std::exception_ptr error;
+  };
+  auto state = std::make_shared<Probe>();
+  state->plugin = entry.plugin;
+  if (found != config.plugin_options.end()) state->table = found->second;
+  state->options = plugin_options(state->table);
+  state->result.struct_size = sizeof(state->result);
+  std::packaged_task<void()> task([state] {
+    try {
+      initialize_plugin(*state->plugin, state->options, state->result);
+    } catch (...) {
+      state->error = std::current_exception();
+    }
+  });
+  std::future<void> done = task.get_future();
+  std::thread worker(std::move(task));
+  const int64_t deadline = config.probe_timeout_ms;
+  const bool in_time = done.wait_for(std::chrono::milliseconds(deadline)) == std::future_status::ready;
+  // In time: join, so that the thread's references (the plugin's among them) are gone before we go
+  // on; late: abandon it.
+  if (in_time)
+    worker.join();
+  else
+    worker.detach();
+  if (!in_time) {
+    info.state = PluginState::Failed;
+    info.reason = "initialize did not return within " + std::to_string(deadline) +
+                  " ms ([plugins] probe_timeout_ms); the plugin is not used";
+    entry.plugin.reset();
+    return;
+  }
+  const wick_initialize_result& result = state->result;
+  if (state->error) {
+    info.state = PluginState::Failed;
+    try {
+      std::rethrow_exception(state->error);
+    } catch (const std::exception& e) {
+      info.reason = e.what();
+    }
+    if (!options_where.empty()) info.reason += " (options from " + options_where + ")";
+    entry.plugin.reset();
+    return;
+  }
+  const std::string message = result.message != nullptr ? result.message : "";
+  if (result.num_devices == 0) {
+    info.state = PluginState::Unavailable;
+    info.reason = message.empty() ? "the plugin found no device" : message;
+    return;
+  }
+  info.state = PluginState::Usable;
+  info.reason = std::to_string(result.num_devices) +
+                (result.num_devices == 1 ? " device" : " devices") +
+                (message.empty() ? "" : " (" + message + ")") +
+                (info.isolated ? "; isolated in a child process" : "");
+  const LoadedPlugin& plugin = *entry.plugin;
+  for (size_t i = 0; i < plugin.devices().size(); ++i) {
+    Device d(entry.plugin, plugin.devices()[i], static_cast<int>(i));
+    entry.devices.push_back(d);
+    info.devices.push_back(DeviceInfo{d.name(), d.description(), d.kind(), d.memory_bytes(),
+                                      d.capabilities(), d.free_memory()});
+  }
+}
+
+void PluginRegistry::Impl::update_cpu_device() {
+  cpu = Device();
+  const std::string& wanted = config.fallback;
+  if (!wanted.empty()) {  // configured: that plugin's device (or the one of that index), of kind CPU
+    const size_t colon = wanted.find(':');
+    const std::string name = wanted.substr(0, colon);
+    std::string why = "no plugin named '" + name + "' was found";
+    for (Entry& e : entries) {
+      if (e.info.name != name) continue;
+      probe(e);
+      why = "plugin '" + name + "' is " + to_string(e.info.state) + ": " + e.info.reason;
+      for (const Device& d : e.devices) {
+        if (colon != std::string::npos && std::to_string(d.index()) != wanted.substr(colon + 1))
+          continue;
+        if (d.kind() != DeviceKind::CPU) {
+          why = d.name() + " is of kind " + to_string(d.kind()) + ", not cpu";
+          continue;
+        }
+        cpu = d;
+        cpu_reason = d.name() + " (configured: [devices] fallback at " +
+                     config.fallback_where.to_string() + ")";
+        return;
+      }
+    }
+    cpu_reason = "[devices] fallback = \"" + wanted + "\" at " + config.fallback_where.to_string() +
+                 " is not usable: " + why;
+    return;
+  }
+  // Chosen by what the plugins and devices say of themselves, never by a plugin's name: a
+  // first-party plugin's host-memory CPU device, else any host-memory CPU device (an OpenCL CPU
+  // device's buffers are not host memory), else any CPU device, in search order.
+  const char* const how[] = {"first-party CPU plugin", "first host-memory CPU device",
+                             "first CPU device"};
+  for (int pass = 0; pass < 3; ++pass) {
+    for (Entry& e : entries) {
+      if (pass == 0 && !e.info.first_party) continue;
+      // Plugins whose manifest lists device kinds without cpu are not probed for one.
+      if (!e.info.device_kinds.empty() && !contains(e.info.device_kinds, std::string("cpu")))
+        continue;
+      probe(e);
+      for (const Device& d : e.devices) {
+        const bool host = (d.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) != 0;
+        if (d.kind() == DeviceKind::CPU && (host || pass == 2)) {
+          cpu = d;
+          cpu_reason = d.name() + " (" + how[pass] + ")";
+          return;
+        }
+      }
+    }
+  }
+  cpu_reason = "none: no usable plugin offers a device of kind cpu";
+}
+
+PluginRegistry::PluginRegistry(const Config& config, RegistryOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->config = config;
+  impl_->options = options;
+  set_log_level(parse_log_level(config.log_level));
+  impl_->compute_dirs();
+  impl_->discover();
+  // Plugins are initialized when something needs them (a selection, the fallback CPU, a listing).
+}
+
+PluginRegistry::~PluginRegistry() = default;
+
+std::vector<std::pair<std::string, std::string>> PluginRegistry::search_directories() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->dirs;
+}
+
+std::vector<PluginInfo> PluginRegistry::plugins() const {
+  std::lock_guard lock(impl_->mutex);
+  impl_->probe_all();  // listing every plugin's state means knowing it
+  std::vector<PluginInfo> out;
+  for (const auto& e : impl_->entries) out.push_back(e.info);
+  // Priority entries that name a plugin nobody found.
+  for (const DeviceEntry& entry : impl_->config.priority) {
+    std::string name = entry.name.substr(0, entry.name.find(':'));
+    if (contains(kDeviceKinds, name)) continue;
+    if (impl_->has_plugin(name)) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const PluginInfo& p) { return p.name == name; }))
+      continue;
+    PluginInfo missing;
+    missing.name = name;
+    missing.state = PluginState::NotFound;
+    missing.reason = "no manifest " + name + kManifestSuffix + " in the search path" +
+                     (impl_->dirs.empty() ? std::string(" (no directories to search)") : "");
+    out.push_back(missing);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const PluginInfo& a, const PluginInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+std::unique_ptr<PluginInfo> PluginRegistry::find(const std::string& name) const {
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (const Impl::Entry* e = impl_->probed(name)) return std::make_unique<PluginInfo>(e->info);
+  }
+  for (PluginInfo& p : plugins()) {  // a priority entry's plugin that was not found
+    if (p.name == name) return std::make_unique<PluginInfo>(std::move(p));
+  }
+  return nullptr;
+}
+
+std::vector<Device> PluginRegistry::devices() const {
+  std::lock_guard lock(impl_->mutex);
+  impl_->probe_all();
+  std::vector<Device> out;
+  for (const auto& e : impl_->entries) out.insert(out.end(), e.devices.begin(), e.devices.end());
+  return out;
+}
+
+std::vector<std::string> PluginRegistry::plugin_names() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::string> names;
+  for (const auto& e : impl_->entries) names.push_back(e.info.name);
+  return names;
+}
+
+bool PluginRegistry::owns(const Device& device) const {
+  std::lock_guard lock(impl_->mutex);
+  for (const auto& e : impl_->entries)
+    for (const Device& d : e.devices)
+      if (d.plugin_ptr() == device.plugin_ptr()) return true;
+  return false;
+}
+
+Device PluginRegistry::find_device(const std::string& entry) const {
+  std::lock_guard lock(impl_->mutex);
+  // "cpu" means the CPU that fallbacks run on.
+  if (entry == "cpu") {
+    impl_->ensure_cpu_device();
+    if (impl_->cpu.valid()) return impl_->cpu;
+  }
+  // "plugin:index" picks one device of the plugin, "plugin:kind" its first device of that kind.
+  const size_t colon = entry.find(':');
+  const std::string name = entry.substr(0, colon);
+  const std::string qualifier = colon == std::string::npos ? "" : entry.substr(colon + 1);
+  const bool by_kind = !qualifier.empty() && contains(kDeviceKinds, qualifier);
+  int index = -1;
+  if (!qualifier.empty() && !by_kind) {
+    try {
+      index = std::stoi(qualifier);
+    } catch (const std::exception&) {
+      return Device();
+    }
+  }
+  // Only the plugins that can answer are probed: the one named, or for a kind those whose
+  // manifest lists it (or lists no kinds).
+  const bool is_kind = contains(kDeviceKinds, name);
+  for (Impl::Entry& e : impl_->entries) {
+    const auto& kinds = e.info.device_kinds;
+    if (is_kind ? !(kinds.empty() || contains(kinds, name)) : e.info.name != name) continue;
+    impl_->probe(e);
+    for (const Device& d : e.devices) {
+      const bool name_match = d.plugin_name() == name || to_string(d.kind()) == name;
+      if (!name_match) continue;
+      if (by_kind ? to_string(d.kind()) == qualifier : (index < 0 || d.index() == index)) return d;
+    }
+  }
+  return Device();
+}
+
+Device PluginRegistry::cpu_device() const {
+  std::lock_guard lock(impl_->mutex);
+  impl_->ensure_cpu_device();
+  if (!impl_->cpu.valid()) {
+    throw Error("no usable CPU device to fall back on (" + impl_->cpu_reason +
+                "), and every fallback and the last resort of the priority list run on one; run "
+                "`wick devices` to see why");
+  }
+  return impl_->cpu;
+}
+
+std::string PluginRegistry::cpu_device_reason() const {
+  std::lock_guard lock(impl_->mutex);
+  impl_->ensure_cpu_device();
+  return impl_->cpu_reason;
+}
+
+PluginInfo PluginRegistry::load(const std::string& path) {
+  std::lock_guard lock(impl_->mutex);
+  fs::path p = fs::absolute(path);
+  Manifest m;
+  const std::string f = p.filename().string();
+  if (is_manifest_name(f)) {
+    try {
+      m = read_manifest(p);
+    } catch (const std::exception& e) {
+      PluginInfo info;
+      info.name = f;
+      info.manifest_path = p.string();
+      info.state = PluginState::LoadFailed;
+      info.reason = e.what();
+      return info;
+    }
+  } else {
+    // A bare library: its name comes from the table, so read it before building the entry.
+    m.path = "(none: library given directly)";
+    m.library = p.string();
+    m.abi_major = WICK_ABI_MAJOR;
+    try {
+      boost::dll::shared_library lib(
+          boost::dll::fs::path(m.library),
+          boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+      if (lib.has(WICK_PLUGIN_ENTRY_SYMBOL)) {
+        const wick_plugin_api* api = lib.get<const wick_plugin_api*()>(WICK_PLUGIN_ENTRY_SYMBOL)();
+        if (api != nullptr && api->name != nullptr) m.name = api->name;
+      }
+    } catch (...) {
+      // load_manifest reports the failure with the loader's message.
+    }
+    if (m.name.empty()) m.name = p.stem().string();
+  }
+  if (impl_->has_plugin(m.name)) {
+    auto it = std::find_if(impl_->entries.begin(), impl_->entries.end(),
+                           [&](const Impl::Entry& e) { return e.info.name == m.name; });
+    return it->info;
+  }
+  impl_->entries.push_back(impl_->load_manifest(m));
+  impl_->probe(impl_->entries.back());
+  impl_->cpu_known = false;
+  return impl_->entries.back().info;
+}
+
+namespace {
+
+// The names a priority entry may use, in three groups for the message that lists them.
+struct KnownDevices {
+  std::vector<std::string> found;      // plugins found in the search path, in any state
+  std::vector<std::string> defaulted;  // named by the embedded default, but not found
+  std::vector<std::string> all;        // found, defaulted and the device kinds
+  std::string search_path;             // the directories searched, with where each came from
+
+  // Names in the embedded default are never typos: the default list stays valid on a machine
+  // where one of its plugins was not built or installed (that entry then shows as "not found").
+  explicit KnownDevices(const PluginRegistry& registry) {
+    found = registry.plugin_names();  // without initializing them
+    for (const auto& [dir, from] : registry.search_directories())
+      search_path += (search_path.empty() ? "" : ", ") + dir + " (" + from + ")";
+    for (const DeviceEntry& entry : default_config().priority) {
+      const std::string name = entry.name.substr(0, entry.name.find(':'));
+      if (!contains(found, name) && !contains(kDeviceKinds, name)) defaulted.push_back(name);
+    }
+    all = found;
+    all.insert(all.end(), defaulted.begin(), defaulted.end());
+    all.insert(all.end(), kDeviceKinds.begin(), kDeviceKinds.end());
+  }
+
+  // "unknown device 'cdua'; did you mean 'cuda'? (known: ...)"
+  std::string unknown(const DeviceEntry& entry, const std::string& name) const {
+    std::string msg = entry.where.to_string() + ": unknown device '" + entry.name + "'";
+    if (auto close = closest_match(name, all)) msg += "; did you mean '" + *close + "'?";
+    msg += " (known: plugins found in the search path [" +
+           (search_path.empty() ? std::string("no directories") : search_path) +
+           "]: " + (found.empty() ? std::string("none") : text::join(found, ", "));
+    if (!defaulted.empty())
+      msg += "; named by the built-in default: " + text::join(defaulted, ", ");
+    return msg + "; or a kind: " + text::join(kDeviceKinds, ", ") + ")";
+  }
+};
+
+}  // namespace
+
+std::vector<OptionProblem> check_plugin_options(const PluginRegistry& registry,
+                                                const Config& config) {
+  std::vector<OptionProblem> problems;
+  for (const auto& [plugin, options] : config.plugin_options) {
+    const auto& disabled = config.disabled_plugins;
+    if (std::find(disabled.begin(), disabled.end(), plugin) != disabled.end()) continue;
+    const std::string table = "[plugins." + plugin + "]";
+    const std::unique_ptr<PluginInfo> info = registry.find(plugin);
+    if (info == nullptr || info->state == PluginState::NotFound) {
+      std::string dirs;
+      const std::string found = text::join(registry.plugin_names(), ", ");
+      for (const auto& [dir, from] : registry.search_directories())
+        dirs += (dirs.empty() ? "" : ", ") + dir + " (" + from + ")";
+      problems.push_back({options.where, table + ": no plugin named '" + plugin +
+                                             "' in the search path [" + dirs + "]; found: " +
+                                             (found.empty() ? "none" : found)});
+      continue;
+    }
+    if (info->state != PluginState::Failed && info->state != PluginState::LoadFailed &&
+        info->state != PluginState::Incompatible)
+      continue;  // initialised with these options (usable, or no device here)
+    // Point at the option the plugin's message names, if it names one.
+    SourceLocation where = options.where;
+    std::string key;
+    for (size_t i = 0; i < options.values.size() && key.empty(); ++i)
+      if (info->reason.find("'" + options.values[i].first + "'") != std::string::npos) {
+        key = options.values[i].first;
+        where = options.where_of(i);
+      }
+    const std::string verb = info->state == PluginState::Failed
+                                 ? "refused these options"
+                                 : "could not be loaded, so its options cannot be checked";
+    problems.push_back({where, table + (key.empty() ? "" : " " + key) + ": plugin '" + plugin +
+                                   "' " + verb + ": " + info->reason});
+  }
+  return problems;
+}
+
+Selection select_device(const PluginRegistry& registry, const Config& config) {
+  Selection sel;
+  const KnownDevices known(registry);
+  int position = 0;
+  for (const DeviceEntry& entry : config.priority) {
+    ++position;
+    const std::string name = entry.name.substr(0, entry.name.find(':'));
+    if (!contains(known.all, name)) throw ConfigError(known.unknown(entry, name));
+    Device d = registry.find_device(entry.name);
+    if (d.valid()) {
+      sel.device = d;
+      sel.reason =
+          d.name() + " selected: '" + entry.name + "' is priority " + std::to_string(position) +
+          " of " + std::to_string(config.priority.size()) +
+          (sel.skipped.empty() ? ""
+                               : ", after " + std::to_string(sel.skipped.size()) + " unusable");
+      return sel;
+    }
+    std::string why;
+    if (auto info = registry.find(name); info && info->state == PluginState::Usable) {
+      // The plugin is usable, but none of its devices is the index or kind the entry names.
+      std::vector<std::string> have;
+      for (const DeviceInfo& d : info->devices)
+        have.push_back(d.name + " (" + to_string(d.kind) + ")");
+      why = "usable, but has no device '" + entry.name.substr(name.size() + 1) +
+            "' (its devices: " + text::join(have, ", ") + ")";
+    } else if (info) {
+      why = std::string(to_string(info->state)) + ": " + info->reason;
+    } else {
+      why = "no usable plugin provides it";
+    }
+    if (config.strict) {
+      throw Error("strict mode: device '" + entry.name + "' (priority " + std::to_string(position) +
+                  ", from " + entry.where.to_string() + ") is not usable: " + why +
+                  "; set strict = false to fall back to the next device");
+    }
+    sel.skipped.push_back(entry.name + ": " + why);
+  }
+  // The last resort is always the CPU.
+  sel.device = registry.cpu_device();
+  sel.reason =
+      sel.device.name() + " selected as the last resort: no entry of the priority list is usable";
+  return sel;
+}
+
+}  // namespace wick

@@ -1,0 +1,276 @@
+// safetensors.cpp — loading (mmap, then one copy per tensor onto its device), saving (temporary
+// file, fsync, rename) and state-dict checks. The header's validation is safetensors_header.cpp.
+#include <wick/safetensors.hpp>
+
+#include <wick/safe_file.hpp>
+#include <wick/shape.hpp>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "safetensors data is little-endian; a big-endian host would need byte swaps here");
+
+namespace wick::safetensors {
+namespace {
+
+// A whole file mapped read-only; unmapped when it goes.
+class Mapping {
+ public:
+  explicit Mapping(const std::string& path) {
+    if (auto why = safe_file::refuse(path, std::numeric_limits<uint64_t>::max()))
+      throw Error(path + ": " + *why);
+    // O_NONBLOCK: should the file have been swapped for a FIFO since the check, open does not wait.
+    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      throw Error(path + ": is not a regular file");
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ == 0) return;  // parse() reports it as too short; mmap of 0 bytes is an error
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (p == MAP_FAILED) {
+      const int err = errno;
+      ::close(fd_);
+      throw Error(path + ": cannot map " + std::to_string(size_) + " bytes: " + std::strerror(err));
+    }
+    data_ = static_cast<const uint8_t*>(p);
+  }
+  ~Mapping() {
+    if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+    ::close(fd_);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+
+  const uint8_t* data() const { return data_ ? data_ : reinterpret_cast<const uint8_t*>(""); }
+  size_t size() const { return size_; }
+
+ private:
+  int fd_ = -1;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+Tensor copy_entry(const uint8_t* file, const Header& h, const Entry& e, const Device& device,
+                  const std::string& source) {
+  try {
+    return Tensor::from_bytes(file + h.data_start + e.begin, e.end - e.begin, e.shape, e.dtype,
+                              device);
+  } catch (const Error& err) {
+    throw Error(source + ": tensor '" + e.name + "': " + err.what());
+  }
+}
+
+// What save() writes before the data: the header (length and padded JSON) and the tensors in
+// file order.
+struct Plan {
+  std::string prefix;
+  std::vector<std::pair<std::string, Tensor>> order;
+};
+
+Plan plan(const std::map<std::string, Tensor>& tensors,
+          const std::map<std::string, std::string>& metadata, const std::string& target) {
+  Plan p;
+  for (const auto& [name, t] : tensors) {
+    if (name.empty() || name == "__metadata__")
+      throw Error(target + ": a tensor may not be named '" + name + "'");
+    if (!t.defined()) throw Error(target + ": tensor '" + name + "' is undefined");
+    p.order.emplace_back(name, t);
+  }
+  // Largest element first keeps every tensor aligned to its element size (the data starts at a
+  // multiple of 8).
+  std::stable_sort(p.order.begin(), p.order.end(), [](const auto& a, const auto& b) {
+    return dtype_size(a.second.dtype()) > dtype_size(b.second.dtype());
+  });
+  nlohmann::json header = nlohmann::json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  uint64_t offset = 0;
+  for (const auto& [name, t] : p.order) {
+    const uint64_t bytes = bytes_of(t.shape(), t.dtype());
+    header[name] = {{"dtype", format_dtype_name(t.dtype())},
+                    {"shape", t.shape()},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string json;
+  try {
+    json = header.dump();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(target + ": a tensor name or metadata string is not valid UTF-8 (" + e.what() + ")");
+  }
+  json.append((8 - json.size() % 8) % 8, ' ');
+  p.prefix.resize(8);
+  const uint64_t n = json.size();
+  for (int i = 0; i < 8; ++i) p.prefix[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i));
+  p.prefix += json;
+  return p;
+}
+
+std::vector<char> host_bytes(const Tensor& t) {
+  std::vector<char> buf(static_cast<size_t>(bytes_of(t.shape(), t.dtype())));
+  t.copy_to_host(buf.data(), buf.size());  // any device, any strides: C order
+  return buf;
+}
+
+void write_all(int fd, const char* data, size_t size, const std::string& tmp) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(tmp + ": cannot write: " + std::strerror(errno));
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+struct Described {
+  DType dtype;
+  Shape shape;
+};
+
+void check(const std::map<std::string, Tensor>& expected, const std::map<std::string, Described>& found,
+           const std::string& source, bool allow_extra) {
+  std::vector<std::string> missing, extra, mismatched;
+  for (const auto& [name, t] : expected) {
+    auto it = found.find(name);
+    if (it == found.end()) {
+      missing.push_back(name);
+    } else if (it->second.dtype != t.dtype() || it->second.shape != t.shape()) {
+      mismatched.push_back(name + ": expected " + shape_to_string(t.shape()) + " " +
+                           dtype_name(t.dtype()) + ", found " + shape_to_string(it->second.shape) +
+                           " " + dtype_name(it->second.dtype));
+    }
+  }
+  if (!allow_extra)
+    for (const auto& [name, d] : found)
+      if (!expected.count(name)) extra.push_back(name);
+  if (missing.empty() && extra.empty() && mismatched.empty()) return;
+  std::string msg = source + ": the tensors do not match the expected parameters:";
+  const auto list = [&](const char* what, const std::vector<std::string>& names, const char* sep) {
+    if (names.empty()) return;
+    msg += std::string("\n  ") + what + " (" + std::to_string(names.size()) + "): ";
+    for (size_t i = 0; i < names.size(); ++i) msg += (i ? sep : "") + names[i];
+  };
+  list("missing", missing, ", ");
+  list("extra", extra, ", ");
+  list("mismatched", mismatched, "; ");
+  throw Error(msg);
+}
+
+std::map<std::string, Described> describe(const Header& h) {
+  std::map<std::string, Described> out;
+  for (const Entry& e : h.entries) out[e.name] = Described{e.dtype, e.shape};
+  return out;
+}
+
+}  // namespace
+
+File load_bytes(const void* data, size_t size, const Device& device, const std::string& source) {
+  const Header h = parse(data, size, source);
+  File out;
+  out.metadata = h.metadata;
+  for (const Entry& e : h.entries)
+    out.tensors[e.name] = copy_entry(static_cast<const uint8_t*>(data), h, e, device, source);
+  return out;
+}
+
+File load(const std::string& path, const Device& device) {
+  const Mapping m(path);
+  return load_bytes(m.data(), m.size(), device, path);
+}
+
+std::string save_bytes(const std::map<std::string, Tensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  Plan p = plan(tensors, metadata, "<memory>");
+  std::string out = std::move(p.prefix);
+  for (const auto& [name, t] : p.order) {
+    const std::vector<char> buf = host_bytes(t);
+    out.append(buf.data(), buf.size());
+  }
+  return out;
+}
+
+void save(const std::string& path, const std::map<std::string, Tensor>& tensors,
+          const std::map<std::string, std::string>& metadata) {
+  const Plan p = plan(tensors, metadata, path);
+  // A fresh temporary beside the target (same file system, so rename is atomic).
+  static std::atomic<unsigned> counter{0};
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) throw Error(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
+  try {
+    write_all(fd, p.prefix.data(), p.prefix.size(), tmp);
+    for (const auto& [name, t] : p.order) {
+      const std::vector<char> buf = host_bytes(t);
+      write_all(fd, buf.data(), buf.size(), tmp);
+    }
+    if (::fsync(fd) != 0) throw Error(tmp + ": cannot flush to disk: " + std::strerror(errno));
+    if (::close(fd) != 0) {
+      fd = -1;
+      throw Error(tmp + ": cannot close: " + std::strerror(errno));
+    }
+    fd = -1;
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+      throw Error(path + ": cannot rename " + tmp + " over it: " + std::strerror(errno));
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  // Make the rename itself durable (best effort: some file systems refuse fsync on a directory).
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+void check_state_dict(const std::map<std::string, Tensor>& expected, const Header& found,
+                      const std::string& source, bool allow_extra) {
+  check(expected, describe(found), source, allow_extra);
+}
+
+void check_state_dict(const std::map<std::string, Tensor>& expected,
+                      const std::map<std::string, Tensor>& found, const std::string& source,
+                      bool allow_extra) {
+  std::map<std::string, Described> d;
+  for (const auto& [name, t] : found) d[name] = Described{t.dtype(), t.shape()};
+  check(expected, d, source, allow_extra);
+}
+
+std::map<std::string, Tensor> load_state_dict(const std::string& path,
+                                              const std::map<std::string, Tensor>& expected,
+                                              const Device& device, bool allow_extra) {
+  const Mapping m(path);
+  const Header h = parse(m.data(), m.size(), path);
+  check_state_dict(expected, h, path, allow_extra);
+  std::map<std::string, Tensor> out;
+  for (const Entry& e : h.entries) {
+    auto it = expected.find(e.name);
+    if (it == expected.end()) continue;  // an extra tensor, allowed
+    out[e.name] = copy_entry(m.data(), h, e, device.valid() ? device : it->second.device(), path);
+  }
+  return out;
+}
+
+}  // namespace wick::safetensors

@@ -1,0 +1,352 @@
+// autograd.cpp — the autograd record and its walk: grad mode, the Tensor methods of autograd
+// (tensor.hpp), recording (autograd_graph.hpp), backward, and the gradient checker. The backward
+// rules of the ops are in autograd_rules.cpp and autograd_rules_nn.cpp.
+#include "tensor/autograd_graph.hpp"
+
+#include "tensor/ops_common.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <unordered_map>
+
+namespace wick {
+
+namespace {
+
+thread_local bool grad_mode = true;
+
+std::string describe(const Tensor& t) {
+  return shape_to_string(t.shape()) + " " + dtype_name(t.dtype());
+}
+
+}  // namespace
+
+// ---- grad mode ----------------------------------------------------------------------------------
+
+bool autograd::grad_enabled() {
+  return grad_mode;
+}
+
+autograd::NoGradGuard::NoGradGuard() : previous_(grad_mode) {
+  grad_mode = false;
+}
+
+autograd::NoGradGuard::~NoGradGuard() {
+  grad_mode = previous_;
+}
+
+bool detail::grad::mode_enabled() {
+  return grad_mode;
+}
+
+// ---- the record ---------------------------------------------------------------------------------
+
+Node::~Node() {
+  // Take over every node only this one keeps alive, and free them one at a time from a list.
+  std::vector<std::shared_ptr<Node>> pending;
+  auto adopt = [&pending](std::vector<Edge>& edges) {
+    for (Edge& e : edges) {
+      if (e.meta && e.meta.use_count() == 1 && e.meta->grad_fn)
+        pending.push_back(std::move(e.meta->grad_fn));
+      e.meta.reset();
+    }
+  };
+  adopt(edges);
+  while (!pending.empty()) {
+    std::shared_ptr<Node> n = std::move(pending.back());
+    pending.pop_back();
+    if (n.use_count() == 1) adopt(n->edges);
+  }
+}
+
+namespace detail::grad {
+
+namespace {
+
+Tensor record_edges(const char* name, Tensor out, std::vector<Edge> edges, BackwardFn backward) {
+  auto node = std::make_shared<Node>();
+  node->name = name;
+  node->edges = std::move(edges);
+  node->backward = std::move(backward);
+  auto meta = std::make_shared<AutogradMeta>();
+  meta->requires_grad = true;
+  meta->grad_fn = std::move(node);
+  out.set_autograd_meta(std::move(meta));
+  return out;
+}
+
+Edge edge_of(const Tensor& t) {
+  Edge e;
+  if (!t.defined()) return e;
+  const auto& m = t.autograd_meta();
+  if (m && m->requires_grad) e.meta = m;
+  e.shape = t.shape();
+  e.dtype = t.dtype();
+  return e;
+}
+
+bool is_input(const Tensor& out, const std::vector<Edge>& edges) {
+  if (!out.autograd_meta()) return false;
+  for (const Edge& e : edges)
+    if (e.meta == out.autograd_meta()) return true;
+  return false;
+}
+
+}  // namespace
+
+Tensor record(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
+              BackwardFn backward) {
+  std::vector<Edge> edges;
+  edges.reserve(inputs.size());
+  for (const Tensor* t : inputs) edges.push_back(edge_of(*t));
+  // An op that handed back its input (a no-op reshape or cast) is that input: nothing to record.
+  if (is_input(out, edges)) return out;
+  return record_edges(name, std::move(out), std::move(edges), std::move(backward));
+}
+
+Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs,
+              BackwardFn backward) {
+  std::vector<Edge> edges;
+  edges.reserve(inputs.size());
+  for (const Tensor& t : inputs) edges.push_back(edge_of(t));
+  if (is_input(out, edges)) return out;
+  return record_edges(name, std::move(out), std::move(edges), std::move(backward));
+}
+
+Tensor record_unsupported(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
+                          const char* why) {
+  const std::string op = name;
+  const std::string reason = why;
+  return record(name, std::move(out), inputs,
+                [op, reason](const Tensor&, const Node&) -> std::vector<Tensor> {
+                  throw Error("backward: " + op + " has no backward rule (" + reason +
+                              "); compute it without grad (detach() its input, or a NoGradGuard)");
+                });
+}
+
+Tensor sum_to(const Tensor& g, const Shape& shape) {
+  if (g.shape() == shape) return g;
+  const size_t lead = static_cast<size_t>(g.rank()) - shape.size();
+  std::vector<int> axes;
+  for (size_t i = 0; i < static_cast<size_t>(g.rank()); ++i) {
+    if (i < lead || (shape[i - lead] == 1 && g.shape()[i] != 1)) axes.push_back(static_cast<int>(i));
+  }
+  return g.sum(axes, true).reshape(shape);
+}
+
+Tensor zeros_like(const Tensor& x) {
+  return Tensor::zeros(x.shape(), x.dtype(), x.device());
+}
+
+}  // namespace detail::grad
+
+// ---- the Tensor side ----------------------------------------------------------------------------
+
+Tensor& Tensor::set_requires_grad(bool requires_grad) {
+  detail::require_defined(*this, "set_requires_grad");
+  if (meta_ && meta_->grad_fn) {
+    if (requires_grad) return *this;
+    throw Error("set_requires_grad(false): " + describe(*this) +
+                " is the result of a recorded op, not a leaf; use detach() for a copy without "
+                "history");
+  }
+  if (requires_grad && !is_float(dtype_)) {
+    throw Error("set_requires_grad: only floating-point tensors can require grad, got " +
+                describe(*this) + "; convert it first with .to(DType::F32)");
+  }
+  if (!meta_) {
+    if (!requires_grad) return *this;
+    meta_ = std::make_shared<AutogradMeta>();
+  }
+  meta_->requires_grad = requires_grad;
+  return *this;
+}
+
+bool Tensor::requires_grad() const {
+  return meta_ && meta_->requires_grad;
+}
+
+bool Tensor::is_leaf() const {
+  return !meta_ || !meta_->grad_fn;
+}
+
+Tensor Tensor::grad() const {
+  return meta_ ? meta_->grad : Tensor();
+}
+
+void Tensor::set_grad(const Tensor& grad) {
+  if (grad.defined() && (grad.shape() != shape_ || grad.dtype() != dtype_)) {
+    throw Error("set_grad: the gradient " + describe(grad) + " does not match the tensor " +
+                describe(*this));
+  }
+  if (!meta_) {
+    if (!grad.defined()) return;
+    meta_ = std::make_shared<AutogradMeta>();
+  }
+  meta_->grad = grad.detach();
+}
+
+Tensor Tensor::detach() const {
+  Tensor out = *this;
+  out.meta_.reset();
+  return out;
+}
+
+namespace {
+
+// Adds g into a leaf's grad: the first gradient becomes the grad itself (no copy: a training step
+// would pay one pass over every parameter for it), later ones are added out of place. So a grad
+// may share memory with another gradient or be a broadcast view: read it, never write into it.
+void accumulate(AutogradMeta& leaf, Tensor g) {
+  g.set_autograd_meta(nullptr);
+  leaf.grad = leaf.grad.defined() ? leaf.grad.add(g) : std::move(g);
+}
+
+// The gradient as its edge wants it: the dtype converted, the shape checked (a wrong shape is a
+// bug in a backward rule, so it is reported rather than broadcast).
+Tensor fit(Tensor g, const Edge& e, const Node& node, size_t i) {
+  if (g.shape() != e.shape) {
+    throw Error(std::string("backward: the rule of ") + node.name + " gave input " +
+                std::to_string(i) + " a gradient of shape " + shape_to_string(g.shape()) +
+                " for an input of shape " + shape_to_string(e.shape) + " (a bug in Wick)");
+  }
+  return g.dtype() == e.dtype ? g : g.to(e.dtype);
+}
+
+void run_backward(const Tensor& root, const Tensor& seed_in) {
+  const auto& meta = root.autograd_meta();
+  if (!meta || !meta->requires_grad) {
+    throw Error("backward: the tensor " + describe(root) +
+                " does not require grad: no input of the ops that made it requires grad, or it "
+                "was made under a NoGradGuard");
+  }
+  Tensor seed = seed_in;
+  if (!seed.defined()) {
+    if (root.numel() != 1) {
+      throw Error("backward: the tensor has shape " + shape_to_string(root.shape()) +
+                  "; a seed is implied only for one element. Reduce it first (e.g. .sum()) or "
+                  "pass a seed of shape " +
+                  shape_to_string(root.shape()));
+    }
+    seed = Tensor::ones(root.shape(), root.dtype(), root.device());
+  } else if (seed.shape() != root.shape()) {
+    throw Error("backward: the seed " + describe(seed) + " must have the tensor's shape " +
+                shape_to_string(root.shape()));
+  } else if (seed.dtype() != root.dtype()) {
+    seed = seed.to(root.dtype());
+  }
+  autograd::NoGradGuard no_grad;
+  if (!meta->grad_fn) {
+    accumulate(*meta, std::move(seed));
+    return;
+  }
+  // How many edges reach each node, by an iterative walk (graphs may be thousands of ops deep).
+  std::unordered_map<Node*, int> pending;
+  std::vector<Node*> stack{meta->grad_fn.get()};
+  pending[meta->grad_fn.get()] = 0;
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge& e : n->edges) {
+      if (!e.meta || !e.meta->grad_fn) continue;
+      Node* next = e.meta->grad_fn.get();
+      auto [it, fresh] = pending.emplace(next, 0);
+      ++it->second;
+      if (fresh) stack.push_back(next);
+    }
+  }
+  // Each node runs once every node above it has run, with the sum of the gradients it received.
+  std::unordered_map<Node*, Tensor> grads;
+  grads[meta->grad_fn.get()] = seed.detach();
+  std::vector<Node*> ready{meta->grad_fn.get()};
+  while (!ready.empty()) {
+    Node* n = ready.back();
+    ready.pop_back();
+    std::vector<Tensor> out;
+    auto g = grads.find(n);
+    if (g != grads.end()) {
+      const Tensor grad = std::move(g->second);
+      grads.erase(g);
+      out = n->backward(grad, *n);
+      if (out.size() != n->edges.size()) {
+        throw Error(std::string("backward: the rule of ") + n->name + " gave " +
+                    std::to_string(out.size()) + " gradients for " +
+                    std::to_string(n->edges.size()) + " inputs (a bug in Wick)");
+      }
+    }
+    for (size_t i = 0; i < n->edges.size(); ++i) {
+      const Edge& e = n->edges[i];
+      if (!e.meta) continue;
+      const bool has = i < out.size() && out[i].defined();
+      if (!e.meta->grad_fn) {
+        if (has) accumulate(*e.meta, fit(std::move(out[i]), e, *n, i));
+        continue;
+      }
+      Node* next = e.meta->grad_fn.get();
+      if (has) {
+        const Tensor gi = fit(out[i], e, *n, i).detach();
+        auto [it, fresh] = grads.emplace(next, gi);
+        if (!fresh) it->second = it->second.add(gi);
+      }
+      if (--pending[next] == 0) ready.push_back(next);
+    }
+  }
+}
+
+}  // namespace
+
+void Tensor::backward(const Tensor& seed) const {
+  detail::require_defined(*this, "backward");
+  run_backward(*this, seed);
+}
+
+// ---- gradient check -----------------------------------------------------------------------------
+
+autograd::GradCheck autograd::check_gradients(
+    const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
+    double h, uint64_t seed) {
+  std::vector<Tensor> leaves;
+  for (const Tensor& x : inputs) {
+    detail::require_defined(x, "check_gradients");
+    Tensor leaf = x.detach().clone();
+    leaf.set_requires_grad();
+    leaves.push_back(leaf);
+  }
+  const Tensor out = fn(leaves);
+  const Tensor weights = Tensor::rand(out.shape(), 0.5, 1.5, out.dtype(), out.device(), seed);
+  auto loss_of = [&](const Tensor& y) { return y.mul(weights).sum().to(DType::F64).item<double>(); };
+  out.mul(weights).sum().backward();
+
+  GradCheck result;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const Tensor x = leaves[i].detach();
+    const std::vector<double> base = x.to(DType::F64).to_vector<double>();
+    const Tensor g = leaves[i].grad();
+    const std::vector<double> analytic =
+        g.defined() ? g.to(DType::F64).to_vector<double>() : std::vector<double>(base.size(), 0.0);
+    for (size_t j = 0; j < base.size(); ++j) {
+      auto at = [&](double v) {
+        std::vector<double> moved = base;
+        moved[j] = v;
+        std::vector<Tensor> args = leaves;
+        for (Tensor& a : args) a = a.detach();
+        args[i] = Tensor::from_vector(moved, x.shape(), x.device()).to(x.dtype());
+        NoGradGuard no_grad;
+        return loss_of(fn(args));
+      };
+      const double numeric = (at(base[j] + h) - at(base[j] - h)) / (2 * h);
+      const double err = std::abs(analytic[j] - numeric) / (1.0 + std::abs(numeric));
+      if (err > result.max_error || std::isnan(err)) {
+        result.max_error = std::isnan(err) ? INFINITY : err;
+        std::ostringstream os;
+        os.precision(10);
+        os << "input " << i << " element " << j << ": autograd " << analytic[j] << ", numeric "
+           << numeric;
+        result.worst = os.str();
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace wick

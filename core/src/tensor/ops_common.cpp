@@ -1,0 +1,125 @@
+// ops_common.cpp — the building blocks every op family is written with (ops_common.hpp), and the
+// dtype promotion of binary ops.
+#include "tensor/ops_common.hpp"
+
+#include <wick/dispatch.hpp>
+#include <wick/shape.hpp>
+
+#include <wick/sdk/ops.hpp>
+
+#include <algorithm>
+
+namespace wick {
+
+namespace {
+
+int int_size(DType t) {
+  return static_cast<int>(dtype_size(t));
+}
+
+DType signed_of_size(size_t bytes) {
+  switch (bytes) {
+    case 1: return DType::I8;
+    case 2: return DType::I16;
+    case 4: return DType::I32;
+    default: return DType::I64;
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+void require_defined(const Tensor& t, const char* op) {
+  if (!t.defined())
+    throw Error(std::string(op) + ": the tensor is undefined (default-constructed)");
+}
+
+bool is_unsigned(DType t) {
+  return t == DType::U8 || t == DType::U32 || t == DType::U64;
+}
+
+void require_same_device(const Tensor& a, const Tensor& b, const char* op) {
+  if (!(a.device() == b.device())) {
+    throw Error(std::string(op) + ": operands are on different devices (" + a.device().name() +
+                " and " + b.device().name() + "); move one with .to(device)");
+  }
+}
+
+Tensor binary_op(wick_op_code op, const Tensor& a, const Tensor& b,
+                 std::optional<DType> out_dtype) {
+  const char* name = sdk::op_name(op);
+  require_defined(a, name);
+  require_defined(b, name);
+  require_same_device(a, b, name);
+  const DType t = promote_types(a.dtype(), b.dtype());
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  Tensor out = Tensor::empty(shape, out_dtype.value_or(t), a.device());
+  if (out.numel() == 0) return out;
+  // One copy per operand, not three: a Tensor copy copies its shape and strides (heap vectors),
+  // which is most of a small op's cost.
+  std::vector<Tensor> in;
+  in.reserve(2);
+  for (const Tensor* x : {&a, &b})
+    in.push_back(x->dtype() == t && x->shape() == shape ? *x : x->to(t).broadcast_to(shape));
+  dispatch(op, nullptr, in, {out});
+  return out;
+}
+
+Tensor unary_op(wick_op_code op, const Tensor& x, const void* params,
+                std::optional<DType> out_dtype) {
+  require_defined(x, sdk::op_name(op));
+  Tensor out = Tensor::empty(x.shape(), out_dtype.value_or(x.dtype()), x.device());
+  if (out.numel() > 0) dispatch(op, params, {x}, {out});
+  return out;
+}
+
+std::vector<int32_t> normalize_axes(const std::vector<int>& axes, int rank, const char* op) {
+  std::vector<int32_t> norm;
+  for (int a : axes) {
+    const int n = normalize_axis(a, rank, op);
+    if (std::find(norm.begin(), norm.end(), n) != norm.end()) {
+      throw Error(std::string(op) + ": axis " + std::to_string(a) + " is given twice");
+    }
+    norm.push_back(n);
+  }
+  std::sort(norm.begin(), norm.end());
+  return norm;
+}
+
+Shape drop_axes(const Shape& shape, const std::vector<int32_t>& axes) {
+  Shape out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (std::find(axes.begin(), axes.end(), static_cast<int32_t>(i)) == axes.end())
+      out.push_back(shape[i]);
+  }
+  return out;
+}
+
+Tensor scalar_tensor(double value, DType dtype, const Device& device) {
+  return Tensor::full(Shape{}, value, dtype, device);
+}
+
+}  // namespace detail
+
+DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  if (a == DType::Bool) return b;
+  if (b == DType::Bool) return a;
+  if (is_float(a) || is_float(b)) {
+    if (!is_float(a)) return b;
+    if (!is_float(b)) return a;
+    if (a == DType::F64 || b == DType::F64) return DType::F64;
+    return DType::F32;  // f32 with f16/bf16, or f16 with bf16
+  }
+  using detail::is_unsigned;
+  if (is_unsigned(a) == is_unsigned(b)) return int_size(a) >= int_size(b) ? a : b;
+  const DType u = is_unsigned(a) ? a : b;
+  const DType s = is_unsigned(a) ? b : a;
+  if (int_size(s) > int_size(u)) return s;
+  // A signed type that holds every value of both, as NumPy does; none exists for u64.
+  if (u == DType::U64) return DType::F64;
+  return signed_of_size(dtype_size(u) * 2);
+}
+
+}  // namespace wick

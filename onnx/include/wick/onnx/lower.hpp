@@ -1,0 +1,96 @@
+// wick/onnx/lower.hpp — runs ONNX nodes as Wick ops on one device, directly through its plugin.
+//
+// Views (reshape, transpose, slice, expand, ...) are host metadata as in the core; composite ONNX
+// ops are lowered to Wick ops here; shape-like inputs (Reshape's shape, Slice's starts, TopK's k,
+// Gather's indices to normalise) are read back to the host.
+#pragma once
+
+#include <wick/onnx/proto.hpp>
+
+#include <wick/device.hpp>
+#include <wick/tensor.hpp>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace wick::onnx {
+
+// The importer cannot map this node, attribute or dtype: the folder is SKIP, not run.
+struct NotImportable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// The plugin declined a Wick op the node needs: the folder is UNSUPPORTED.
+struct Declined : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// op_execute returned an error: the folder is FAIL.
+struct ExecuteFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+DType onnx_dtype(int32_t data_type);  // throws NotImportable for types Wick lacks
+
+// The most elements of any tensor the importer computes (2^24 by default; the largest tensor of the
+// ONNX test data has 2^20): a model that asks for more is NotImportable, so that a corrupt or
+// hostile file cannot make the suite allocate or compute without bound. The fuzz target lowers it.
+int64_t onnx_max_elements();
+void set_onnx_max_elements(int64_t n);
+Tensor upload_proto(const onnx::TensorProto& t, const Device& device);
+
+// An ONNX value: a tensor, a sequence of values, or an optional that is empty or holds one value.
+// Tensors are handles, so copying a Value copies no data.
+struct Value {
+  enum class Kind { Tensor, Sequence, Optional };
+  Kind kind = Kind::Tensor;
+  Tensor tensor;              // Kind::Tensor
+  std::vector<Value> items;   // a sequence's elements; an optional's value, if it has one
+  // An ONNX uint16 tensor, which Wick lacks: held as u32 with values below 2^16. A node with such
+  // an input wraps its u32 outputs to 16 bits on the device, as uint16 arithmetic would.
+  bool u16 = false;
+  static Value of(const Tensor& t, bool u16 = false) { return {Kind::Tensor, t, {}, u16}; }
+  static Value sequence(std::vector<Value> items) { return {Kind::Sequence, {}, std::move(items), false}; }
+  static Value optional(std::vector<Value> value) { return {Kind::Optional, {}, std::move(value), false}; }
+};
+const char* kind_name(Value::Kind kind);
+// A data file's value on the device (tensors uploaded, sequences and optionals kept as such).
+Value upload_value(const onnx::ValueProto& v, const Device& device);
+
+class OnnxLowering {
+ public:
+  // `opset` is the model's ai.onnx version, `training_opset` its ai.onnx.preview.training one.
+  OnnxLowering(Device device, int64_t opset, int64_t training_opset = 0)
+      : device_(std::move(device)), opset_(opset), training_opset_(training_opset) {}
+  // A subgraph's scope (If's branches, Loop's body): its own values, and the outer scope's visible
+  // by name. `outer` must outlive it.
+  explicit OnnxLowering(const OnnxLowering& outer)
+      : device_(outer.device_),
+        opset_(outer.opset_),
+        training_opset_(outer.training_opset_),
+        outer_(&outer) {}
+  // A tensor whose extents other than 0 multiply past 2^40 (an empty tensor of absurd extents,
+  // which only a corrupt model makes) is NotImportable: no value holds one.
+  void set(const std::string& name, const Tensor& t);
+  void set_value(const std::string& name, Value v);
+  bool has(const std::string& name) const;
+  // The tensor of that name; NotImportable when it is undefined or not a tensor.
+  Tensor get(const std::string& name) const;
+  const Value& value(const std::string& name) const;
+  void run(const onnx::NodeProto& node);
+  // Runs `graph` in a new scope inside this one with its inputs bound to `inputs` (fewer inputs
+  // than the graph declares leave the rest unbound); returns its outputs.
+  std::vector<Value> run_graph(const onnx::GraphProto& graph, const std::vector<Value>& inputs) const;
+  // A contiguous copy made on the device (COPY) when t is a strided view.
+  Tensor contiguous(const Tensor& t);
+
+ private:
+  struct Impl;
+  Device device_;
+  int64_t opset_;
+  int64_t training_opset_;
+  const OnnxLowering* outer_ = nullptr;
+  std::map<std::string, Value> values_;
+};
+
+}  // namespace wick::onnx

@@ -1,0 +1,374 @@
+#include <wick/onnx/proto.hpp>
+
+#include <wick/error.hpp>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace wick::onnx {
+
+namespace {
+
+// A cursor over one message's bytes.
+class Reader {
+ public:
+  Reader(const unsigned char* p, size_t n, const std::string& what) : p_(p), end_(p + n), what_(what) {}
+  bool done() const { return p_ >= end_; }
+
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ >= end_) fail("truncated varint");
+      const unsigned char b = *p_++;
+      v |= static_cast<uint64_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+    fail("varint too long");
+  }
+  // (field number, wire type)
+  std::pair<uint32_t, uint32_t> key() {
+    const uint64_t k = varint();
+    return {static_cast<uint32_t>(k >> 3), static_cast<uint32_t>(k & 7)};
+  }
+  Reader sub() {
+    const uint64_t n = varint();
+    if (n > static_cast<uint64_t>(end_ - p_)) fail("length past the end");
+    Reader r(p_, static_cast<size_t>(n), what_);
+    p_ += n;
+    return r;
+  }
+  std::string bytes() {
+    Reader r = sub();
+    return std::string(reinterpret_cast<const char*>(r.p_), static_cast<size_t>(r.end_ - r.p_));
+  }
+  uint32_t fixed32() {
+    if (end_ - p_ < 4) fail("truncated fixed32");
+    uint32_t v;
+    std::memcpy(&v, p_, 4);
+    p_ += 4;
+    return v;
+  }
+  uint64_t fixed64() {
+    if (end_ - p_ < 8) fail("truncated fixed64");
+    uint64_t v;
+    std::memcpy(&v, p_, 8);
+    p_ += 8;
+    return v;
+  }
+  void skip(uint32_t wire) {
+    switch (wire) {
+      case 0: varint(); break;
+      case 1: fixed64(); break;
+      case 2: sub(); break;
+      case 5: fixed32(); break;
+      default: fail("unsupported wire type " + std::to_string(wire));
+    }
+  }
+  // A repeated scalar field, packed (wire 2) or not.
+  template <class F>
+  void repeated(uint32_t wire, uint32_t scalar_wire, F&& one) {
+    if (wire == 2) {
+      Reader r = sub();
+      while (!r.done()) one(r, scalar_wire);
+    } else {
+      one(*this, scalar_wire);
+    }
+  }
+  [[noreturn]] void fail(const std::string& why) const {
+    throw ReadError("ONNX protobuf " + what_ + ": " + why);
+  }
+
+ private:
+  const unsigned char* p_;
+  const unsigned char* end_;
+  std::string what_;
+};
+
+float as_float(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+template <class T>
+void append(std::vector<unsigned char>& out, T v) {
+  const size_t at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &v, sizeof(T));
+}
+
+TensorProto parse_tensor(Reader r) {
+  TensorProto t;
+  std::string raw;
+  bool has_raw = false;
+  std::vector<unsigned char> typed;
+  std::vector<int64_t> int32_data;
+  while (!r.done()) {
+    const auto [field, wire] = r.key();
+    switch (field) {
+      case 1: r.repeated(wire, 0, [&](Reader& x, uint32_t) { t.dims.push_back(static_cast<int64_t>(x.varint())); }); break;
+      case 2: t.data_type = static_cast<int32_t>(r.varint()); break;
+      case 4: r.repeated(wire, 5, [&](Reader& x, uint32_t) { append(typed, as_float(x.fixed32())); }); break;
+      case 5: r.repeated(wire, 0, [&](Reader& x, uint32_t) { int32_data.push_back(static_cast<int64_t>(x.varint())); }); break;
+      case 6: r.bytes(); t.has_strings = true; break;
+      case 7: r.repeated(wire, 0, [&](Reader& x, uint32_t) { append(typed, static_cast<int64_t>(x.varint())); }); break;
+      case 8: t.name = r.bytes(); break;
+      case 9: raw = r.bytes(); has_raw = true; break;
+      case 10: r.repeated(wire, 1, [&](Reader& x, uint32_t) { append(typed, x.fixed64()); }); break;
+      case 11: r.repeated(wire, 0, [&](Reader& x, uint32_t) { append(typed, x.varint()); }); break;
+      default: r.skip(wire); break;
+    }
+  }
+  if (has_raw) {
+    t.data.assign(raw.begin(), raw.end());
+  } else if (!int32_data.empty()) {
+    // int32_data carries every type of 32 bits or fewer, one element per entry.
+    const size_t size = element_size(t.data_type);
+    if (size == 0 || size > sizeof(uint32_t))
+      r.fail("int32_data for data type " + std::to_string(t.data_type) + ", which it cannot carry");
+    for (int64_t v : int32_data) {
+      const uint32_t u = static_cast<uint32_t>(v);
+      const size_t at = t.data.size();
+      t.data.resize(at + size);
+      std::memcpy(t.data.data() + at, &u, size);
+    }
+  } else {
+    t.data = std::move(typed);
+  }
+  return t;
+}
+
+// Subgraphs, nested types and nested sequences recurse; a corrupt file could nest them deeply
+// enough to exhaust the stack, so nesting past this depth is malformed.
+constexpr int kMaxDepth = 32;
+
+GraphProto parse_graph(Reader r, int depth);
+
+// TypeProto: tensor_type 1, sequence_type 4, map_type 5, sparse_tensor_type 8, optional_type 9;
+// the element type of each container is its field 1.
+TypeInfo parse_type(Reader r, int depth) {
+  if (depth > kMaxDepth) r.fail("types nested too deeply");
+  TypeInfo t;
+  while (!r.done()) {
+    const auto [field, wire] = r.key();
+    if (field == 1 && wire == 2) {
+      t.tensor = true;
+      Reader tensor = r.sub();
+      while (!tensor.done()) {
+        const auto [ef, ew] = tensor.key();
+        if (ef == 1 && ew == 0) {
+          t.elem_type = static_cast<int32_t>(tensor.varint());
+        } else {
+          tensor.skip(ew);
+        }
+      }
+    } else if ((field == 4 || field == 9) && wire == 2) {
+      Reader container = r.sub();
+      while (!container.done()) {
+        const auto [cf, cw] = container.key();
+        if (cf == 1 && cw == 2) {
+          const TypeInfo inner = parse_type(container.sub(), depth + 1);
+          t.wrappers = std::string(1, field == 4 ? 's' : 'o') + inner.wrappers;
+          t.tensor = inner.tensor;
+          t.elem_type = inner.elem_type;
+        } else {
+          container.skip(cw);
+        }
+      }
+      if (t.wrappers.empty()) t.wrappers = field == 4 ? "s" : "o";  // no element type given
+    } else {
+      r.skip(wire);
+    }
+  }
+  return t;
+}
+
+AttributeProto parse_attribute(Reader r, int depth) {
+  AttributeProto a;
+  while (!r.done()) {
+    const auto [field, wire] = r.key();
+    switch (field) {
+      case 1: a.name = r.bytes(); break;
+      case 2: a.f = as_float(r.fixed32()); break;
+      case 3: a.i = static_cast<int64_t>(r.varint()); break;
+      case 4: a.s = r.bytes(); break;
+      case 5: a.t.push_back(parse_tensor(r.sub())); break;
+      case 6: a.g = std::make_shared<const GraphProto>(parse_graph(r.sub(), depth + 1)); a.has_graph = true; break;
+      case 7: r.repeated(wire, 5, [&](Reader& x, uint32_t) { a.floats.push_back(as_float(x.fixed32())); }); break;
+      case 8: r.repeated(wire, 0, [&](Reader& x, uint32_t) { a.ints.push_back(static_cast<int64_t>(x.varint())); }); break;
+      case 9: a.strings.push_back(r.bytes()); break;
+      case 14: a.tp = parse_type(r.sub(), depth + 1); break;
+      case 20: a.type = static_cast<int32_t>(r.varint()); break;
+      default: r.skip(wire); break;
+    }
+  }
+  return a;
+}
+
+NodeProto parse_node(Reader r, int depth) {
+  NodeProto n;
+  while (!r.done()) {
+    const auto [field, wire] = r.key();
+    switch (field) {
+      case 1: n.inputs.push_back(r.bytes()); break;
+      case 2: n.outputs.push_back(r.bytes()); break;
+      case 3: n.name = r.bytes(); break;
+      case 4: n.op_type = r.bytes(); break;
+      case 5: n.attributes.push_back(parse_attribute(r.sub(), depth)); break;
+      case 7: n.domain = r.bytes(); break;
+      default: r.skip(wire); break;
+    }
+  }
+  return n;
+}
+
+ValueInfo parse_value_info(Reader r) {
+  ValueInfo v;
+  while (!r.done()) {
+    const auto [field, wire] = r.key();
+    if (field == 1) {
+      v.name = r.bytes();
+    } else if (field == 2) {  // TypeProto
+      if (wire != 2) r.fail("ValueInfoProto.type is not a message");
+      v.type = parse_type(r.sub(), 0);
+      v.is_tensor = v.type.tensor && v.type.wrappers.empty();
+      v.elem_type = v.type.elem_type;
+    } else {
+      r.skip(wire);
+    }
+  }
+  return v;
+}
+
+GraphProto parse_graph(Reader r, int depth) {
+  if (depth > kMaxDepth) r.fail("subgraphs nested too deeply");
+  GraphProto g;
+  while (!r.done()) {
+    const auto [field, wire] = r.key();
+    switch (field) {
+      case 1: g.nodes.push_back(parse_node(r.sub(), depth)); break;
+      case 5: g.initializers.push_back(parse_tensor(r.sub())); break;
+      case 11: g.inputs.push_back(parse_value_info(r.sub())); break;
+      case 12: g.outputs.push_back(parse_value_info(r.sub())); break;
+      default: r.skip(wire); break;
+    }
+  }
+  return g;
+}
+
+// SequenceProto: tensor_values 3, sequence_values 5, optional_values 7 (sparse 4 and map 6 are
+// not read); OptionalProto: tensor_value 3, sequence_value 5, optional_value 7.
+ValueProto parse_container(Reader r, ValueProto::Kind kind, int depth) {
+  if (depth > kMaxDepth) r.fail("sequences or optionals nested too deeply");
+  ValueProto v;
+  v.kind = kind;
+  while (!r.done()) {
+    const auto [field, wire] = r.key();
+    if (wire == 2 && (field == 3 || field == 5 || field == 7)) {
+      if (field == 3) {
+        ValueProto t;
+        t.tensor = parse_tensor(r.sub());
+        v.items.push_back(std::move(t));
+      } else {
+        v.items.push_back(parse_container(
+            r.sub(), field == 5 ? ValueProto::Kind::Sequence : ValueProto::Kind::Optional,
+            depth + 1));
+      }
+    } else if (wire == 2 && (field == 4 || field == 6)) {
+      r.fail("sparse tensor or map values are not read");
+    } else {
+      r.skip(wire);
+    }
+  }
+  if (kind == ValueProto::Kind::Optional && v.items.size() > 1) r.fail("an optional with two values");
+  return v;
+}
+
+std::vector<unsigned char> slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ReadError("cannot read " + path);
+  return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+const AttributeProto* NodeProto::attribute(const std::string& key) const {
+  for (const AttributeProto& a : attributes) {
+    if (a.name == key) return &a;
+  }
+  return nullptr;
+}
+
+size_t element_size(int32_t t) {
+  switch (t) {
+    case kFloat: case kInt32: case kUint32: return 4;
+    case kDouble: case kInt64: case kUint64: return 8;
+    case kFloat16: case kBfloat16: case kInt16: case kUint16: return 2;
+    case kInt8: case kUint8: case kBool: return 1;
+    default: return 0;
+  }
+}
+
+ModelProto read_model(const std::string& path) {
+  const std::vector<unsigned char> bytes = slurp(path);
+  return parse_model(bytes.data(), bytes.size(), path);
+}
+
+ModelProto parse_model(const unsigned char* data, size_t size, const std::string& where) {
+  Reader r(data, size, where);
+  ModelProto m;
+  while (!r.done()) {
+    const auto [field, wire] = r.key();
+    if (field == 7) {
+      m.graph = parse_graph(r.sub(), 0);
+    } else if (field == 8) {  // OperatorSetIdProto
+      Reader o = r.sub();
+      std::string domain;
+      int64_t version = 0;
+      while (!o.done()) {
+        const auto [of, ow] = o.key();
+        if (of == 1) {
+          domain = o.bytes();
+        } else if (of == 2) {
+          version = static_cast<int64_t>(o.varint());
+        } else {
+          o.skip(ow);
+        }
+      }
+      if (domain.empty() || domain == "ai.onnx") m.opset = version;
+      if (domain == kTrainingDomain) m.training_opset = version;
+    } else {
+      r.skip(wire);
+    }
+  }
+  return m;
+}
+
+ValueProto read_value(const std::string& path, const TypeInfo& type) {
+  const std::vector<unsigned char> bytes = slurp(path);
+  return parse_value(bytes.data(), bytes.size(), type, path);
+}
+
+ValueProto parse_value(const unsigned char* data, size_t size, const TypeInfo& type,
+                       const std::string& where) {
+  Reader r(data, size, where);
+  if (type.wrappers.empty()) {
+    ValueProto v;
+    v.tensor = parse_tensor(r);
+    return v;
+  }
+  return parse_container(r, type.wrappers[0] == 's' ? ValueProto::Kind::Sequence
+                                                    : ValueProto::Kind::Optional, 0);
+}
+
+TensorProto read_tensor(const std::string& path) {
+  const std::vector<unsigned char> bytes = slurp(path);
+  return parse_tensor(bytes.data(), bytes.size(), path);
+}
+
+TensorProto parse_tensor(const unsigned char* data, size_t size, const std::string& where) {
+  return parse_tensor(Reader(data, size, where));
+}
+
+}  // namespace wick::onnx
