@@ -1,8 +1,10 @@
 #include <wick/registry.hpp>
 
+#include "host/device_kinds.hpp"
 #include "host/isolated_plugin.hpp"
 #include "host/loaded_plugin.hpp"
 #include "host/manifest.hpp"
+#include "host/plugin_checks.hpp"
 #include <wick/safe_file.hpp>
 #include "host/log.hpp"
 #include "host/text.hpp"
@@ -38,7 +40,7 @@ const char* to_string(PluginState state) {
   return "unknown";
 }
 
-namespace {
+namespace detail {
 
 const std::vector<std::string> kDeviceKinds = {"cpu", "gpu", "accelerator", "other"};
 
@@ -46,167 +48,11 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// The loader's message with the next step spelled out; names the missing dependency if dlerror did.
-std::string explain_load_failure(const std::string& library, std::string loader_message) {
-  // Boost appends the errno text of its own failed call ("): Bad file descriptor"), which says
-  // nothing about the cause: keep only the loader's message.
-  const size_t tail = loader_message.rfind("): ");
-  if (tail != std::string::npos &&
-      loader_message.find("dlerror system message") != std::string::npos)
-    loader_message = loader_message.substr(0, tail + 1);
-  std::string text = "could not load " + library + ": " + loader_message;
-  const std::string marker = ": cannot open shared object file";
-  size_t at = loader_message.find(marker);
-  if (at != std::string::npos) {
-    size_t start = loader_message.rfind("message: ", at);
-    start = start == std::string::npos ? 0 : start + 9;
-    std::string dep = loader_message.substr(start, at - start);
-    if (fs::path(dep).filename() != fs::path(library).filename()) {
-      text += ". Missing dependency: " + dep +
-              " — install the package that provides it or add its directory to LD_LIBRARY_PATH";
-      return text;
-    }
-  }
-  text += ". Check the file with `ldd " + library + "`";
-  return text;
-}
+}  // namespace detail
 
-// What a manifest says of its plugin, before the library is read.
-PluginInfo manifest_info(const Manifest& m, PluginState state, std::string reason) {
-  PluginInfo info;
-  info.name = m.name;
-  info.manifest_path = m.path;
-  info.library_path = m.library;
-  info.device_kinds = m.device_kinds;
-  info.first_party = m.first_party;
-  info.state = state;
-  info.reason = std::move(reason);
-  return info;
-}
+using namespace detail;
 
-// Versions are checked before any plugin code runs: the manifest's major first.
-bool check_manifest_abi(const Manifest& m, PluginInfo& info) {
-  if (m.abi_major == WICK_ABI_MAJOR) return true;
-  info.state = PluginState::Incompatible;
-  info.abi_major = static_cast<uint32_t>(m.abi_major);
-  info.reason = "manifest " + m.path + " declares ABI major " + std::to_string(m.abi_major) +
-                ", this host speaks ABI " + std::to_string(WICK_ABI_MAJOR) + "." +
-                std::to_string(WICK_ABI_MINOR) + "; rebuild the plugin against Wick SDK " +
-                std::to_string(WICK_ABI_MAJOR) + ".x";
-  return false;
-}
-
-// Loads the manifest's library into `library`; false, with the reason in info, when it will not.
-// The manifest's library exists and is a whole ELF file; false, with the reason in info, when not.
-// Checked before anything maps it (here or in an isolated plugin's child): a truncated library
-// would fault when the loader touches it.
-bool library_file_ok(const Manifest& m, PluginInfo& info) {
-  std::error_code ec;
-  if (!fs::exists(m.library, ec)) {
-    info.reason = "library " + m.library + " does not exist (named by manifest " + m.path + ")";
-    return false;
-  }
-  if (auto why = safe_file::not_whole_elf(m.library)) {
-    info.reason = "library " + m.library + " " + *why + " (named by manifest " + m.path + ")";
-    return false;
-  }
-  return true;
-}
-
-bool load_library(const Manifest& m, boost::dll::shared_library& library, PluginInfo& info) {
-  if (!library_file_ok(m, info)) return false;
-  try {
-    library.load(boost::dll::fs::path(m.library),
-                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-  } catch (const std::exception& e) {
-    info.reason = explain_load_failure(m.library, e.what());
-    return false;
-  }
-  if (!library.has(WICK_PLUGIN_ENTRY_SYMBOL)) {
-    info.reason = m.library + " is not a Wick plugin: it does not export " +
-                  std::string(WICK_PLUGIN_ENTRY_SYMBOL) + " (manifest " + m.path + ")";
-    return false;
-  }
-  return true;
-}
-
-// Calls the library's entry point; nullptr, with the reason in info, when it fails.
-const wick_plugin_api* read_table(const Manifest& m, const boost::dll::shared_library& library,
-                                  PluginInfo& info) {
-  const wick_plugin_api* api = nullptr;
-  try {
-    api = library.get<const wick_plugin_api*()>(WICK_PLUGIN_ENTRY_SYMBOL)();
-  } catch (const std::exception& e) {
-    info.reason = "the entry point of " + m.library + " failed: " + e.what();
-    return nullptr;
-  } catch (...) {
-    info.reason = "the entry point of " + m.library + " threw an exception across the C ABI";
-    return nullptr;
-  }
-  if (api == nullptr) info.reason = "the entry point of " + m.library + " returned NULL";
-  return api;
-}
-
-// Records the table's versions in info, then checks its ABI, size, required slots and name
-// against this host and the manifest; false, with the state and reason in info, when one fails.
-bool check_table(const wick_plugin_api& api, const Manifest& m, PluginInfo& info) {
-  info.abi_major = api.abi_major;
-  info.abi_minor = api.abi_minor;
-  info.version = api.version != nullptr ? api.version : "";
-  const std::string versions =
-      "plugin ABI " + std::to_string(api.abi_major) + "." + std::to_string(api.abi_minor) +
-      ", host ABI " + std::to_string(WICK_ABI_MAJOR) + "." + std::to_string(WICK_ABI_MINOR);
-  info.state = PluginState::Incompatible;
-  if (api.abi_major != WICK_ABI_MAJOR) {
-    info.reason = versions + ": majors differ; rebuild " + m.library + " against Wick SDK " +
-                  std::to_string(WICK_ABI_MAJOR) + ".x";
-    return false;
-  }
-  if (api.struct_size < WICK_PLUGIN_API_SIZE_1_0) {
-    info.reason = versions + ": the plugin table is " + std::to_string(api.struct_size) +
-                  " bytes, smaller than ABI 1.0's " + std::to_string(WICK_PLUGIN_API_SIZE_1_0) +
-                  " (malformed plugin)";
-    return false;
-  }
-  if (const char* slot = missing_required_slot(api)) {
-    info.reason = versions + ": required slot '" + slot + "' is NULL (malformed plugin)";
-    return false;
-  }
-  info.state = PluginState::LoadFailed;
-  const std::string table_name = api.name != nullptr ? api.name : "";
-  if (table_name != m.name) {
-    info.reason = "manifest " + m.path + " names the plugin '" + m.name + "' but " + m.library +
-                  " calls itself '" + table_name + "'";
-    return false;
-  }
-  return true;
-}
-
-// The typed options of a [plugins.<name>] table, pointing into `table` (which must outlive them).
-std::vector<wick_option> plugin_options(const PluginOptions& table) {
-  std::vector<wick_option> options;
-  for (const auto& [key, value] : table.values) {
-    if (is_host_plugin_option(key)) continue;  // the host's own keys, not the plugin's
-    wick_option o{};
-    o.struct_size = sizeof(o);
-    o.key = key.c_str();
-    if (const bool* b = std::get_if<bool>(&value)) {
-      o.type = WICK_OPTION_BOOL;
-      o.bool_value = *b ? 1 : 0;
-    } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
-      o.type = WICK_OPTION_INT;
-      o.int_value = *i;
-    } else if (const double* d = std::get_if<double>(&value)) {
-      o.type = WICK_OPTION_FLOAT;
-      o.float_value = *d;
-    } else {
-      o.type = WICK_OPTION_STRING;
-      o.string_value = std::get<std::string>(value).c_str();
-    }
-    options.push_back(o);
-  }
-  return options;
-}
+namespace {
 
 // Initializes the plugin, then reads each of its devices and their properties; throws wick::Error
 // naming the call that failed.
@@ -749,128 +595,6 @@ PluginInfo PluginRegistry::load(const std::string& path) {
   impl_->probe(impl_->entries.back());
   impl_->cpu_known = false;
   return impl_->entries.back().info;
-}
-
-namespace {
-
-// The names a priority entry may use, in three groups for the message that lists them.
-struct KnownDevices {
-  std::vector<std::string> found;      // plugins found in the search path, in any state
-  std::vector<std::string> defaulted;  // named by the embedded default, but not found
-  std::vector<std::string> all;        // found, defaulted and the device kinds
-  std::string search_path;             // the directories searched, with where each came from
-
-  // Names in the embedded default are never typos: the default list stays valid on a machine
-  // where one of its plugins was not built or installed (that entry then shows as "not found").
-  explicit KnownDevices(const PluginRegistry& registry) {
-    found = registry.plugin_names();  // without initializing them
-    for (const auto& [dir, from] : registry.search_directories())
-      search_path += (search_path.empty() ? "" : ", ") + dir + " (" + from + ")";
-    for (const DeviceEntry& entry : default_config().priority) {
-      const std::string name = entry.name.substr(0, entry.name.find(':'));
-      if (!contains(found, name) && !contains(kDeviceKinds, name)) defaulted.push_back(name);
-    }
-    all = found;
-    all.insert(all.end(), defaulted.begin(), defaulted.end());
-    all.insert(all.end(), kDeviceKinds.begin(), kDeviceKinds.end());
-  }
-
-  // "unknown device 'cdua'; did you mean 'cuda'? (known: ...)"
-  std::string unknown(const DeviceEntry& entry, const std::string& name) const {
-    std::string msg = entry.where.to_string() + ": unknown device '" + entry.name + "'";
-    if (auto close = closest_match(name, all)) msg += "; did you mean '" + *close + "'?";
-    msg += " (known: plugins found in the search path [" +
-           (search_path.empty() ? std::string("no directories") : search_path) +
-           "]: " + (found.empty() ? std::string("none") : text::join(found, ", "));
-    if (!defaulted.empty())
-      msg += "; named by the built-in default: " + text::join(defaulted, ", ");
-    return msg + "; or a kind: " + text::join(kDeviceKinds, ", ") + ")";
-  }
-};
-
-}  // namespace
-
-std::vector<OptionProblem> check_plugin_options(const PluginRegistry& registry,
-                                                const Config& config) {
-  std::vector<OptionProblem> problems;
-  for (const auto& [plugin, options] : config.plugin_options) {
-    const auto& disabled = config.disabled_plugins;
-    if (std::find(disabled.begin(), disabled.end(), plugin) != disabled.end()) continue;
-    const std::string table = "[plugins." + plugin + "]";
-    const std::unique_ptr<PluginInfo> info = registry.find(plugin);
-    if (info == nullptr || info->state == PluginState::NotFound) {
-      std::string dirs;
-      const std::string found = text::join(registry.plugin_names(), ", ");
-      for (const auto& [dir, from] : registry.search_directories())
-        dirs += (dirs.empty() ? "" : ", ") + dir + " (" + from + ")";
-      problems.push_back({options.where, table + ": no plugin named '" + plugin +
-                                             "' in the search path [" + dirs + "]; found: " +
-                                             (found.empty() ? "none" : found)});
-      continue;
-    }
-    if (info->state != PluginState::Failed && info->state != PluginState::LoadFailed &&
-        info->state != PluginState::Incompatible)
-      continue;  // initialised with these options (usable, or no device here)
-    // Point at the option the plugin's message names, if it names one.
-    SourceLocation where = options.where;
-    std::string key;
-    for (size_t i = 0; i < options.values.size() && key.empty(); ++i)
-      if (info->reason.find("'" + options.values[i].first + "'") != std::string::npos) {
-        key = options.values[i].first;
-        where = options.where_of(i);
-      }
-    const std::string verb = info->state == PluginState::Failed
-                                 ? "refused these options"
-                                 : "could not be loaded, so its options cannot be checked";
-    problems.push_back({where, table + (key.empty() ? "" : " " + key) + ": plugin '" + plugin +
-                                   "' " + verb + ": " + info->reason});
-  }
-  return problems;
-}
-
-Selection select_device(const PluginRegistry& registry, const Config& config) {
-  Selection sel;
-  const KnownDevices known(registry);
-  int position = 0;
-  for (const DeviceEntry& entry : config.priority) {
-    ++position;
-    const std::string name = entry.name.substr(0, entry.name.find(':'));
-    if (!contains(known.all, name)) throw ConfigError(known.unknown(entry, name));
-    Device d = registry.find_device(entry.name);
-    if (d.valid()) {
-      sel.device = d;
-      sel.reason =
-          d.name() + " selected: '" + entry.name + "' is priority " + std::to_string(position) +
-          " of " + std::to_string(config.priority.size()) +
-          (sel.skipped.empty() ? ""
-                               : ", after " + std::to_string(sel.skipped.size()) + " unusable");
-      return sel;
-    }
-    std::string why;
-    if (auto info = registry.find(name); info && info->state == PluginState::Usable) {
-      // The plugin is usable, but none of its devices is the index or kind the entry names.
-      std::vector<std::string> have;
-      for (const DeviceInfo& d : info->devices)
-        have.push_back(d.name + " (" + to_string(d.kind) + ")");
-      why = "usable, but has no device '" + entry.name.substr(name.size() + 1) +
-            "' (its devices: " + text::join(have, ", ") + ")";
-    } else if (info) {
-      why = std::string(to_string(info->state)) + ": " + info->reason;
-    } else {
-      why = "no usable plugin provides it";
-    }
-    if (config.strict) {
-      throw Error("strict mode: device '" + entry.name + "' (priority " + std::to_string(position) +
-                  ", from " + entry.where.to_string() + ") is not usable: " + why +
-                  "; set strict = false to fall back to the next device");
-    }
-    sel.skipped.push_back(entry.name + ": " + why);
-  }
-  // The last resort is always the CPU.
-  sel.device = registry.cpu_device();
-  sel.reason =
-      sel.device.name() + " selected as the last resort: no entry of the priority list is usable";
-  return sel;
 }
 
 }  // namespace wick

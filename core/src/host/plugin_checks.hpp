@@ -1,0 +1,45 @@
+// plugin_checks.hpp — what the registry checks of one plugin as it loads it, before any of its
+// code runs and right after its entry point has returned: the manifest's ABI, the library file,
+// the library itself and its table; and the options of its [plugins.<name>] table in the form the
+// plugin's initialize takes (core internal).
+#pragma once
+
+#include <wick/config.hpp>
+#include <wick/registry.hpp>
+#include <wick/wick_plugin.h>
+
+#include "host/manifest.hpp"
+
+#include <boost/dll/shared_library.hpp>
+
+#include <string>
+#include <vector>
+
+namespace wick::detail {
+
+// What a manifest says of its plugin, before the library is read.
+PluginInfo manifest_info(const Manifest& m, PluginState state, std::string reason);
+
+// Versions are checked before any plugin code runs: the manifest's major first.
+bool check_manifest_abi(const Manifest& m, PluginInfo& info);
+
+// The manifest's library exists and is a whole ELF file; false, with the reason in info, when not.
+// Checked before anything maps it (here or in an isolated plugin's child): a truncated library
+// would fault when the loader touches it.
+bool library_file_ok(const Manifest& m, PluginInfo& info);
+
+// Loads the manifest's library into `library`; false, with the reason in info, when it will not.
+bool load_library(const Manifest& m, boost::dll::shared_library& library, PluginInfo& info);
+
+// Calls the library's entry point; nullptr, with the reason in info, when it fails.
+const wick_plugin_api* read_table(const Manifest& m, const boost::dll::shared_library& library,
+                                  PluginInfo& info);
+
+// Records the table's versions in info, then checks its ABI, size, required slots and name
+// against this host and the manifest; false, with the state and reason in info, when one fails.
+bool check_table(const wick_plugin_api& api, const Manifest& m, PluginInfo& info);
+
+// The typed options of a [plugins.<name>] table, pointing into `table` (which must outlive them).
+std::vector<wick_option> plugin_options(const PluginOptions& table);
+
+}  // namespace wick::detail
