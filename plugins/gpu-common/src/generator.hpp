@@ -3,6 +3,8 @@
 
 #include <wick/gpu/kernels.hpp>
 
+#include <string>
+
 namespace wick::gpu::detail {
 
 extern const char* const kOpenClPrelude;
@@ -24,6 +26,8 @@ struct TypeInfo {
 };
 
 const TypeInfo& type_info(wick_dtype t);
+// Every dtype, in the order the program's units are emitted (generator.cpp).
+extern const TypeInfo kTypes[12];
 
 // Per-op expressions in the neutral dialect, over the compute type: `v` (unary), `a`, `b`
 // (binary), `alpha`, `beta`, `mode` (unary params). Placeholders: $C compute type, $T storage (for
@@ -38,5 +42,48 @@ struct OpExpr {
 extern const OpExpr kOpExprs[];
 extern const size_t kOpExprCount;
 const OpExpr* op_expr(wick_op_code op);
+// The expression of op on type t, or nullptr where the op is not defined for it.
+const char* expr_for(const OpExpr& e, wick_dtype t);
+
+// What the kernel families share (generator.cpp): whether t is a float dtype; an element loaded
+// as its compute type, a stored value as its compute type, a compute value stored; code appended
+// to `out` inside #ifdef WK_HAS_F64 for f64; t's lowest and highest values and whether v is NaN,
+// as kernel expressions.
+bool is_float(wick_dtype t);
+std::string load(const TypeInfo& t, const std::string& ptr, const std::string& at);
+std::string to_compute(const TypeInfo& t, const std::string& value);
+std::string store(const TypeInfo& t, const std::string& value);
+void guarded(std::string& out, const TypeInfo& t, const std::string& code);
+std::string lowest(const TypeInfo& t);
+std::string highest(const TypeInfo& t);
+std::string isnan_of(const TypeInfo& t, const std::string& v);
+
+// The kernel families, each appending its kernels for dtype t to a unit's text `out` (generator.cpp
+// puts them in units). elementwise_kernels.cpp:
+void emit_unary(std::string& out, const TypeInfo& t);   // unary_, predicate_ (and their _flat)
+void emit_binary(std::string& out, const TypeInfo& t);  // binary_, compare_ (and their _flat)
+void emit_where(std::string& out, const TypeInfo& t);
+void emit_cast(std::string& out, const TypeInfo& from);  // from `from` to every other dtype
+void emit_iota(std::string& out, const TypeInfo& t);
+void emit_rng(std::string& out, const TypeInfo& t);
+void emit_copy_fill(std::string& out);  // copy_, fill_ for each element size
+// reduction_kernels.cpp: reduce_ (one and two passes), scan_, arg_
+void emit_reductions(std::string& out, const TypeInfo& t);
+// index_kernels.cpp (gather: for each element size `bits`; it: the index type)
+void emit_sort(std::string& out, const TypeInfo& t, const char* index_type,
+               const char* index_name);
+void emit_gather(std::string& out, const char* bits, const char* it, const char* it_name);
+void emit_scatter(std::string& out, const TypeInfo& t, const char* it, const char* it_name);
+// fused_kernels.cpp
+void emit_softmax(std::string& out, const TypeInfo& t);
+void emit_norm(std::string& out, const TypeInfo& t);
+void emit_batch_norm(std::string& out, const TypeInfo& t);
+void emit_attention(std::string& out, const TypeInfo& t);
+// nn_kernels.cpp
+void emit_matmul(std::string& out, const TypeInfo& t);
+void emit_window(std::string& out, const TypeInfo& t);
+void emit_im2col(std::string& out, const TypeInfo& t);
+void emit_conv(std::string& out, const TypeInfo& t);
+void emit_window_scatter(std::string& out, const TypeInfo& t);
 
 }  // namespace wick::gpu::detail
