@@ -70,8 +70,7 @@ void emit_copy_fill(std::string& out);  // copy_, fill_ for each element size
 // reduction_kernels.cpp: reduce_ (one and two passes), scan_, arg_
 void emit_reductions(std::string& out, const TypeInfo& t);
 // index_kernels.cpp (gather: for each element size `bits`; it: the index type)
-void emit_sort(std::string& out, const TypeInfo& t, const char* index_type,
-               const char* index_name);
+void emit_sort(std::string& out, const TypeInfo& t, const char* index_type, const char* index_name);
 void emit_gather(std::string& out, const char* bits, const char* it, const char* it_name);
 void emit_scatter(std::string& out, const TypeInfo& t, const char* it, const char* it_name);
 // fused_kernels.cpp
