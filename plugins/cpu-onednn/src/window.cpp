@@ -421,6 +421,73 @@ void scatter_2x2(const T* x, int64_t xrow, const T* src, int64_t srow, int64_t s
   }
 }
 
+// One [H, W] plane of a select-and-scatter whose kh x kw windows tile it (window_scatter_2d's
+// case without overlap or padding, unit column strides): y filled, then each window's first
+// extremum, found branch-free, set to init plus its source value. The general form of scatter_2x2.
+template <class T, bool Max, class A>
+void scatter_tiled(const WindowGeometry& g, const T* xp, const std::vector<int64_t>& xs,
+                   const T* sp, const std::vector<int64_t>& ss, T* yp,
+                   const std::vector<int64_t>& ys, A init, T fill) {
+  using C = Compute<T>;
+  const int64_t h = g.in[2], w = g.in[3], oh = g.out[2], ow = g.out[3];
+  const int64_t kh = g.window[2], kw = g.window[3];
+  for (int64_t r = 0; r < h; ++r)
+    for (int64_t q = 0; q < w; ++q) yp[r * ys[2] + q] = fill;
+  for (int64_t i = 0; i < oh; ++i) {
+    for (int64_t j = 0; j < ow; ++j) {
+      int64_t best_r = i * kh, best_q = j * kw;
+      C best_value = static_cast<C>(xp[best_r * xs[2] + best_q]);
+      for (int64_t ki = 0; ki < kh; ++ki) {
+        const T* row = xp + (i * kh + ki) * xs[2] + j * kw;
+        for (int64_t kj = 0; kj < kw; ++kj) {
+          // Branch-free (selects, not jumps): which tap wins is data, and unpredictable.
+          const C v = static_cast<C>(row[kj]);
+          const bool take = (Max ? v > best_value : v < best_value) | ((v != v) & (best_value == best_value));
+          const int64_t t = take;
+          best_r += t * (i * kh + ki - best_r);
+          best_q += t * (j * kw + kj - best_q);
+          best_value = take ? v : best_value;
+        }
+      }
+      yp[best_r * ys[2] + best_q] = cast_value<T>(init + static_cast<A>(static_cast<C>(sp[i * ss[2] + j * ss[3]])));
+    }
+  }
+}
+
+// One [H, W] plane of a select-and-scatter with any windows over H and W: the source values are
+// added up in `acc` (h * w, indexed like the plane), then rounded once on store.
+template <class T, bool Max, class A>
+void scatter_accumulated(const WindowGeometry& g, const T* xp, const std::vector<int64_t>& xs,
+                         const T* sp, const std::vector<int64_t>& ss, T* yp,
+                         const std::vector<int64_t>& ys, A init, std::vector<A>& acc) {
+  using C = Compute<T>;
+  const int64_t h = g.in[2], w = g.in[3], oh = g.out[2], ow = g.out[3];
+  std::fill(acc.begin(), acc.end(), init);
+  for (int64_t i = 0; i < oh; ++i) {
+    for (int64_t j = 0; j < ow; ++j) {
+      int64_t best = -1;
+      C best_value{};
+      for (int64_t ki = 0; ki < g.window[2]; ++ki) {
+        const int64_t r = i * g.stride[2] - g.lo[2] + ki * g.dil[2];
+        if (r < 0 || r >= h) continue;
+        for (int64_t kj = 0; kj < g.window[3]; ++kj) {
+          const int64_t q = j * g.stride[3] - g.lo[3] + kj * g.dil[3];
+          if (q < 0 || q >= w) continue;
+          const C v = static_cast<C>(xp[r * xs[2] + q * xs[3]]);
+          const bool better = Max ? v > best_value : v < best_value;
+          if (best < 0 || better || (v != v && best_value == best_value)) {
+            best = r * w + q;
+            best_value = v;
+          }
+        }
+      }
+      if (best >= 0) acc[static_cast<size_t>(best)] += static_cast<A>(static_cast<C>(sp[i * ss[2] + j * ss[3]]));
+    }
+  }
+  for (int64_t r = 0; r < h; ++r)
+    for (int64_t q = 0; q < w; ++q) yp[r * ys[2] + q * ys[3]] = cast_value<T>(acc[static_cast<size_t>(r * w + q)]);
+}
+
 // The common case of max-pool backward: [N, C, H, W] with windows over H and W only. Planes run in
 // parallel (each writes only its own output plane), with the operand's rows read directly; the
 // same selection and rounding as the general loop above.
@@ -431,7 +498,6 @@ bool window_scatter_2d(Context& ctx, const WindowGeometry& g, const wick_op_desc
     if (g.window[i] != 1 || g.stride[i] != 1 || g.lo[i] != 0 || g.hi[i] != 0 || g.dil[i] != 1) return false;
   const auto& p = *static_cast<const wick_window_params*>(op.params);
   const wick_tensor_desc &x = op.inputs[0], &src = op.inputs[1], &y = op.outputs[0];
-  using C = Compute<T>;
   using A = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
   const T* px = data_of<const T>(x);
   const T* ps = data_of<const T>(src);
@@ -468,27 +534,7 @@ bool window_scatter_2d(Context& ctx, const WindowGeometry& g, const wick_op_desc
       const T* xp = px + n * xs[0] + c * xs[1];
       const T* sp = ps + n * ss[0] + c * ss[1];
       T* yp = py + n * ys[0] + c * ys[1];
-      for (int64_t r = 0; r < h; ++r)
-        for (int64_t q = 0; q < w; ++q) yp[r * ys[2] + q] = fill;
-      for (int64_t i = 0; i < oh; ++i) {
-        for (int64_t j = 0; j < ow; ++j) {
-          int64_t best_r = i * kh, best_q = j * kw;
-          C best_value = static_cast<C>(xp[best_r * xs[2] + best_q]);
-          for (int64_t ki = 0; ki < kh; ++ki) {
-            const T* row = xp + (i * kh + ki) * xs[2] + j * kw;
-            for (int64_t kj = 0; kj < kw; ++kj) {
-              // Branch-free (selects, not jumps): which tap wins is data, and unpredictable.
-              const C v = static_cast<C>(row[kj]);
-              const bool take = (Max ? v > best_value : v < best_value) | ((v != v) & (best_value == best_value));
-              const int64_t t = take;
-              best_r += t * (i * kh + ki - best_r);
-              best_q += t * (j * kw + kj - best_q);
-              best_value = take ? v : best_value;
-            }
-          }
-          yp[best_r * ys[2] + best_q] = cast_value<T>(init + static_cast<A>(static_cast<C>(sp[i * ss[2] + j * ss[3]])));
-        }
-      }
+      scatter_tiled<T, Max>(g, xp, xs, sp, ss, yp, ys, init, fill);
     }
     return true;
   }
@@ -501,30 +547,7 @@ bool window_scatter_2d(Context& ctx, const WindowGeometry& g, const wick_op_desc
       const T* xp = px + n * xs[0] + c * xs[1];
       const T* sp = ps + n * ss[0] + c * ss[1];
       T* yp = py + n * ys[0] + c * ys[1];
-      std::fill(acc.begin(), acc.end(), init);
-      for (int64_t i = 0; i < oh; ++i) {
-        for (int64_t j = 0; j < ow; ++j) {
-          int64_t best = -1;
-          C best_value{};
-          for (int64_t ki = 0; ki < g.window[2]; ++ki) {
-            const int64_t r = i * g.stride[2] - g.lo[2] + ki * g.dil[2];
-            if (r < 0 || r >= h) continue;
-            for (int64_t kj = 0; kj < g.window[3]; ++kj) {
-              const int64_t q = j * g.stride[3] - g.lo[3] + kj * g.dil[3];
-              if (q < 0 || q >= w) continue;
-              const C v = static_cast<C>(xp[r * xs[2] + q * xs[3]]);
-              const bool better = Max ? v > best_value : v < best_value;
-              if (best < 0 || better || (v != v && best_value == best_value)) {
-                best = r * w + q;
-                best_value = v;
-              }
-            }
-          }
-          if (best >= 0) acc[static_cast<size_t>(best)] += static_cast<A>(static_cast<C>(sp[i * ss[2] + j * ss[3]]));
-        }
-      }
-      for (int64_t r = 0; r < h; ++r)
-        for (int64_t q = 0; q < w; ++q) yp[r * ys[2] + q * ys[3]] = cast_value<T>(acc[static_cast<size_t>(r * w + q)]);
+      scatter_accumulated<T, Max>(g, xp, xs, sp, ss, yp, ys, init, acc);
     }
   }
   return true;
