@@ -122,53 +122,70 @@ int alignment(const void* p) {
   return bytes;
 }
 
+// One matmul as cuBLASLt is asked for it: the element, scalar and compute types, the layouts of
+// its first operand, second operand and output (B^T, A^T and C^T: see problem_of), the batch
+// count, and where the three start.
+struct Problem {
+  cudaDataType_t type = CUDA_R_32F, scale = CUDA_R_32F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  Layout first, second, result;
+  int64_t batch = 1;
+  const char* pa = nullptr;
+  const char* pb = nullptr;
+  char* pd = nullptr;
+};
+
+// The problem of op (a MATMUL on the device pointers out, a, b), or false when cuBLASLt cannot
+// take it: a dtype it does not compute, an empty product, or layouts it cannot express.
+bool problem_of(const wick_op_desc& op, void* out, const void* a, const void* b, bool allow_tf32,
+                Problem& p) {
+  const wick_tensor_desc &c = op.outputs[0], &x = op.inputs[0], &y = op.inputs[1];
+  const int r = c.rank;
+  switch (c.dtype) {
+    case WICK_DTYPE_F32:
+      p.type = CUDA_R_32F;
+      p.compute = allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+      break;
+    case WICK_DTYPE_F64: p.type = CUDA_R_64F; p.compute = CUBLAS_COMPUTE_64F; break;
+    case WICK_DTYPE_F16: p.type = CUDA_R_16F; p.compute = CUBLAS_COMPUTE_32F; break;
+    case WICK_DTYPE_BF16: p.type = CUDA_R_16BF; p.compute = CUBLAS_COMPUTE_32F; break;
+    default: return false;
+  }
+  const int64_t m = c.shape[r - 2], n = c.shape[r - 1], k = x.shape[r - 1];
+  if (m == 0 || n == 0 || k == 0) return false;  // the generated path fills zeros
+  for (int i = 0; i < r - 2; ++i) p.batch *= c.shape[i];
+  // Row-major C = A B is column-major C^T = B^T A^T: cuBLASLt's first operand holds B^T, its second
+  // A^T, its output C^T (which must be stored row-major: unit column stride).
+  if (!layout_of(y, true, p.first) || !layout_of(x, true, p.second) ||
+      !layout_of(c, true, p.result) || p.result.transpose || p.batch > INT32_MAX)
+    return false;
+  p.pa = static_cast<const char*>(b) + y.byte_offset;
+  p.pb = static_cast<const char*>(a) + x.byte_offset;
+  p.pd = static_cast<char*>(out) + c.byte_offset;
+  p.scale = c.dtype == WICK_DTYPE_F64 ? CUDA_R_64F : CUDA_R_32F;
+  return true;
+}
+
 }  // namespace
 
 bool CublasLt::matmul(const wick_op_desc& op, void* out, const void* a, const void* b,
                       bool allow_tf32, void* workspace, size_t workspace_bytes,
                       cudaStream_t stream, const std::string& where) {
-  const wick_tensor_desc &c = op.outputs[0], &x = op.inputs[0], &y = op.inputs[1];
-  const int r = c.rank;
-  cudaDataType_t type;
-  cublasComputeType_t compute;
-  switch (c.dtype) {
-    case WICK_DTYPE_F32:
-      type = CUDA_R_32F;
-      compute = allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-      break;
-    case WICK_DTYPE_F64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; break;
-    case WICK_DTYPE_F16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; break;
-    case WICK_DTYPE_BF16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; break;
-    default: return false;
-  }
-  const int64_t m = c.shape[r - 2], n = c.shape[r - 1], k = x.shape[r - 1];
-  if (m == 0 || n == 0 || k == 0) return false;  // the generated path fills zeros
-  int64_t batch = 1;
-  for (int i = 0; i < r - 2; ++i) batch *= c.shape[i];
-  // Row-major C = A B is column-major C^T = B^T A^T: cuBLASLt's first operand holds B^T, its second
-  // A^T, its output C^T (which must be stored row-major: unit column stride).
-  Layout first, second, result;
-  if (!layout_of(y, true, first) || !layout_of(x, true, second) || !layout_of(c, true, result) ||
-      result.transpose || batch > INT32_MAX)
-    return false;
-  const char* pa = static_cast<const char*>(b) + y.byte_offset;
-  const char* pb = static_cast<const char*>(a) + x.byte_offset;
-  char* pd = static_cast<char*>(out) + c.byte_offset;
-
+  Problem p;
+  if (!problem_of(op, out, a, b, allow_tf32, p)) return false;
   const Api& api = *api_;
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t layouts[3] = {nullptr, nullptr, nullptr};
   cublasLtMatmulPreference_t pref = nullptr;
-  const cudaDataType_t scale = c.dtype == WICK_DTYPE_F64 ? CUDA_R_64F : CUDA_R_32F;
-  bool ok = api.desc_create(&desc, compute, scale) == CUBLAS_STATUS_SUCCESS;
-  const cublasOperation_t ta = first.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t tb = second.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  bool ok = api.desc_create(&desc, p.compute, p.scale) == CUBLAS_STATUS_SUCCESS;
+  const cublasOperation_t ta = p.first.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t tb = p.second.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   ok = ok && api.desc_set(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == CUBLAS_STATUS_SUCCESS;
   ok = ok && api.desc_set(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == CUBLAS_STATUS_SUCCESS;
-  const Layout* ls[3] = {&first, &second, &result};
-  const int32_t count = static_cast<int32_t>(batch);
+  const Layout* ls[3] = {&p.first, &p.second, &p.result};
+  const int32_t count = static_cast<int32_t>(p.batch);
   for (int i = 0; i < 3 && ok; ++i) {
-    ok = api.layout_create(&layouts[i], type, ls[i]->rows, ls[i]->cols, ls[i]->ld) ==
+    ok = api.layout_create(&layouts[i], p.type, ls[i]->rows, ls[i]->cols, ls[i]->ld) ==
              CUBLAS_STATUS_SUCCESS &&
          api.layout_set(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count) ==
              CUBLAS_STATUS_SUCCESS &&
@@ -176,9 +193,9 @@ bool CublasLt::matmul(const wick_op_desc& op, void* out, const void* a, const vo
                         &ls[i]->batch_stride, sizeof ls[i]->batch_stride) == CUBLAS_STATUS_SUCCESS;
   }
   const uint64_t ws = workspace_bytes;
-  const uint32_t align_a = static_cast<uint32_t>(alignment(pa)),
-                 align_b = static_cast<uint32_t>(alignment(pb)),
-                 align_d = static_cast<uint32_t>(alignment(pd));
+  const uint32_t align_a = static_cast<uint32_t>(alignment(p.pa)),
+                 align_b = static_cast<uint32_t>(alignment(p.pb)),
+                 align_d = static_cast<uint32_t>(alignment(p.pd));
   ok = ok && api.pref_create(&pref) == CUBLAS_STATUS_SUCCESS &&
        api.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) ==
            CUBLAS_STATUS_SUCCESS &&
@@ -200,10 +217,10 @@ bool CublasLt::matmul(const wick_op_desc& op, void* out, const void* a, const vo
   if (ok) {
     const float one_f = 1.0f, zero_f = 0.0f;
     const double one_d = 1.0, zero_d = 0.0;
-    const void* alpha = scale == CUDA_R_64F ? static_cast<const void*>(&one_d) : &one_f;
-    const void* beta = scale == CUDA_R_64F ? static_cast<const void*>(&zero_d) : &zero_f;
-    status = api.matmul(h, desc, alpha, pa, layouts[0], pb, layouts[1], beta, pd, layouts[2], pd,
-                        layouts[2], &found.algo, workspace, workspace_bytes, stream);
+    const void* alpha = p.scale == CUDA_R_64F ? static_cast<const void*>(&one_d) : &one_f;
+    const void* beta = p.scale == CUDA_R_64F ? static_cast<const void*>(&zero_d) : &zero_f;
+    status = api.matmul(h, desc, alpha, p.pa, layouts[0], p.pb, layouts[1], beta, p.pd, layouts[2],
+                        p.pd, layouts[2], &found.algo, workspace, workspace_bytes, stream);
   }
   if (pref != nullptr) api.pref_destroy(pref);
   for (cublasLtMatrixLayout_t l : layouts)
