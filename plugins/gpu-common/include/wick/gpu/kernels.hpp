@@ -17,8 +17,8 @@
 //   copy_<u8|u16|u32|u64>(out, x, args), fill_<u8|u16|u32|u64>(out, bits, args)
 //   ..._flat(same, long chunk, args)          every operand contiguous: chunk elements per item
 //   matmul_<dt>, reduce_*, reduce_part_*, reduce_final_*, scan_*, arg_*, sort_*, gather_*,
-//   scatter_*, window_*, conv_*, softmax_*, norm_*, batch_norm_*, attention_*   (calls.cpp plans
-//   each one's arguments and launch shape)
+//   scatter_*, window_*, conv_*, softmax_*, norm_*, batch_norm_*, attention_*   (calls.cpp and
+//   the <family>_calls.cpp files plan each one's arguments and launch shape)
 // f64 kernels are guarded by WK_HAS_F64 (the OpenCL prelude defines it where cl_khr_fp64 is).
 #pragma once
 
