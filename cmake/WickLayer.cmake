@@ -1,7 +1,26 @@
-# A layer above the core (nn/, onnx/, ...) is one library with its headers under include/wick/<layer>/.
-# wick_export_layer(<target> <Name>) installs both and exports the target as a component of the Wick
-# package: find_package(Wick COMPONENTS <layer>) gives Wick::<layer> from an install or the build tree
-# (cmake/WickConfig.cmake includes Wick<Name>Targets.cmake), and pkg-config gets wick-<layer>.pc.
+# A layer above the core (nn/, onnx/, ...) is one shared library with its headers under
+# include/wick/<layer>/, exported as a component of the Wick package: find_package(Wick COMPONENTS
+# <layer>) gives Wick::<layer> from an install or the build tree (cmake/WickConfig.cmake includes
+# Wick<Name>Targets.cmake), and pkg-config gets wick-<layer>.pc.
+#   wick_add_layer(<Name> SOURCES src... [DEPENDS public targets...] [PRIVATE_DEPENDS targets...])
+# makes target wick_<layer> (libwick-<layer>.so), alias Wick::<layer>.
+function(wick_add_layer Name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;DEPENDS;PRIVATE_DEPENDS")
+  string(TOLOWER ${Name} layer)
+  set(target wick_${layer})
+  add_library(${target} SHARED ${arg_SOURCES})
+  add_library(Wick::${layer} ALIAS ${target})
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+                                              $<INSTALL_INTERFACE:include>)
+  target_link_libraries(${target} PUBLIC ${arg_DEPENDS} PRIVATE ${arg_PRIVATE_DEPENDS})
+  set_target_properties(${target} PROPERTIES OUTPUT_NAME wick-${layer} EXPORT_NAME ${layer}
+                                             VERSION ${PROJECT_VERSION} SOVERSION 0)
+  wick_set_warnings(${target})
+
+  wick_export_layer(${target} ${Name})
+endfunction()
+
+# The install and export half of wick_add_layer, for a layer target made by hand.
 function(wick_export_layer target Name)
   string(TOLOWER ${Name} layer)
   install(TARGETS ${target} EXPORT Wick${Name}Targets LIBRARY DESTINATION lib)
