@@ -1,35 +1,29 @@
-// isolated_plugin.cpp — the proxy table on the host's side and the call server in the child
-// (wick-plugin-host), with the one wire format both ends share.
-//
-// Wire format: each message is a 64-bit little-endian length, then that many bytes. A request
-// starts with a Call (u32); a reply with a status (u32, WICK_STATUS_OK or the plugin's error code),
-// then on error the message, else the call's results. Integers are host-endian: both ends are the
-// same machine.
+// isolated_plugin.cpp — the host's side of an isolated plugin: the proxy table whose slots send
+// each call to the child (wick-plugin-host, whose call server is isolation_server.cpp) in the wire
+// format of isolation_wire.hpp, and start(), which spawns the child and reads its table.
 #include "host/isolated_plugin.hpp"
 
-#include "host/loaded_plugin.hpp"
+#include "host/isolation_wire.hpp"
 
 #include <wick/config.hpp>
 #include <wick/error.hpp>
-#include <wick/sdk/op_table.hpp>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 
-#include <dlfcn.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <mutex>
-#include <unordered_set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -39,208 +33,17 @@ namespace wick::isolation {
 
 namespace {
 
-enum class Call : uint32_t {
-  Initialize = 1,
-  Shutdown,
-  DeviceGet,
-  DeviceProps,
-  Synchronize,
-  Allocate,
-  Free,
-  Write,
-  Read,
-  Copy,
-  Supports,
-  Execute,
-  FreeMemory,
-};
-
-const char* call_name(Call c) {
-  switch (c) {
-    case Call::Initialize: return "initialize";
-    case Call::Shutdown: return "shutdown";
-    case Call::DeviceGet: return "device_get";
-    case Call::DeviceProps: return "device_get_props";
-    case Call::Synchronize: return "device_synchronize";
-    case Call::Allocate: return "buffer_allocate";
-    case Call::Free: return "buffer_free";
-    case Call::Write: return "buffer_write";
-    case Call::Read: return "buffer_read";
-    case Call::Copy: return "buffer_copy";
-    case Call::Supports: return "op_supports";
-    case Call::Execute: return "op_execute";
-    case Call::FreeMemory: return "device_get_free_memory";
-  }
-  return "unknown call";
-}
-
-// Bits of the hello message: which optional slots the child's table has.
-constexpr uint32_t kHasBufferCopy = 1u << 0;
-constexpr uint32_t kHasFreeMemory = 1u << 1;
-
-// Largest message either side accepts (a buffer_write of 4 GiB is split by the host).
-constexpr uint64_t kMaxMessage = uint64_t(1) << 32;
-constexpr uint64_t kChunk = uint64_t(1) << 30;  // buffer reads and writes go in pieces this big
-
-// ---- encoding --------------------------------------------------------------------------------
-
-class Out {
- public:
-  template <class T>
-  Out& put(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    bytes(&v, sizeof v);
-    return *this;
-  }
-  Out& bytes(const void* p, size_t n) {
-    if (n == 0) return *this;
-    const size_t at = data_.size();
-    data_.resize(at + n);
-    std::memcpy(data_.data() + at, p, n);
-    return *this;
-  }
-  Out& str(const std::string& s) {
-    put<uint64_t>(s.size());
-    return bytes(s.data(), s.size());
-  }
-  Out& cstr(const char* s) { return str(s != nullptr ? std::string(s) : std::string()); }
-  const std::vector<uint8_t>& data() const { return data_; }
-
- private:
-  std::vector<uint8_t> data_;
-};
-
-// Reads a message; any read past its end is a malformed message (the other side is broken).
-class In {
- public:
-  In(const uint8_t* p, size_t n) : p_(p), left_(n) {}
-  template <class T>
-  T get() {
-    T v;
-    std::memcpy(&v, take(sizeof v), sizeof v);
-    return v;
-  }
-  const uint8_t* take(uint64_t n) {
-    if (n > left_) throw Error("malformed message between the host and wick-plugin-host");
-    const uint8_t* at = p_;
-    p_ += n;
-    left_ -= n;
-    return at;
-  }
-  std::string str() {
-    const auto n = get<uint64_t>();
-    const uint8_t* at = take(n);
-    return std::string(reinterpret_cast<const char*>(at), n);
-  }
-  size_t left() const { return left_; }
-
- private:
-  const uint8_t* p_;
-  size_t left_;
-};
-
-// Sends the whole message; false when the peer is gone (no SIGPIPE: MSG_NOSIGNAL).
-bool send_all(int fd, const void* p, size_t n) {
-  const auto* b = static_cast<const uint8_t*>(p);
-  while (n > 0) {
-    const ssize_t k = ::send(fd, b, n, MSG_NOSIGNAL);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    b += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
-
-bool send_message(int fd, const Out& m) {
-  const uint64_t n = m.data().size();
-  return send_all(fd, &n, sizeof n) && send_all(fd, m.data().data(), m.data().size());
-}
-
-enum class RecvResult { Ok, Closed, TimedOut };
-
-// Receives exactly n bytes, waiting at most until `deadline_ms` of monotonic time (< 0: forever).
-RecvResult recv_all(int fd, void* p, size_t n, int64_t timeout_ms) {
-  auto* b = static_cast<uint8_t*>(p);
-  const auto start = std::chrono::steady_clock::now();
-  while (n > 0) {
-    if (timeout_ms > 0) {
-      const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
-      if (spent >= timeout_ms) return RecvResult::TimedOut;
-      pollfd pfd{fd, POLLIN, 0};
-      const int r = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(timeout_ms - spent, 1 << 30)));
-      if (r < 0 && errno == EINTR) continue;
-      if (r == 0) return RecvResult::TimedOut;
-    }
-    const ssize_t k = ::recv(fd, b, n, 0);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return RecvResult::Closed;
-    b += k;
-    n -= static_cast<size_t>(k);
-  }
-  return RecvResult::Ok;
-}
-
-RecvResult recv_message(int fd, std::vector<uint8_t>& into, int64_t timeout_ms) {
-  uint64_t n = 0;
-  if (RecvResult r = recv_all(fd, &n, sizeof n, timeout_ms); r != RecvResult::Ok) return r;
-  if (n > kMaxMessage + 4096) return RecvResult::Closed;
-  into.resize(n);
-  return recv_all(fd, into.data(), n, timeout_ms);
-}
-
-// Op descriptors: the params struct's bytes, then the arrays its pointers point to, then the
-// tensors. Buffers travel as the child's handles (0 for none, as in supports()).
-template <class T>
-void put_array(Out& o, const T* p, int64_t n) {
-  if (p == nullptr) {
-    o.put<int64_t>(-1);
-    return;
-  }
-  o.put<int64_t>(n);
-  o.bytes(p, sizeof(T) * static_cast<size_t>(n));
-}
-
-void put_op(Out& o, const wick_op_desc& op, uint64_t (*buffer_id)(const wick_buffer*)) {
-  o.put<int32_t>(op.op);
-  const sdk::OpInfo* info = sdk::op_info(op.op);
-  const bool has_params = op.params != nullptr && info != nullptr && info->params_size > 0;
-  o.put<uint8_t>(has_params ? 1 : 0);
-  if (has_params) {
-    const size_t size = std::min(*static_cast<const size_t*>(op.params), info->params_size);
-    o.put<uint64_t>(size);
-    o.bytes(op.params, size);
-    if (info->params == sdk::ParamsKind::reduce) {
-      const auto* p = static_cast<const wick_reduce_params*>(op.params);
-      put_array(o, p->axes, p->num_axes);
-    } else if (info->params == sdk::ParamsKind::conv) {
-      const auto* p = static_cast<const wick_conv_params*>(op.params);
-      for (const int64_t* a : {p->strides, p->padding_lo, p->padding_hi, p->dilations, p->input_dilations})
-        put_array(o, a, p->spatial_rank);
-    } else if (info->params == sdk::ParamsKind::window) {
-      const auto* p = static_cast<const wick_window_params*>(op.params);
-      for (const int64_t* a : {p->window, p->strides, p->padding_lo, p->padding_hi, p->dilations})
-        put_array(o, a, p->rank);
-    }
-  }
-  auto put_tensors = [&](const wick_tensor_desc* t, size_t n) {
-    o.put<uint64_t>(n);
-    for (size_t i = 0; i < n; ++i) {
-      o.put<uint64_t>(t[i].buffer != nullptr ? buffer_id(t[i].buffer) : 0);
-      o.put<uint64_t>(t[i].byte_offset);
-      o.put<int32_t>(t[i].dtype);
-      o.put<int32_t>(t[i].rank);
-      put_array(o, t[i].shape, t[i].rank);
-      put_array(o, t[i].strides, t[i].rank);
-    }
-  };
-  put_tensors(op.inputs, op.num_inputs);
-  put_tensors(op.outputs, op.num_outputs);
-}
-
-// ---- the host's side -------------------------------------------------------------------------
+using wire::Call;
+using wire::call_name;
+using wire::In;
+using wire::kChunk;
+using wire::kHasBufferCopy;
+using wire::kHasFreeMemory;
+using wire::Out;
+using wire::put_op;
+using wire::RecvResult;
+using wire::recv_message;
+using wire::send_message;
 
 struct ProxyError {
   wick_status code;
@@ -620,283 +423,10 @@ struct Owner {
   }
 };
 
-// ---- the child's side ------------------------------------------------------------------------
-
-struct Server {
-  const wick_plugin_api* api = nullptr;
-  std::unordered_set<uint64_t> devices, buffers;
-
-  static uint64_t id(const void* p) { return reinterpret_cast<uint64_t>(p); }
-  wick_device* device(uint64_t id) {
-    if (devices.count(id) == 0) throw Error("unknown device handle");
-    return reinterpret_cast<wick_device*>(id);
-  }
-  wick_buffer* buffer(uint64_t id) {
-    if (buffers.count(id) == 0) throw Error("unknown buffer handle");
-    return reinterpret_cast<wick_buffer*>(id);
-  }
-
-  // A decoded op descriptor and the storage its pointers point into.
-  struct Op {
-    wick_op_desc desc{};
-    std::vector<uint64_t> params;  // 8-byte aligned storage for the params struct
-    std::vector<std::vector<int64_t>> arrays;
-    std::vector<int32_t> axes;
-    std::vector<wick_tensor_desc> tensors;
-  };
-
-  template <class T>
-  static const T* get_array(In& in, std::vector<T>& into) {
-    const auto n = in.get<int64_t>();
-    if (n < 0) return nullptr;
-    if (n > 64) throw Error("op descriptor array too long");
-    into.resize(static_cast<size_t>(n));
-    std::memcpy(into.data(), in.take(sizeof(T) * static_cast<size_t>(n)), sizeof(T) * static_cast<size_t>(n));
-    return into.data();
-  }
-
-  void get_op(In& in, Op& op, bool with_buffers) {
-    op.desc.struct_size = sizeof(op.desc);
-    op.desc.op = static_cast<wick_op_code>(in.get<int32_t>());
-    const sdk::OpInfo* info = sdk::op_info(op.desc.op);
-    op.arrays.reserve(16);
-    if (in.get<uint8_t>() != 0) {
-      const auto size = in.get<uint64_t>();
-      if (info == nullptr || size > info->params_size || size < sizeof(size_t))
-        throw Error("bad params size");
-      op.params.assign((size + 7) / 8, 0);
-      std::memcpy(op.params.data(), in.take(size), size);
-      void* p = op.params.data();
-      auto array = [&]() -> const int64_t* { return get_array(in, op.arrays.emplace_back()); };
-      if (info->params == sdk::ParamsKind::reduce) {
-        static_cast<wick_reduce_params*>(p)->axes = get_array(in, op.axes);
-      } else if (info->params == sdk::ParamsKind::conv) {
-        auto* c = static_cast<wick_conv_params*>(p);
-        c->strides = array();
-        c->padding_lo = array();
-        c->padding_hi = array();
-        c->dilations = array();
-        c->input_dilations = array();
-      } else if (info->params == sdk::ParamsKind::window) {
-        auto* w = static_cast<wick_window_params*>(p);
-        w->window = array();
-        w->strides = array();
-        w->padding_lo = array();
-        w->padding_hi = array();
-        w->dilations = array();
-      }
-      op.desc.params = p;
-    }
-    const auto inputs = in.get<uint64_t>();
-    if (inputs > 64) throw Error("too many inputs");
-    op.tensors.reserve(static_cast<size_t>(inputs) + 64);
-    auto get_tensors = [&](uint64_t n) {
-      for (uint64_t i = 0; i < n; ++i) {
-        wick_tensor_desc t{};
-        t.struct_size = sizeof(t);
-        const auto b = in.get<uint64_t>();
-        t.buffer = (with_buffers && b != 0) ? buffer(b) : nullptr;
-        t.byte_offset = in.get<uint64_t>();
-        t.dtype = static_cast<wick_dtype>(in.get<int32_t>());
-        t.rank = in.get<int32_t>();
-        t.shape = get_array(in, op.arrays.emplace_back());
-        t.strides = get_array(in, op.arrays.emplace_back());
-        op.tensors.push_back(t);
-      }
-    };
-    get_tensors(inputs);
-    const auto outputs = in.get<uint64_t>();
-    if (outputs > 64) throw Error("too many outputs");
-    get_tensors(outputs);
-    op.desc.inputs = op.tensors.data();
-    op.desc.num_inputs = static_cast<size_t>(inputs);
-    op.desc.outputs = op.tensors.data() + inputs;
-    op.desc.num_outputs = static_cast<size_t>(outputs);
-  }
-
-  // The reply to a call that returned `err`: its status and message (freeing it), or OK.
-  Out reply(wick_error* err) {
-    Out o;
-    if (err == nullptr) {
-      o.put<uint32_t>(WICK_STATUS_OK);
-      return o;
-    }
-    o.put<uint32_t>(api->error_code(err));
-    o.cstr(api->error_message(err));
-    api->error_destroy(err);
-    return o;
-  }
-
-  static Out failure(const std::string& message) {
-    Out o;
-    o.put<uint32_t>(WICK_STATUS_INTERNAL);
-    o.str(message);
-    return o;
-  }
-
-  // Serves one request; false after shutdown.
-  bool handle(In& in, Out& o) {
-    const auto call = static_cast<Call>(in.get<uint32_t>());
-    switch (call) {
-      case Call::Initialize: {
-        const auto n = in.get<uint64_t>();
-        if (n > 4096) throw Error("too many options");
-        std::vector<std::string> strings;
-        strings.reserve(2 * n);
-        std::vector<wick_option> options(n);
-        for (wick_option& opt : options) {
-          opt.struct_size = sizeof(opt);
-          strings.push_back(in.str());
-          opt.key = strings.back().c_str();
-          opt.type = static_cast<wick_option_type>(in.get<int32_t>());
-          opt.bool_value = in.get<int32_t>();
-          opt.int_value = in.get<int64_t>();
-          opt.float_value = in.get<double>();
-          strings.push_back(in.str());
-          opt.string_value = strings.back().c_str();
-        }
-        wick_initialize_args args{};
-        args.struct_size = sizeof(args);
-        args.host_abi_major = WICK_ABI_MAJOR;
-        args.host_abi_minor = WICK_ABI_MINOR;
-        args.options = options.empty() ? nullptr : options.data();
-        args.num_options = options.size();
-        wick_initialize_result result{};
-        result.struct_size = sizeof(result);
-        wick_error* err = api->initialize(&args, &result);
-        o = reply(err);
-        if (err == nullptr) {
-          o.put<uint64_t>(result.num_devices);
-          o.put<uint8_t>(result.message != nullptr ? 1 : 0).cstr(result.message);
-        }
-        return true;
-      }
-      case Call::Shutdown:
-        api->shutdown();
-        o = reply(nullptr);
-        return false;
-      case Call::DeviceGet: {
-        wick_device* d = nullptr;
-        wick_error* err = api->device_get(static_cast<size_t>(in.get<uint64_t>()), &d);
-        o = reply(err);
-        if (err == nullptr) {
-          devices.insert(id(d));
-          o.put<uint64_t>(id(d));
-        }
-        return true;
-      }
-      case Call::DeviceProps: {
-        wick_device_props p{};
-        p.struct_size = sizeof(p);
-        wick_error* err = api->device_get_props(device(in.get<uint64_t>()), &p);
-        o = reply(err);
-        if (err == nullptr) {
-          o.put<uint8_t>(p.name != nullptr ? 1 : 0).cstr(p.name);
-          o.put<uint8_t>(p.vendor != nullptr ? 1 : 0).cstr(p.vendor);
-          o.put<int32_t>(p.kind).put<uint64_t>(p.memory_bytes).put<uint64_t>(p.capabilities);
-          o.put<uint32_t>(p.compute_units);
-        }
-        return true;
-      }
-      case Call::Synchronize:
-        o = reply(api->device_synchronize(device(in.get<uint64_t>())));
-        return true;
-      case Call::Allocate: {
-        wick_device* d = device(in.get<uint64_t>());
-        wick_buffer* b = nullptr;
-        wick_error* err = api->buffer_allocate(d, in.get<uint64_t>(), &b);
-        o = reply(err);
-        if (err == nullptr) {
-          buffers.insert(id(b));
-          o.put<uint64_t>(id(b));
-        }
-        return true;
-      }
-      case Call::Free: {
-        wick_buffer* b = buffer(in.get<uint64_t>());
-        buffers.erase(id(b));
-        api->buffer_free(b);
-        o = reply(nullptr);
-        return true;
-      }
-      case Call::Write: {
-        wick_buffer* b = buffer(in.get<uint64_t>());
-        const auto offset = in.get<uint64_t>();
-        const auto size = in.get<uint64_t>();
-        o = reply(api->buffer_write(b, offset, in.take(size), size));
-        return true;
-      }
-      case Call::Read: {
-        const wick_buffer* b = buffer(in.get<uint64_t>());
-        const auto offset = in.get<uint64_t>();
-        const auto size = in.get<uint64_t>();
-        if (size > kChunk) throw Error("read too large");
-        std::vector<uint8_t> data(static_cast<size_t>(size));
-        wick_error* err = api->buffer_read(b, offset, data.data(), size);
-        o = reply(err);
-        if (err == nullptr) o.bytes(data.data(), data.size());
-        return true;
-      }
-      case Call::Copy: {
-        const wick_buffer* src = buffer(in.get<uint64_t>());
-        const auto src_offset = in.get<uint64_t>();
-        wick_buffer* dst = buffer(in.get<uint64_t>());
-        const auto dst_offset = in.get<uint64_t>();
-        const auto size = in.get<uint64_t>();
-        if (api->buffer_copy == nullptr) throw Error("buffer_copy is not in the plugin's table");
-        o = reply(api->buffer_copy(src, src_offset, dst, dst_offset, size));
-        return true;
-      }
-      case Call::Supports: {
-        const wick_device* d = device(in.get<uint64_t>());
-        Op op;
-        get_op(in, op, false);
-        o = reply(nullptr);
-        o.put<int32_t>(api->op_supports(d, &op.desc));
-        return true;
-      }
-      case Call::Execute: {
-        wick_device* d = device(in.get<uint64_t>());
-        Op op;
-        get_op(in, op, true);
-        o = reply(api->op_execute(d, &op.desc));
-        return true;
-      }
-      case Call::FreeMemory: {
-        uint64_t free_bytes = 0;
-        const wick_device* d = device(in.get<uint64_t>());
-        if (api->abi_minor < 1 || api->struct_size < WICK_PLUGIN_API_SIZE_1_1 ||
-            api->device_get_free_memory == nullptr)
-          throw Error("device_get_free_memory is not in the plugin's table");
-        wick_error* err = api->device_get_free_memory(d, &free_bytes);
-        o = reply(err);
-        if (err == nullptr) o.put<uint64_t>(free_bytes);
-        return true;
-      }
-    }
-    throw Error("unknown call " + std::to_string(static_cast<uint32_t>(call)));
-  }
-};
-
-}  // namespace
-
-std::string host_program() {
-  if (auto env = secure_env("WICK_PLUGIN_HOST")) return *env;
-  boost::system::error_code ec;
-  const boost::dll::fs::path self = boost::dll::this_line_location(ec);
-  if (ec) return "wick-plugin-host";
-  return (std::filesystem::path(self.parent_path().string()) / "wick" / "wick-plugin-host").string();
-}
-
-Isolated start(const std::string& name, const std::string& library, int64_t call_timeout_ms) {
-  const std::string program = host_program();
-  if (::access(program.c_str(), X_OK) != 0) {
-    throw Error("isolation ([plugins." + name + "] isolate = true) needs the plugin host " +
-                program + ", which is not there or not executable (set WICK_PLUGIN_HOST to its path)");
-  }
-  auto child = std::make_unique<Child>();
-  child->plugin = name;
-  child->timeout_ms = call_timeout_ms;
+// Starts `program` serving `library` with one end of a socket pair as its fd 3; the other end
+// becomes child.fd.
+void spawn_host(const std::string& name, const std::string& program, const std::string& library,
+                Child& child) {
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
     throw Error("isolating plugin '" + name + "': socketpair failed: " + std::strerror(errno));
@@ -917,19 +447,12 @@ Isolated start(const std::string& name, const std::string& library, int64_t call
     throw Error("isolating plugin '" + name + "': could not start " + program + ": " +
                 std::strerror(rc));
   }
-  child->pid = pid;
-  child->fd = fds[0];
+  child.pid = pid;
+  child.fd = fds[0];
+}
 
-  // The hello: the child's table, or why it could not load the library.
-  std::vector<uint8_t> hello;
-  const RecvResult got = recv_message(child->fd, hello, 30000);
-  if (got != RecvResult::Ok) {
-    child->lost(Call::Initialize, got);
-    throw Error("isolating plugin '" + name + "': " + program + " did not start: " + child->dead);
-  }
-  In in(hello.data(), hello.size());
-  if (in.get<uint32_t>() != WICK_STATUS_OK) throw Error(in.str());
-
+// Takes a free slot for `child` and moves the child into the slot's owner.
+std::shared_ptr<Owner> take_slot(std::unique_ptr<Child>& child, const std::string& name) {
   std::unique_lock lock(g_slots_mutex);
   size_t slot = 0;
   while (slot < g_slots.size() && g_slots[slot].child != nullptr) ++slot;
@@ -941,9 +464,12 @@ Isolated start(const std::string& name, const std::string& library, int64_t call
   Slot& s = g_slots[slot];
   s.child = child.get();
   owner->child = std::move(child);
-  Child* c = owner->child.get();
-  lock.unlock();
-  wick_plugin_api& t = s.table;
+  return owner;
+}
+
+// Fills the proxy table of slot `slot`, whose child is `c`, from the rest of the hello: the child
+// table's versions, size, flags, optional slots, names and the required slot it lacks.
+void fill_table(wick_plugin_api& t, size_t slot, Child* c, In& in) {
   t = wick_plugin_api{};
   t.initialize = kSlotFns[slot].initialize;
   t.shutdown = kSlotFns[slot].shutdown;
@@ -973,54 +499,43 @@ Isolated start(const std::string& name, const std::string& library, int64_t call
   t.op_execute = &proxy_op_execute;
   t.device_get_free_memory = (has & kHasFreeMemory) != 0 ? &proxy_device_get_free_memory : nullptr;
   clear_slot(t, in.str());
-  return Isolated{&t, std::move(owner)};
 }
 
-int serve(int fd, const std::string& library) {
-  ::signal(SIGPIPE, SIG_IGN);
-  Server server;
-  // The hello: the table's versions, size, flags, optional slots and names.
-  Out hello;
-  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = ::dlerror();
-    send_message(fd, Server::failure(std::string("wick-plugin-host could not load ") + library +
-                                     ": " + (why != nullptr ? why : "dlopen failed")));
-    return 1;
+}  // namespace
+
+std::string host_program() {
+  if (auto env = secure_env("WICK_PLUGIN_HOST")) return *env;
+  boost::system::error_code ec;
+  const boost::dll::fs::path self = boost::dll::this_line_location(ec);
+  if (ec) return "wick-plugin-host";
+  return (std::filesystem::path(self.parent_path().string()) / "wick" / "wick-plugin-host").string();
+}
+
+Isolated start(const std::string& name, const std::string& library, int64_t call_timeout_ms) {
+  const std::string program = host_program();
+  if (::access(program.c_str(), X_OK) != 0) {
+    throw Error("isolation ([plugins." + name + "] isolate = true) needs the plugin host " +
+                program + ", which is not there or not executable (set WICK_PLUGIN_HOST to its path)");
   }
-  auto entry = reinterpret_cast<wick_plugin_get_api_fn>(::dlsym(handle, WICK_PLUGIN_ENTRY_SYMBOL));
-  if (entry == nullptr || (server.api = entry()) == nullptr) {
-    send_message(fd, Server::failure(library + " is not a Wick plugin: no " WICK_PLUGIN_ENTRY_SYMBOL
-                                               " or it returned NULL"));
-    return 1;
+  auto child = std::make_unique<Child>();
+  child->plugin = name;
+  child->timeout_ms = call_timeout_ms;
+  spawn_host(name, program, library, *child);
+
+  // The hello: the child's table, or why it could not load the library.
+  std::vector<uint8_t> hello;
+  const RecvResult got = recv_message(child->fd, hello, 30000);
+  if (got != RecvResult::Ok) {
+    child->lost(Call::Initialize, got);
+    throw Error("isolating plugin '" + name + "': " + program + " did not start: " + child->dead);
   }
-  const wick_plugin_api& api = *server.api;
-  uint32_t has = 0;
-  if (api.struct_size >= WICK_PLUGIN_API_SIZE_1_0 && api.buffer_copy != nullptr) has |= kHasBufferCopy;
-  if (api.abi_minor >= 1 && api.struct_size >= WICK_PLUGIN_API_SIZE_1_1 &&
-      api.device_get_free_memory != nullptr)
-    has |= kHasFreeMemory;
-  hello.put<uint32_t>(WICK_STATUS_OK).put<uint32_t>(api.abi_major).put<uint32_t>(api.abi_minor);
-  hello.put<uint64_t>(api.struct_size).put<uint64_t>(api.flags).put<uint32_t>(has);
-  hello.cstr(api.name).cstr(api.version);
-  // A NULL required slot is named, so that the host judges the table as it would in process.
-  const char* missing = api.struct_size >= WICK_PLUGIN_API_SIZE_1_0 ? missing_required_slot(api) : nullptr;
-  hello.cstr(missing);
-  if (!send_message(fd, hello)) return 1;
-  std::vector<uint8_t> message;
-  for (;;) {
-    if (recv_message(fd, message, -1) != RecvResult::Ok) return 0;  // the host went away
-    In in(message.data(), message.size());
-    Out reply;
-    bool more = true;
-    try {
-      more = server.handle(in, reply);
-    } catch (const std::exception& e) {
-      reply = Server::failure(std::string("wick-plugin-host: ") + e.what());
-    }
-    if (!send_message(fd, reply)) return 0;
-    if (!more) return 0;
-  }
+  In in(hello.data(), hello.size());
+  if (in.get<uint32_t>() != WICK_STATUS_OK) throw Error(in.str());
+
+  auto owner = take_slot(child, name);
+  wick_plugin_api& t = g_slots[owner->slot].table;
+  fill_table(t, owner->slot, owner->child.get(), in);
+  return Isolated{&t, std::move(owner)};
 }
 
 }  // namespace wick::isolation

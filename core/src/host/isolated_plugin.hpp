@@ -10,6 +10,9 @@
 //
 // Costs: one round trip per call (tens of microseconds), and buffer contents cross the socket.
 // Isolation is for plugins one does not trust yet, not for speed.
+//
+// The host's side is isolated_plugin.cpp, the child's (serve) isolation_server.cpp, and the wire
+// format both share isolation_wire.hpp.
 #pragma once
 
 #include <wick/wick_plugin.h>
