@@ -1,11 +1,12 @@
 # Wick's CMake packages, used out of tree as an application author and a plugin vendor would:
 #   1. find_package(Wick) against the build tree (-DWick_DIR=<build>/Wick): the consumer builds
-#      and runs;
+#      and runs; so does the layers' consumer (find_package(Wick COMPONENTS nn onnx): Wick::nn and
+#      Wick::onnx), and an unknown component is refused, naming it;
 #   2. cmake --install into a temporary prefix: no test fixture among the installed plugins;
 #      find_package(Wick) (CMAKE_PREFIX_PATH) and find_package(WickSDK) (the SDK template) work
 #      against it, the consumer runs on the installed plugins, an isolated plugin runs through
 #      the installed wick-plugin-host, and pkg-config's wick.pc compiles
-#      and links the same program.
+#      and links the same program (wick-nn.pc and wick-onnx.pc the layers' consumer).
 # -DWICK_BUILD=<build> -DSOURCE=<source> -DWORK=<scratch dir>
 file(REMOVE_RECURSE ${WORK})
 function(run what)
@@ -22,6 +23,22 @@ run("configuring the consumer against the build tree"
 run("building the consumer against the build tree" ${CMAKE_COMMAND} --build ${WORK}/tree)
 run("running the consumer built against the build tree" ${WORK}/tree/consumer)
 message(STATUS "build tree: ${last_output}")
+
+# The layers above the core, as components of the package.
+set(layers ${SOURCE}/tests/package/layers)
+function(build_layers_consumer where)
+  run("configuring the layers' consumer against ${where}" ${CMAKE_COMMAND} -S ${layers} -B ${WORK}/layers-${where} -G Ninja ${ARGN})
+  run("building the layers' consumer against ${where}" ${CMAKE_COMMAND} --build ${WORK}/layers-${where})
+  run("running the layers' consumer built against ${where}" ${CMAKE_COMMAND} -E env WICK_PLUGIN_PATH= ${WORK}/layers-${where}/layers-consumer)
+  message(STATUS "layers, ${where}: ${last_output}")
+endfunction()
+build_layers_consumer(tree -DWick_DIR=${WICK_BUILD}/Wick)
+file(WRITE ${WORK}/bogus/CMakeLists.txt "cmake_minimum_required(VERSION 3.24)\nproject(B LANGUAGES CXX)\nfind_package(Wick REQUIRED COMPONENTS nn bogus)\n")
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK}/bogus -B ${WORK}/bogus/build -DWick_DIR=${WICK_BUILD}/Wick
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "unknown Wick component 'bogus'")
+  message(FATAL_ERROR "find_package(Wick COMPONENTS nn bogus) was not refused naming 'bogus' (${rc}):\n${out}\n${err}")
+endif()
 
 set(prefix ${WORK}/prefix)
 run("installing into ${prefix}" ${CMAKE_COMMAND} --install ${WICK_BUILD} --prefix ${prefix})
@@ -42,6 +59,7 @@ run("building the consumer against the install" ${CMAKE_COMMAND} --build ${WORK}
 run("running the consumer built against the install"
     ${CMAKE_COMMAND} -E env WICK_PLUGIN_PATH= ${WORK}/installed/consumer)
 message(STATUS "install: ${last_output}")
+build_layers_consumer(install -DCMAKE_PREFIX_PATH=${prefix})
 
 # The plugin host ships too: an isolated plugin runs from the install.
 file(WRITE ${WORK}/isolate.toml "[plugins.cpu-onednn]\nisolate = true\n")
@@ -70,3 +88,11 @@ run("compiling the consumer with pkg-config's flags"
     c++ -std=c++20 ${consumer}/main.cpp ${flags} -Wl,-rpath,${prefix}/lib -o ${WORK}/pkgconfig-consumer)
 run("running the pkg-config consumer" ${WORK}/pkgconfig-consumer)
 message(STATUS "pkg-config: ${last_output}")
+run("pkg-config --cflags --libs wick-nn wick-onnx"
+    ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/lib/pkgconfig ${PKG_CONFIG} --cflags --libs wick-nn wick-onnx)
+string(STRIP "${last_output}" flags)
+separate_arguments(flags UNIX_COMMAND "${flags}")
+run("compiling the layers' consumer with pkg-config's flags"
+    c++ -std=c++20 ${layers}/main.cpp ${flags} -Wl,-rpath,${prefix}/lib -o ${WORK}/pkgconfig-layers-consumer)
+run("running the pkg-config layers' consumer" ${CMAKE_COMMAND} -E env WICK_PLUGIN_PATH= ${WORK}/pkgconfig-layers-consumer)
+message(STATUS "pkg-config layers: ${last_output}")
