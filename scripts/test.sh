@@ -1,28 +1,56 @@
 #!/usr/bin/env bash
-# The test job: set up, build, run the whole test suite — on this CPU as oneDNN sees it, then with
-# oneDNN held to AVX2 and to SSE4.1, so that a machine with AVX-512 also checks the code paths an
-# AVX2-only or older CPU takes (no bf16 kernels in oneDNN below AVX-512, other JIT kernels).
+# The test job (CI runs it: .ci/run): set up, build, check the layout's sizes, run the whole test
+# suite — on this CPU as oneDNN sees it, then with oneDNN held to AVX2 and to SSE4.1, so that a
+# machine with AVX-512 also checks the code paths an AVX2-only or older CPU takes (no bf16 kernels
+# in oneDNN below AVX-512, other JIT kernels) — then fuzzing and the suite under ASan+UBSan.
+# Each stage prints the time it took, and after each ctest pass every test's time is compared with
+# its timeout (scripts/ctest_budget.py: a test over half of its timeout fails the job).
+# The long checks have scripts of their own and a short version here: 5-epoch training
+# (scripts/train-check.sh; ctest runs 1 epoch), 30-minute fuzzing (scripts/fuzz.sh 1800; here
+# WICK_CI_FUZZ_SECONDS per target).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${WICK_BUILD_DIR:-$root/build}"
+job_start=$SECONDS
+stage_start=$SECONDS
+stage() {  # stage NAME: prints how long the stage before took, names the next
+  if [ -n "${stage_name:-}" ]; then
+    echo "test: stage '$stage_name' took $((SECONDS - stage_start)) s"
+  fi
+  stage_name="$1"
+  stage_start=$SECONDS
+  [ -n "$1" ] && echo "test: stage '$1'"
+  return 0
+}
+
+stage "set-up and build"
 "$root/scripts/setup.sh"
+
+stage "sizes (files <= 800 lines, functions <= 80)"
+"$root/scripts/check_sizes.sh"
+
 cd "$build"
 # The lower-ISA passes leave out what does not depend on the CPU's ISA (label isa-independent:
-# compiling the CUDA rendering, which takes a minute).
+# compiling the CUDA rendering, the packages, the plugin checker, training).
 for isa in "" AVX2 SSE41; do
-  echo "test: ctest with ONEDNN_MAX_CPU_ISA=${isa:-(unset: every ISA this CPU has)}"
-  start=$SECONDS
+  stage "ctest with ONEDNN_MAX_CPU_ISA=${isa:-(unset: every ISA this CPU has)}"
   select=()
   [ -n "$isa" ] && select=(-LE isa-independent)
-  ONEDNN_MAX_CPU_ISA="$isa" ctest --output-on-failure -j "$(nproc)" "${select[@]}"
-  echo "test: that pass took $((SECONDS - start)) s"
+  junit="$build/ctest-${isa:-native}.xml"
+  ONEDNN_MAX_CPU_ISA="$isa" ctest --output-on-failure -j "$(nproc)" --output-junit "$junit" "${select[@]}"
+  python3 "$root/scripts/ctest_budget.py" "$build" "$junit" "ONEDNN_MAX_CPU_ISA=${isa:-native}"
 done
+
 # Hostile input (issue 14): every libFuzzer target replays its regression inputs and fuzzes from its
 # seeds for WICK_CI_FUZZ_SECONDS (clang's ASan+UBSan), then the suite's CI subset runs under
 # ASan+UBSan (scripts/sanitize.sh). A finding fails the job.
-start=$SECONDS
+stage "fuzzing (${WICK_CI_FUZZ_SECONDS:-30} s per target)"
 "$root/scripts/fuzz.sh" "${WICK_CI_FUZZ_SECONDS:-30}"
-echo "test: fuzzing took $((SECONDS - start)) s"
-start=$SECONDS
-"$root/scripts/sanitize.sh" asan
-echo "test: the ASan+UBSan suite took $((SECONDS - start)) s"
+
+stage "the ASan+UBSan suite"
+asan_build="${WICK_SANITIZE_BUILD_DIR:-$root/build-asan}"
+WICK_SANITIZE_BUILD_DIR="$asan_build" "$root/scripts/sanitize.sh" asan --output-junit "$asan_build/ctest-asan.xml"
+python3 "$root/scripts/ctest_budget.py" "$asan_build" "$asan_build/ctest-asan.xml" "ASan+UBSan"
+
+stage ""
+echo "test: the whole job took $((SECONDS - job_start)) s"
