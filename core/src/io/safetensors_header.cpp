@@ -135,16 +135,8 @@ Entry parse_entry(const std::string& source, const std::string& name, const json
   return e;
 }
 
-}  // namespace
-
-const char* format_dtype_name(DType dtype) {
-  for (const DTypeName& d : kDTypes)
-    if (d.dtype == dtype) return d.name;
-  return "?";
-}
-
-Header parse(const void* data, size_t size, const std::string& source) {
-  const auto* bytes = static_cast<const uint8_t*>(data);
+// The header length in the first 8 bytes, checked against the limit and against what follows it.
+uint64_t header_length(const uint8_t* bytes, size_t size, const std::string& source) {
   if (size < 8)
     fail(source, "is " + std::to_string(size) +
                      " bytes, too short for a safetensors file (an 8-byte header length first)");
@@ -157,7 +149,11 @@ Header parse(const void* data, size_t size, const std::string& source) {
     fail(source, "header length " + std::to_string(n) + " is more than the " +
                      std::to_string(size - 8) + " bytes that follow it (truncated file?)");
   if (n == 0 || bytes[8] != '{') fail(source, "header does not start with '{' (not a safetensors file?)");
+  return n;
+}
 
+// The n bytes of JSON after the length, which must be an object.
+json parse_header_json(const uint8_t* bytes, uint64_t n, const std::string& source) {
   // Duplicate keys would silently hide a tensor (the parser keeps the last); refuse them, and
   // refuse nesting no valid header has.
   std::vector<std::set<std::string>> keys(kMaxDepth + 2);
@@ -179,10 +175,12 @@ Header parse(const void* data, size_t size, const std::string& source) {
     fail(source, std::string("header is not valid JSON: ") + e.what());
   }
   if (!header.is_object()) fail(source, "header is not a JSON object");
+  return header;
+}
 
-  Header out;
-  out.data_start = 8 + n;
-  const uint64_t data_size = size - out.data_start;
+// The header's __metadata__ and tensor entries into out, in the header's order.
+void read_header_items(const json& header, uint64_t data_size, const std::string& source,
+                       Header& out) {
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__") {
       if (!value.is_object()) fail(source, "__metadata__ is " + value.dump() + ", not an object");
@@ -196,15 +194,17 @@ Header parse(const void* data, size_t size, const std::string& source) {
     if (name.empty()) fail(source, "a tensor has an empty name");
     out.entries.push_back(parse_entry(source, name, value, data_size));
   }
+}
 
-  // The data buffer must be covered exactly once: sorted by offset, each tensor starts where the
-  // previous one ended, and the last ends at the end of the file.
-  std::sort(out.entries.begin(), out.entries.end(), [](const Entry& a, const Entry& b) {
+// The data buffer must be covered exactly once: sorted by offset, each tensor starts where the
+// previous one ended, and the last ends at the end of the file. Sorts entries so.
+void check_coverage(std::vector<Entry>& entries, uint64_t data_size, const std::string& source) {
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
   uint64_t covered = 0;
   const Entry* prev = nullptr;
-  for (const Entry& e : out.entries) {
+  for (const Entry& e : entries) {
     if (e.begin < covered)
       fail_tensor(source, e.name, "bytes " + byte_range(e.begin, e.end) + " overlap tensor '" +
                                       prev->name + "' " + byte_range(prev->begin, prev->end));
@@ -217,16 +217,39 @@ Header parse(const void* data, size_t size, const std::string& source) {
   if (covered != data_size)
     fail(source, "the last " + std::to_string(data_size - covered) +
                      " bytes of the data buffer belong to no tensor (the format allows none)");
+}
 
-  // Wick's kernels assume a bool byte is 0 or 1.
-  for (const Entry& e : out.entries) {
+// Wick's kernels assume a bool byte is 0 or 1.
+void check_bools(const uint8_t* data_buffer, const std::vector<Entry>& entries,
+                 const std::string& source) {
+  for (const Entry& e : entries) {
     if (e.dtype != DType::Bool) continue;
-    const uint8_t* p = bytes + out.data_start + e.begin;
+    const uint8_t* p = data_buffer + e.begin;
     for (uint64_t i = 0; i < e.end - e.begin; ++i)
       if (p[i] > 1)
         fail_tensor(source, e.name, "BOOL element " + std::to_string(i) + " is " +
                                         std::to_string(p[i]) + ", not 0 or 1");
   }
+}
+
+}  // namespace
+
+const char* format_dtype_name(DType dtype) {
+  for (const DTypeName& d : kDTypes)
+    if (d.dtype == dtype) return d.name;
+  return "?";
+}
+
+Header parse(const void* data, size_t size, const std::string& source) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  const uint64_t n = header_length(bytes, size, source);
+  const json header = parse_header_json(bytes, n, source);
+  Header out;
+  out.data_start = 8 + n;
+  const uint64_t data_size = size - out.data_start;
+  read_header_items(header, data_size, source, out);
+  check_coverage(out.entries, data_size, source);
+  check_bools(bytes + out.data_start, out.entries, source);
   return out;
 }
 
