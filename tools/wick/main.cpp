@@ -84,6 +84,50 @@ CLI::App* add_conformance_command(CLI::App& app, wick::cli::ConformanceArgs& con
   return conf_cmd;
 }
 
+// `wick config check FILE` and `wick config default`.
+struct ConfigCommands {
+  CLI::App* check;
+  CLI::App* print_default;
+};
+
+ConfigCommands add_config_command(CLI::App& app, std::string& check_file) {
+  CLI::App* config_cmd = app.add_subcommand("config", "Check or print configuration");
+  config_cmd->require_subcommand(1);
+  CLI::App* check_cmd = config_cmd->add_subcommand(
+      "check", "Validate a config file and print the effective configuration");
+  check_cmd->add_option("file", check_file, "The TOML file to check")->required();
+  CLI::App* default_cmd =
+      config_cmd->add_subcommand("default", "Print the embedded default configuration");
+  return {check_cmd, default_cmd};
+}
+
+// `wick plugin check PLUGIN` and `wick plugin probe PLUGIN`.
+struct PluginCommands {
+  CLI::App* check;
+  CLI::App* probe;
+};
+
+PluginCommands add_plugin_command(CLI::App& app, wick::cli::PluginCheckArgs& check,
+                                  std::string& probe_target) {
+  CLI::App* plugin_cmd = app.add_subcommand("plugin", "Check a plugin (a vendor's first command)");
+  plugin_cmd->require_subcommand(1);
+  CLI::App* plugin_check_cmd = plugin_cmd->add_subcommand(
+      "check", "Probe, claimed capability, smoke set and conformance, each in a child process; "
+               "a verdict naming the next thing to fix");
+  plugin_check_cmd->add_option("plugin", check.target, "A manifest or library path, or a plugin name")
+      ->required();
+  plugin_check_cmd->add_option("--report", check.report_dir, "Report directory")->capture_default_str();
+  plugin_check_cmd->add_option("--suite", check.suite, "Conformance case sources")->capture_default_str();
+  plugin_check_cmd->add_option("--jobs", check.jobs, "Worker processes")->capture_default_str();
+  plugin_check_cmd->add_option("--timeout", check.case_timeout, "Per-case timeout in seconds")
+      ->capture_default_str();
+  CLI::App* plugin_probe_cmd = plugin_cmd->add_subcommand(
+      "probe", "Load and initialize one plugin here; print its state and devices as JSON");
+  plugin_probe_cmd->add_option("plugin", probe_target, "A manifest or library path, or a plugin name")
+      ->required();
+  return {plugin_check_cmd, plugin_probe_cmd};
+}
+
 std::string command_line(int argc, char** argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
@@ -112,14 +156,10 @@ int main(int argc, char** argv) {
       "devices", "List plugins, their state and devices, and the selected device");
   devices_cmd->add_flag("--json", json, "Print JSON instead of a table");
 
-  CLI::App* config_cmd = app.add_subcommand("config", "Check or print configuration");
-  config_cmd->require_subcommand(1);
   std::string check_file;
-  CLI::App* check_cmd = config_cmd->add_subcommand(
-      "check", "Validate a config file and print the effective configuration");
-  check_cmd->add_option("file", check_file, "The TOML file to check")->required();
-  CLI::App* default_cmd =
-      config_cmd->add_subcommand("default", "Print the embedded default configuration");
+  const ConfigCommands config_cmds = add_config_command(app, check_file);
+  CLI::App* check_cmd = config_cmds.check;
+  CLI::App* default_cmd = config_cmds.print_default;
 
   CLI::App* demo_cmd =
       app.add_subcommand("demo", "Run a small computation on the selected device and check it");
@@ -127,24 +167,11 @@ int main(int argc, char** argv) {
   wick::cli::ConformanceArgs conf;
   CLI::App* conf_cmd = add_conformance_command(app, conf);
 
-  CLI::App* plugin_cmd = app.add_subcommand("plugin", "Check a plugin (a vendor's first command)");
-  plugin_cmd->require_subcommand(1);
   wick::cli::PluginCheckArgs check;
-  CLI::App* plugin_check_cmd = plugin_cmd->add_subcommand(
-      "check", "Probe, claimed capability, smoke set and conformance, each in a child process; "
-               "a verdict naming the next thing to fix");
-  plugin_check_cmd->add_option("plugin", check.target, "A manifest or library path, or a plugin name")
-      ->required();
-  plugin_check_cmd->add_option("--report", check.report_dir, "Report directory")->capture_default_str();
-  plugin_check_cmd->add_option("--suite", check.suite, "Conformance case sources")->capture_default_str();
-  plugin_check_cmd->add_option("--jobs", check.jobs, "Worker processes")->capture_default_str();
-  plugin_check_cmd->add_option("--timeout", check.case_timeout, "Per-case timeout in seconds")
-      ->capture_default_str();
   std::string probe_target;
-  CLI::App* plugin_probe_cmd = plugin_cmd->add_subcommand(
-      "probe", "Load and initialize one plugin here; print its state and devices as JSON");
-  plugin_probe_cmd->add_option("plugin", probe_target, "A manifest or library path, or a plugin name")
-      ->required();
+  const PluginCommands plugin_cmds = add_plugin_command(app, check, probe_target);
+  CLI::App* plugin_check_cmd = plugin_cmds.check;
+  CLI::App* plugin_probe_cmd = plugin_cmds.probe;
 
   try {
     app.parse(argc, argv);
