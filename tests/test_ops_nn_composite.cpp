@@ -1,4 +1,4 @@
-// The core's composites of the fused ops (core/src/ops_nn.cpp) on a device whose plugin has no
+// The core's composites of the fused ops (core/src/tensor/ops_nn.cpp) on a device whose plugin has no
 // fused kernels. A binary of its own: the fixture runtime loads the built cpu-onednn plugin as its
 // fallback CPU, which a process can initialise only once.
 #include "ops_nn_fixtures.hpp"

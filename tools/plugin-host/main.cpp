@@ -1,7 +1,7 @@
 // wick-plugin-host — runs one plugin library in a process of its own for a host that isolates it
 // ([plugins.NAME] isolate = true). Started by libwick, never by hand:
 //   wick-plugin-host --fd N --parent PID LIBRARY
-// It serves the plugin ABI on file descriptor N (core/src/isolated_plugin.cpp) and dies with its
+// It serves the plugin ABI on file descriptor N (core/src/host/isolation_server.cpp) and dies with its
 // parent.
 #include "host/isolated_plugin.hpp"
 

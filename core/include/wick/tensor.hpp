@@ -154,7 +154,7 @@ class Tensor {
   Tensor to(const Device& device) const;
   Tensor to(DType dtype) const;
 
-  // ---- creation from ops (core/src/ops_elementwise.cpp) -----------------------------------------
+  // ---- creation from ops (core/src/tensor/ops_elementwise.cpp) ----------------------------------
   // [start, stop) with step, like numpy.arange.
   static Tensor arange(double start, double stop, double step = 1.0, DType dtype = DType::F32,
                        const Device& device = {});
@@ -168,7 +168,7 @@ class Tensor {
                       DType dtype = DType::F32, const Device& device = {},
                       std::optional<uint64_t> seed = std::nullopt);
 
-  // ---- unary elementwise (core/src/ops_elementwise.cpp) -----------------------------------------
+  // ---- unary elementwise (core/src/tensor/ops_elementwise.cpp) ----------------------------------
   Tensor neg() const;
   Tensor abs() const;
   Tensor sign() const;
@@ -215,7 +215,7 @@ class Tensor {
   Tensor clz() const;
   Tensor clamp(double lo, double hi) const;
 
-  // ---- binary elementwise, NumPy broadcasting (tensor.cpp, core/src/ops_elementwise.cpp) --------
+  // ---- binary elementwise, NumPy broadcasting (tensor.cpp, core/src/tensor/ops_elementwise.cpp) -
   Tensor add(const Tensor& other) const;
   Tensor sub(const Tensor& other) const;
   Tensor mul(const Tensor& other) const;
@@ -254,7 +254,7 @@ class Tensor {
   // [..., M, K] x [..., K, N] with NumPy batch broadcasting; 1-D operands as in numpy.matmul.
   Tensor matmul(const Tensor& other) const;
 
-  // ---- reductions and scans (tensor.cpp, core/src/ops_reduce.cpp) ---------------------------------
+  // ---- reductions and scans (tensor.cpp, core/src/tensor/ops_reduce.cpp) -------------------------
   Tensor sum(const std::vector<int>& axes, bool keepdim = false) const;
   Tensor sum() const;  // over every axis
   Tensor prod(const std::vector<int>& axes, bool keepdim = false) const;
@@ -270,7 +270,7 @@ class Tensor {
   Tensor cummax(int axis, bool reverse = false) const;
   Tensor cummin(int axis, bool reverse = false) const;
 
-  // ---- indexing and sorting (core/src/ops_index.cpp) ----------------------------------------------
+  // ---- indexing and sorting (core/src/tensor/ops_index.cpp) ---------------------------------------
   Tensor index_select(const Tensor& ids, int axis) const;
   // A copy of this tensor with out[ids[i]] (along axis) combined with src[i] by mode
   // ("set", "add", "mul", "max", "min").
@@ -285,7 +285,7 @@ class Tensor {
   static Tensor cat(const std::vector<Tensor>& tensors, int axis);
   static Tensor stack(const std::vector<Tensor>& tensors, int axis);
 
-  // ---- neural-network ops (core/src/ops_nn.cpp) ----------------------------------------------------
+  // ---- neural-network ops (core/src/tensor/ops_nn.cpp) ---------------------------------------------
   // N-d convolution: input [N, C, spatial...], weight [O, C / groups, kernel...].
   Tensor conv(const Tensor& weight, const std::vector<int64_t>& strides = {},
               const std::vector<int64_t>& padding = {}, const std::vector<int64_t>& dilations = {},
@@ -315,7 +315,7 @@ class Tensor {
   static Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask = {},
                           std::optional<double> scale = std::nullopt, bool causal = false);
 
-  // ---- autograd (core/src/autograd.cpp; wick/autograd.hpp has the no-grad scope) ----------------
+  // ---- autograd (core/src/tensor/autograd.cpp; wick/autograd.hpp has the no-grad scope) ---------
   // Ops on tensors that require grad record how they were computed; backward() walks that record
   // from this tensor and adds d(this)/d(leaf) into every leaf's grad(). Copies of a Tensor share
   // these attributes (they are one tensor); views and op results are new tensors.

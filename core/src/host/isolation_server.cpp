@@ -184,12 +184,7 @@ struct Server {
       strings.push_back(in.str());
       opt.string_value = strings.back().c_str();
     }
-    wick_initialize_args args{};
-    args.struct_size = sizeof(args);
-    args.host_abi_major = WICK_ABI_MAJOR;
-    args.host_abi_minor = WICK_ABI_MINOR;
-    args.options = options.empty() ? nullptr : options.data();
-    args.num_options = options.size();
+    const wick_initialize_args args = initialize_args(options);
     wick_initialize_result result{};
     result.struct_size = sizeof(result);
     wick_error* err = api->initialize(&args, &result);

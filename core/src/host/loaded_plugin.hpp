@@ -100,4 +100,16 @@ class LoadedPlugin {
   std::vector<wick_device_props> props_;
 };
 
+// The arguments of a plugin's initialize call from this host: its ABI version and `options`, which
+// must outlive the call (shared by the in-process loader and the isolated plugin's child).
+inline wick_initialize_args initialize_args(const std::vector<wick_option>& options) {
+  wick_initialize_args args{};
+  args.struct_size = sizeof(args);
+  args.host_abi_major = WICK_ABI_MAJOR;
+  args.host_abi_minor = WICK_ABI_MINOR;
+  args.options = options.empty() ? nullptr : options.data();
+  args.num_options = options.size();
+  return args;
+}
+
 }  // namespace wick

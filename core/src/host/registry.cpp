@@ -59,12 +59,7 @@ namespace {
 void initialize_plugin(LoadedPlugin& plugin, const std::vector<wick_option>& options,
                        wick_initialize_result& result) {
   const wick_plugin_api& api = plugin.api();
-  wick_initialize_args args{};
-  args.struct_size = sizeof(args);
-  args.host_abi_major = WICK_ABI_MAJOR;
-  args.host_abi_minor = WICK_ABI_MINOR;
-  args.options = options.empty() ? nullptr : options.data();
-  args.num_options = options.size();
+  const wick_initialize_args args = initialize_args(options);
   wick_error* err = plugin.guard("initialize", [&] { return api.initialize(&args, &result); });
   plugin.check(err, "initialize failed");
   std::vector<wick_device*> devices;
