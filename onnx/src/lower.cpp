@@ -1,5 +1,6 @@
 // lower.cpp — ONNX values on the device, and the helpers every node lowering uses. The
-// lowerings themselves, and the table that maps op types to them, are in lowerings.cpp.
+// lowerings themselves are in lowerings_*.cpp, and the table that maps op types to them in
+// lowerings.cpp.
 #include <wick/onnx/lower.hpp>
 
 #include "lowerings.hpp"

@@ -106,7 +106,9 @@ struct OnnxLowering::Impl {
   Window window(const Tensor& x, const std::vector<int64_t>& kernel, bool ceil_mode);
   Tensor window_op(wick_op_code op, const Tensor& x, const Window& w, double init);
 
-  // --- The lowerings (lowerings.cpp), in the order of the table ---
+  // The lowerings, by op family in one file each (lowerings_*.cpp); their table is lowerings.cpp's.
+
+  // --- Elementwise ops and activations (lowerings_elementwise.cpp) ---
   template <wick_op_code Op>
   void lower_unary() {
     out(0, op1(Op, in(0)));
@@ -133,6 +135,8 @@ struct OnnxLowering::Impl {
   void lower_bit_shift();
   void lower_mod();
   void lower_where();
+  void lower_cast();
+  void lower_cast_like();
   Tensor elu(const Tensor& x, double alpha);
   void lower_elu();
   void lower_selu();
@@ -149,8 +153,14 @@ struct OnnxLowering::Impl {
   void lower_softsign();
   void lower_clip_attrs();
   void lower_clip();
+  void lower_shrink();
+
+  // --- Matrix products (lowerings_matmul.cpp) ---
   void lower_matmul();
   void lower_gemm();
+  void lower_einsum();
+
+  // --- Reductions along axes (lowerings_reduce.cpp) ---
   // A reduction with an optional elementwise op before (Pre) and after (Post) it; its axes an
   // attribute or an input (ReduceSum from opset 13, the others from 18).
   template <From Axes, wick_op_code Red, wick_op_code Pre = WICK_OP_INVALID,
@@ -181,6 +191,14 @@ struct OnnxLowering::Impl {
     out(0, softmax(coerced_2d(x), 1, Log).reshape(x.shape()));
   }
   Tensor coerced_2d(const Tensor& x);
+  Tensor hardmax(const Tensor& x, int axis);
+  void lower_hardmax();
+  void lower_hardmax_2d();
+  void lower_top_k_attr();
+  void lower_top_k();
+  void top_k(int64_t k);
+
+  // --- Views, shapes and rearranged data (lowerings_shape.cpp) ---
   void lower_reshape();
   void lower_flatten();
   template <From Axes>
@@ -207,10 +225,25 @@ struct OnnxLowering::Impl {
              std::optional<std::vector<int64_t>> axes, std::optional<std::vector<int64_t>> steps);
   void lower_shape();
   void lower_size();
+  void lower_pad_paddings();
+  void lower_pad_attrs();
+  void lower_pad();
+  void pad(Tensor x, const std::vector<int64_t>& pads, double value);
+  void lower_depth_to_space();
+  void lower_space_to_depth();
+  void lower_tile();
+
+  // --- Tensors from attributes, sizes and positions (lowerings_creation.cpp) ---
   void lower_constant();
   void lower_constant_of_shape();
-  void lower_cast();
-  void lower_cast_like();
+  void lower_range();
+  void lower_window_function();
+  Tensor positions(const Shape& shape, int axis);
+  void lower_one_hot();
+  void lower_eye_like();
+  void lower_trilu();
+
+  // --- Indexing (lowerings_indexing.cpp) ---
   void lower_gather();
   void lower_gather_elements();
   void lower_scatter_elements();
@@ -221,33 +254,18 @@ struct OnnxLowering::Impl {
   void lower_non_zero();
   void lower_compress();
   void lower_reverse_sequence();
-  void lower_lrn();
-  void lower_window_function();
-  void lower_matmul_integer();
-  void lower_qlinear_matmul();
-  void lower_dynamic_quantize_linear();
-  Tensor per_channel(const Tensor& v, int rank);
-  void lower_conv();
-  void lower_conv_integer();
-  void lower_qlinear_conv();
-  void lower_einsum();
-  Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias);
-  void lower_conv_transpose();
-  void lower_pad_paddings();
-  void lower_pad_attrs();
-  void lower_pad();
-  void pad(Tensor x, const std::vector<int64_t>& pads, double value);
-  void lower_instance_norm();
-  void lower_shrink();
-  Tensor hardmax(const Tensor& x, int axis);
-  void lower_hardmax();
-  void lower_hardmax_2d();
-  Tensor positions(const Shape& shape, int axis);
+
+  // --- Quantization (lowerings_quantize.cpp) ---
   Tensor along_axis(const Tensor& v, const Tensor& x, int64_t axis_attr);
   void lower_quantize_linear();
   void lower_dequantize_linear();
-  void lower_one_hot();
-  void lower_eye_like();
+  void lower_dynamic_quantize_linear();
+  void lower_matmul_integer();
+  void lower_qlinear_matmul();
+  void lower_conv_integer();
+  void lower_qlinear_conv();
+
+  // --- Resize and Upsample (lowerings_resize.cpp) ---
   Tensor resize_axis(const Tensor& x, int axis, int64_t out_len, double scale, const ResizeRule& r,
                      double roi_start, double roi_end);
   void lower_upsample_attr();
@@ -256,7 +274,14 @@ struct OnnxLowering::Impl {
   void lower_resize();
   void resize(const ResizeRule& r, const std::vector<double>& scales,
               const std::vector<int64_t>& sizes, const std::vector<double>& roi);
-  void lower_mean_variance_normalization();
+
+  // --- Neural-network layers (lowerings_nn.cpp) ---
+  Tensor per_channel(const Tensor& v, int rank);
+  void lower_conv();
+  Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias);
+  void lower_conv_transpose();
+  void lower_lrn();
+  void lower_instance_norm();
   Window pool_window();
   void lower_max_pool();
   void lower_average_pool();
@@ -266,23 +291,24 @@ struct OnnxLowering::Impl {
   }
   void global_pool(bool max);
   void lower_layer_norm();
+  void lower_mean_variance_normalization();
   void lower_batch_norm_inference();
   void lower_batch_norm();
-  void batch_norm_inference();
   void batch_norm_training();
-  void lower_top_k_attr();
-  void lower_top_k();
-  void top_k(int64_t k);
-  void lower_range();
-  void lower_depth_to_space();
-  void lower_space_to_depth();
-  void lower_tile();
+  void batch_norm_inference();
   template <bool Softmax>
   void lower_loss() {
     loss(Softmax);
   }
   void loss(bool softmax_first);
-  void lower_trilu();
+  // Dropout: the identity unless in training mode (random, not importable); its mask in the
+  // input's dtype before opset 10, bool from 10; training_mode an input from 12.
+  template <bool MaskBool>
+  void lower_dropout_attrs() {
+    dropout(false, MaskBool);
+  }
+  void lower_dropout();
+  void dropout(bool training, bool mask_bool);
 
   // --- Sampling and pooling at data-given positions (lowerings_spatial.cpp) ---
   Tensor reflect(const Tensor& c, double lo, double hi);
@@ -317,14 +343,6 @@ struct OnnxLowering::Impl {
   // An activation of RNN, GRU and LSTM by its ONNX name; alpha and beta default per function.
   Tensor activation(const std::string& name, const Tensor& x, std::optional<double> alpha,
                     std::optional<double> beta);
-  // Dropout: the identity unless in training mode (random, not importable); its mask in the
-  // input's dtype before opset 10, bool from 10; training_mode an input from 12.
-  template <bool MaskBool>
-  void lower_dropout_attrs() {
-    dropout(false, MaskBool);
-  }
-  void lower_dropout();
-  void dropout(bool training, bool mask_bool);
 
   // --- Sequence and optional values (lowerings_sequences.cpp) ---
   // After a node with a uint16 input: its u32 outputs wrapped to 16 bits and marked (Value::u16).
