@@ -159,6 +159,9 @@ struct OnnxLowering::Impl {
   void lower_matmul();
   void lower_gemm();
   void lower_einsum();
+  Tensor einsum_diagonals(std::string& term, Tensor x);
+  Tensor einsum_product(const std::vector<Tensor>& xs, const std::vector<std::string>& terms,
+                        const std::string& letters);
 
   // --- Reductions along axes (lowerings_reduce.cpp) ---
   // A reduction with an optional elementwise op before (Pre) and after (Post) it; its axes an

@@ -22,15 +22,10 @@ void OnnxLowering::Impl::lower_gemm() {
   out(0, y);
 }
 
-// Einsum: an ellipsis stands for the same (right-aligned, broadcast) leading axes in every term,
-// named by digits; a letter repeated within one term takes that term's diagonal (a host-built
-// identity mask, then a sum over the second axis). Then every operand's axes are permuted to the
-// order of all letters (first appearance) with extent-1 axes for the letters it lacks, the
-// broadcast product, a sum over the letters the output drops, and the output's permutation.
-void OnnxLowering::Impl::lower_einsum() {
-  std::string eq = attr_s("equation", "");
-  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
-  const size_t arrow = eq.find("->");
+namespace {
+
+// Einsum's input terms: the equation (spaces removed) up to its arrow, split at the commas.
+std::vector<std::string> einsum_terms(const std::string& eq, size_t arrow) {
   std::vector<std::string> terms;
   for (size_t start = 0, comma;; start = comma + 1) {
     comma = eq.find(',', start);
@@ -38,11 +33,14 @@ void OnnxLowering::Impl::lower_einsum() {
     terms.push_back(eq.substr(start, stop - start));
     if (comma == std::string::npos || comma > arrow) break;
   }
-  if (terms.size() != n.inputs.size()) throw NotImportable("Einsum terms and inputs differ in number");
-  std::vector<Tensor> xs;
+  return terms;
+}
+
+// Every term's ellipsis replaced by digits, one per axis it stands for (the last ones of the
+// widest ellipsis, right-aligned); returns the digits of the widest.
+std::string expand_ellipses(std::vector<std::string>& terms, const std::vector<Tensor>& xs) {
   int ellipsis = 0;  // the most axes an ellipsis stands for
   for (size_t k = 0; k < terms.size(); ++k) {
-    xs.push_back(in(k));
     const size_t at = terms[k].find("...");
     if (at != std::string::npos)
       ellipsis = std::max(ellipsis, xs[k].rank() - static_cast<int>(terms[k].size() - 3));
@@ -57,30 +55,14 @@ void OnnxLowering::Impl::lower_einsum() {
     if (count < 0) throw NotImportable("Einsum term rank mismatch");
     t.replace(at, 3, dots.substr(dots.size() - static_cast<size_t>(count)));
   }
-  // Repeated letters: the diagonal over each pair, the second axis summed away.
-  for (size_t k = 0; k < terms.size(); ++k) {
-    std::string& t = terms[k];
-    Tensor& x = xs[k];
-    if (static_cast<int>(t.size()) != x.rank()) throw NotImportable("Einsum term rank mismatch");
-    for (size_t p = 0; p < t.size(); ++p) {
-      for (size_t q = t.size(); q-- > p + 1;) {
-        if (t[q] != t[p]) continue;
-        const int64_t d = x.dim(static_cast<int>(p));
-        if (x.dim(static_cast<int>(q)) != d) throw NotImportable("Einsum diagonal of unequal axes");
-        std::vector<double> eye(static_cast<size_t>(host_count(static_cast<double>(checked_mul(d, d)), "Einsum's diagonal mask size")), 0.0);
-        for (int64_t i = 0; i < d; ++i) eye[static_cast<size_t>(i * d + i)] = 1;
-        Shape ms(static_cast<size_t>(x.rank()), 1);
-        ms[p] = ms[q] = d;
-        const Tensor mask = reshape(upload_values(eye, {d, d}, DType::Bool), ms);
-        x = reduce(WICK_OP_REDUCE_SUM, where(mask, x, scalar(0, x.dtype())), {static_cast<int32_t>(q)}, false);
-        t.erase(q, 1);
-      }
-    }
-  }
-  std::string letters;
-  for (const std::string& t : terms)
-    for (char c : t)
-      if (letters.find(c) == std::string::npos) letters += c;
+  return dots;
+}
+
+// Einsum's output letters: after the arrow (its ellipsis as `dots`), or without one the ellipsis
+// axes, then the letters that appear once, alphabetically.
+std::string einsum_output(const std::string& eq, size_t arrow,
+                          const std::vector<std::string>& terms, const std::string& letters,
+                          const std::string& dots) {
   std::string output;
   if (arrow != std::string::npos) {
     output = eq.substr(arrow + 2);
@@ -95,6 +77,69 @@ void OnnxLowering::Impl::lower_einsum() {
     std::sort(output.begin(), output.end());
     output = dots + output;
   }
+  return output;
+}
+
+}  // namespace
+
+// Einsum: an ellipsis stands for the same (right-aligned, broadcast) leading axes in every term,
+// named by digits; a letter repeated within one term takes that term's diagonal (a host-built
+// identity mask, then a sum over the second axis). Then every operand's axes are permuted to the
+// order of all letters (first appearance) with extent-1 axes for the letters it lacks, the
+// broadcast product, a sum over the letters the output drops, and the output's permutation.
+void OnnxLowering::Impl::lower_einsum() {
+  std::string eq = attr_s("equation", "");
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  const size_t arrow = eq.find("->");
+  std::vector<std::string> terms = einsum_terms(eq, arrow);
+  if (terms.size() != n.inputs.size()) throw NotImportable("Einsum terms and inputs differ in number");
+  std::vector<Tensor> xs;
+  for (size_t k = 0; k < terms.size(); ++k) xs.push_back(in(k));
+  const std::string dots = expand_ellipses(terms, xs);
+  // Repeated letters: the diagonal over each pair, the second axis summed away.
+  for (size_t k = 0; k < terms.size(); ++k) xs[k] = einsum_diagonals(terms[k], xs[k]);
+  std::string letters;
+  for (const std::string& t : terms)
+    for (char c : t)
+      if (letters.find(c) == std::string::npos) letters += c;
+  const std::string output = einsum_output(eq, arrow, terms, letters, dots);
+  const Tensor product = einsum_product(xs, terms, letters);
+  std::vector<int32_t> summed;
+  std::string kept;
+  for (size_t i = 0; i < letters.size(); ++i) {
+    if (output.find(letters[i]) == std::string::npos) summed.push_back(static_cast<int32_t>(i));
+    else kept += letters[i];
+  }
+  Tensor r = summed.empty() ? product : reduce(WICK_OP_REDUCE_SUM, product, summed, false);
+  std::vector<int> perm;
+  for (char c : output) perm.push_back(static_cast<int>(kept.find(c)));
+  out(0, r.permute(perm));
+}
+// One Einsum operand x with its term t's repeated letters taken as diagonals: for each pair, a
+// host-built identity mask over the two axes, then a sum over the second (erased from t).
+Tensor OnnxLowering::Impl::einsum_diagonals(std::string& t, Tensor x) {
+  if (static_cast<int>(t.size()) != x.rank()) throw NotImportable("Einsum term rank mismatch");
+  for (size_t p = 0; p < t.size(); ++p) {
+    for (size_t q = t.size(); q-- > p + 1;) {
+      if (t[q] != t[p]) continue;
+      const int64_t d = x.dim(static_cast<int>(p));
+      if (x.dim(static_cast<int>(q)) != d) throw NotImportable("Einsum diagonal of unequal axes");
+      std::vector<double> eye(static_cast<size_t>(host_count(static_cast<double>(checked_mul(d, d)), "Einsum's diagonal mask size")), 0.0);
+      for (int64_t i = 0; i < d; ++i) eye[static_cast<size_t>(i * d + i)] = 1;
+      Shape ms(static_cast<size_t>(x.rank()), 1);
+      ms[p] = ms[q] = d;
+      const Tensor mask = reshape(upload_values(eye, {d, d}, DType::Bool), ms);
+      x = reduce(WICK_OP_REDUCE_SUM, where(mask, x, scalar(0, x.dtype())), {static_cast<int32_t>(q)}, false);
+      t.erase(q, 1);
+    }
+  }
+  return x;
+}
+// The broadcast product of the operands, each permuted to the order of `letters` with extent-1
+// axes for the letters its term lacks.
+Tensor OnnxLowering::Impl::einsum_product(const std::vector<Tensor>& xs,
+                                          const std::vector<std::string>& terms,
+                                          const std::string& letters) {
   Tensor product;
   for (size_t k = 0; k < terms.size(); ++k) {
     const Tensor x = xs[k];
@@ -109,16 +154,7 @@ void OnnxLowering::Impl::lower_einsum() {
     const Tensor aligned = reshape(x.permute(perm), s);
     product = k == 0 ? aligned : op2(WICK_OP_MUL, product, aligned);
   }
-  std::vector<int32_t> summed;
-  std::string kept;
-  for (size_t i = 0; i < letters.size(); ++i) {
-    if (output.find(letters[i]) == std::string::npos) summed.push_back(static_cast<int32_t>(i));
-    else kept += letters[i];
-  }
-  Tensor r = summed.empty() ? product : reduce(WICK_OP_REDUCE_SUM, product, summed, false);
-  std::vector<int> perm;
-  for (char c : output) perm.push_back(static_cast<int>(kept.find(c)));
-  out(0, r.permute(perm));
+  return product;
 }
 
 }  // namespace wick::onnx
