@@ -316,9 +316,18 @@ struct OnnxLowering::Impl {
   // --- Sampling and pooling at data-given positions (lowerings_spatial.cpp) ---
   Tensor reflect(const Tensor& c, double lo, double hi);
   void grid_sample(const std::string& mode);
+  struct GridTap;
+  std::vector<GridTap> grid_taps(Tensor c, int64_t size, const std::string& mode,
+                                 const std::string& padding, bool align);
+  Tensor grid_gather(const Tensor& x, const std::vector<std::vector<GridTap>>& taps,
+                     int64_t in_count, int64_t out_count, DType ct);
   void lower_grid_sample_16();
   void lower_grid_sample();
   void max_pool_with_indices(const Window& w);
+  static std::vector<int64_t> max_pool_positions(const Tensor& x, const Window& w,
+                                                 const std::vector<int64_t>& k,
+                                                 const Shape& out_spatial, int64_t out_count,
+                                                 bool column_major);
   void lower_max_unpool();
 
   // --- Value-shaped outputs, decided on the host (lowerings_selection.cpp) ---

@@ -10,6 +10,12 @@
 
 namespace wick::onnx {
 
+// One of GridSample's taps along an axis: where it reads and how much that read weighs.
+struct OnnxLowering::Impl::GridTap {
+  Tensor index;   // i64, [N, out_count]
+  Tensor weight;  // ct, [N, out_count]
+};
+
 // Coordinates outside [lo, hi] reflected back into it, as often as it takes (GridSample's
 // reflection padding): with d the distance past the nearer bound and n = floor(d / (hi - lo)),
 // the result is d - n (hi - lo) in from that bound when n is even, from the other one when odd.
@@ -55,70 +61,91 @@ void OnnxLowering::Impl::grid_sample(const std::string& mode) {
   if (combinations > 4096)
     throw NotImportable("GridSample of " + std::to_string(combinations) + " tap combinations, beyond the importer's limit");
   const Shape pos_shape{batch, out_count};
-  struct Tap {
-    Tensor index;  // i64, [N, out_count]
-    Tensor weight;  // ct, [N, out_count]
-  };
-  std::vector<std::vector<Tap>> taps(static_cast<size_t>(r));
+  std::vector<std::vector<GridTap>> taps;
   for (int a = 0; a < r; ++a) {
-    const int64_t size = x.dim(2 + a);
-    const double lo = align ? 0.0 : -0.5, hi = align ? static_cast<double>(size - 1) : size - 0.5;
     // The grid lists coordinates innermost axis first.
-    Tensor c = reshape(cast(grid.narrow(-1, r - 1 - a, 1), ct), pos_shape);
-    c = align ? affine(c, 0.5 * static_cast<double>(size - 1), 0.5 * static_cast<double>(size - 1))
-              : affine(c, 0.5 * static_cast<double>(size), 0.5 * static_cast<double>(size) - 0.5);
-    if (mode == "nearest") {
-      const wick_unary_params even{sizeof(wick_unary_params), 0, 0, WICK_ROUND_HALF_TO_EVEN};
-      c = op1(WICK_OP_ROUND, c, &even);
-    }
-    const Tensor outside = op2(WICK_OP_BITWISE_OR, op2(WICK_OP_LT, c, scalar(lo, ct), DType::Bool),
-                               op2(WICK_OP_GT, c, scalar(hi, ct), DType::Bool));
-    if (padding == "border") {
-      const Tensor clamped = op2(WICK_OP_MINIMUM, op2(WICK_OP_MAXIMUM, c, scalar(0, ct)),
-                                 scalar(static_cast<double>(size - 1), ct));
-      c = where(outside, clamped, c);
-    } else if (padding == "reflection") {
-      c = reflect(c, lo, hi);
-    }
-    // A tap at integer position i (a float tensor): its index after padding, and 0 or 1 for
-    // whether it reads the input at all.
-    auto tap = [&](const Tensor& i, const Tensor& w) {
-      Tensor at = i;
-      Tensor weight = w;
-      if (padding == "reflection") at = reflect(at, lo, hi);
-      if (padding == "zeros") {
-        const Tensor inside = op2(WICK_OP_BITWISE_AND, op2(WICK_OP_GE, at, scalar(0, ct), DType::Bool),
-                                  op2(WICK_OP_LE, at, scalar(static_cast<double>(size - 1), ct), DType::Bool));
-        weight = where(inside, weight, scalar(0, ct));
-      }
-      at = op2(WICK_OP_MINIMUM, op2(WICK_OP_MAXIMUM, at, scalar(0, ct)), scalar(static_cast<double>(size - 1), ct));
-      taps[static_cast<size_t>(a)].push_back({cast(at, DType::I64), weight});
-    };
-    const Tensor one = filled(pos_shape, ct, 1);
-    if (mode == "nearest") {
-      tap(c, one);
-      continue;
-    }
-    const Tensor base = op1(WICK_OP_FLOOR, c);
-    const Tensor t = op2(WICK_OP_SUB, c, base);
-    if (mode == "linear") {
-      tap(base, affine(t, -1, 1));
-      tap(affine(base, 1, 1), t);
-      continue;
-    }
-    // Cubic convolution with A = -0.75 at distances t + 1, t, 1 - t, 2 - t.
-    const double A = -0.75;
-    auto near = [&](const Tensor& d) {  // |d| <= 1: ((A + 2) d - (A + 3)) d^2 + 1
-      return affine(op2(WICK_OP_MUL, affine(d, A + 2, -(A + 3)), op2(WICK_OP_MUL, d, d)), 1, 1);
-    };
-    auto far = [&](const Tensor& d) {  // 1 < |d| < 2: ((A d - 5 A) d + 8 A) d - 4 A
-      return affine(op2(WICK_OP_MUL, affine(op2(WICK_OP_MUL, affine(d, A, -5 * A), d), 1, 8 * A), d), 1, -4 * A);
-    };
-    tap(affine(base, 1, -1), far(affine(t, 1, 1)));
-    tap(base, near(t));
-    tap(affine(base, 1, 1), near(affine(t, -1, 1)));
-    tap(affine(base, 1, 2), far(affine(t, -1, 2)));
+    const Tensor c = reshape(cast(grid.narrow(-1, r - 1 - a, 1), ct), pos_shape);
+    taps.push_back(grid_taps(c, x.dim(2 + a), mode, padding, align));
   }
+  const Tensor sum = grid_gather(x, taps, in_count, out_count, ct);
+  Shape os{batch, channels};
+  os.insert(os.end(), out_spatial.begin(), out_spatial.end());
+  out(0, cast(sum, x.dtype()).reshape(os));
+}
+// One axis's taps for GridSample: c, the grid's coordinates along an axis of `size` pixels (in
+// [-1, 1], [N, out_count], in the compute dtype), unnormalised and padded, then each tap's index
+// (padded again, i64) and weight.
+std::vector<OnnxLowering::Impl::GridTap> OnnxLowering::Impl::grid_taps(Tensor c, int64_t size,
+                                                                      const std::string& mode,
+                                                                      const std::string& padding,
+                                                                      bool align) {
+  const DType ct = c.dtype();
+  const Shape pos_shape = c.shape();
+  std::vector<GridTap> taps;
+  const double lo = align ? 0.0 : -0.5, hi = align ? static_cast<double>(size - 1) : size - 0.5;
+  c = align ? affine(c, 0.5 * static_cast<double>(size - 1), 0.5 * static_cast<double>(size - 1))
+            : affine(c, 0.5 * static_cast<double>(size), 0.5 * static_cast<double>(size) - 0.5);
+  if (mode == "nearest") {
+    const wick_unary_params even{sizeof(wick_unary_params), 0, 0, WICK_ROUND_HALF_TO_EVEN};
+    c = op1(WICK_OP_ROUND, c, &even);
+  }
+  const Tensor outside = op2(WICK_OP_BITWISE_OR, op2(WICK_OP_LT, c, scalar(lo, ct), DType::Bool),
+                             op2(WICK_OP_GT, c, scalar(hi, ct), DType::Bool));
+  if (padding == "border") {
+    const Tensor clamped = op2(WICK_OP_MINIMUM, op2(WICK_OP_MAXIMUM, c, scalar(0, ct)),
+                               scalar(static_cast<double>(size - 1), ct));
+    c = where(outside, clamped, c);
+  } else if (padding == "reflection") {
+    c = reflect(c, lo, hi);
+  }
+  // A tap at integer position i (a float tensor): its index after padding, and 0 or 1 for
+  // whether it reads the input at all.
+  auto tap = [&](const Tensor& i, const Tensor& w) {
+    Tensor at = i;
+    Tensor weight = w;
+    if (padding == "reflection") at = reflect(at, lo, hi);
+    if (padding == "zeros") {
+      const Tensor inside = op2(WICK_OP_BITWISE_AND, op2(WICK_OP_GE, at, scalar(0, ct), DType::Bool),
+                                op2(WICK_OP_LE, at, scalar(static_cast<double>(size - 1), ct), DType::Bool));
+      weight = where(inside, weight, scalar(0, ct));
+    }
+    at = op2(WICK_OP_MINIMUM, op2(WICK_OP_MAXIMUM, at, scalar(0, ct)), scalar(static_cast<double>(size - 1), ct));
+    taps.push_back({cast(at, DType::I64), weight});
+  };
+  const Tensor one = filled(pos_shape, ct, 1);
+  if (mode == "nearest") {
+    tap(c, one);
+    return taps;
+  }
+  const Tensor base = op1(WICK_OP_FLOOR, c);
+  const Tensor t = op2(WICK_OP_SUB, c, base);
+  if (mode == "linear") {
+    tap(base, affine(t, -1, 1));
+    tap(affine(base, 1, 1), t);
+    return taps;
+  }
+  // Cubic convolution with A = -0.75 at distances t + 1, t, 1 - t, 2 - t.
+  const double A = -0.75;
+  auto near = [&](const Tensor& d) {  // |d| <= 1: ((A + 2) d - (A + 3)) d^2 + 1
+    return affine(op2(WICK_OP_MUL, affine(d, A + 2, -(A + 3)), op2(WICK_OP_MUL, d, d)), 1, 1);
+  };
+  auto far = [&](const Tensor& d) {  // 1 < |d| < 2: ((A d - 5 A) d + 8 A) d - 4 A
+    return affine(op2(WICK_OP_MUL, affine(op2(WICK_OP_MUL, affine(d, A, -5 * A), d), 1, 8 * A), d), 1, -4 * A);
+  };
+  tap(affine(base, 1, -1), far(affine(t, 1, 1)));
+  tap(base, near(t));
+  tap(affine(base, 1, 1), near(affine(t, -1, 1)));
+  tap(affine(base, 1, 2), far(affine(t, -1, 2)));
+  return taps;
+}
+// GridSample's gathers: every combination of one tap per axis reads the input flattened to
+// [N, C, in_count] at the flat index sum(index_a * stride_a), weighted by the taps' product; the
+// weighted reads summed, [N, C, out_count] in the compute dtype ct.
+Tensor OnnxLowering::Impl::grid_gather(const Tensor& x,
+                                       const std::vector<std::vector<GridTap>>& taps,
+                                       int64_t in_count, int64_t out_count, DType ct) {
+  const int r = x.rank() - 2;
+  const int64_t batch = x.dim(0), channels = x.dim(1);
   // Every combination of one tap per axis: flat index sum(index_a * stride_a), weight product.
   const Tensor flat = reshape(x, {batch, channels, in_count});
   const Shape gather_shape{batch, channels, out_count};
@@ -129,7 +156,7 @@ void OnnxLowering::Impl::grid_sample(const std::string& mode) {
     Tensor index, weight;
     int64_t stride = 1;
     for (int a = r - 1; a >= 0; --a) {
-      const Tap& tp = taps[static_cast<size_t>(a)][pick[static_cast<size_t>(a)]];
+      const GridTap& tp = taps[static_cast<size_t>(a)][pick[static_cast<size_t>(a)]];
       const Tensor term = stride == 1 ? tp.index : op2(WICK_OP_MUL, tp.index, scalar(static_cast<double>(stride), DType::I64));
       index = a == r - 1 ? term : op2(WICK_OP_ADD, index, term);
       weight = a == r - 1 ? tp.weight : op2(WICK_OP_MUL, weight, tp.weight);
@@ -145,9 +172,7 @@ void OnnxLowering::Impl::grid_sample(const std::string& mode) {
     while (a < pick.size() && ++pick[a] == taps[a].size()) pick[a++] = 0;
     if (a == pick.size()) break;
   }
-  Shape os{batch, channels};
-  os.insert(os.end(), out_spatial.begin(), out_spatial.end());
-  out(0, cast(sum, x.dtype()).reshape(os));
+  return sum;
 }
 // Opsets 16-19 name the modes bilinear and bicubic; from 20 linear and cubic (and N-D inputs).
 void OnnxLowering::Impl::lower_grid_sample_16() {
@@ -199,30 +224,8 @@ void OnnxLowering::Impl::max_pool_with_indices(const Window& w) {
       const int64_t start = k[a] * w.dil[a];
       tap = tap.slice(static_cast<int>(2 + a), start, start + (out_spatial[a] - 1) * w.strides[a] + 1, w.strides[a]);
     }
-    std::vector<int64_t> at(static_cast<size_t>(out_count), 0);
-    for (int64_t o = 0; o < out_count; ++o) {
-      int64_t rest = o, flat = 0, row_stride = 1, col_stride = 1;
-      std::vector<int64_t> p(r);
-      for (size_t a = r; a-- > 0;) {
-        p[a] = (rest % out_spatial[a]) * w.strides[a] + k[a] * w.dil[a] - w.lo[a];
-        rest /= out_spatial[a];
-      }
-      bool inside = true;
-      for (size_t a = 0; a < r; ++a) inside = inside && p[a] >= 0 && p[a] < x.dim(static_cast<int>(2 + a));
-      for (size_t a = r; a-- > 0;) {  // row-major
-        flat += p[a] * row_stride;
-        row_stride *= x.dim(static_cast<int>(2 + a));
-      }
-      if (column_major) {
-        flat = 0;
-        for (size_t a = 0; a < r; ++a) {
-          flat += p[a] * col_stride;
-          col_stride *= x.dim(static_cast<int>(2 + a));
-        }
-      }
-      at[static_cast<size_t>(o)] = inside ? flat : 0;
-    }
-    const Tensor tap_at = upload_i64(at, pos_shape);
+    const Tensor tap_at =
+        upload_i64(max_pool_positions(x, w, k, out_spatial, out_count, column_major), pos_shape);
     if (first) {
       best = g.contiguous(tap);
       best_at = tap_at.broadcast_to(os);
@@ -245,6 +248,39 @@ void OnnxLowering::Impl::max_pool_with_indices(const Window& w) {
   const Tensor base = op2(WICK_OP_ADD, plane.reshape(plane_shape),
                           affine(positions(plane_shape, 0), static_cast<double>(checked_mul(x.dim(1), spatial)), 0));
   out(1, op2(WICK_OP_ADD, best_at, base));
+}
+
+// The position within its (n, c) plane that kernel offset k reads for each of MaxPool's out_count
+// outputs (row-major over the spatial axes, or column-major), 0 where it reads the padding.
+std::vector<int64_t> OnnxLowering::Impl::max_pool_positions(const Tensor& x, const Window& w,
+                                                            const std::vector<int64_t>& k,
+                                                            const Shape& out_spatial,
+                                                            int64_t out_count, bool column_major) {
+  const size_t r = w.kernel.size();
+  std::vector<int64_t> at(static_cast<size_t>(out_count), 0);
+  for (int64_t o = 0; o < out_count; ++o) {
+    int64_t rest = o, flat = 0, row_stride = 1, col_stride = 1;
+    std::vector<int64_t> p(r);
+    for (size_t a = r; a-- > 0;) {
+      p[a] = (rest % out_spatial[a]) * w.strides[a] + k[a] * w.dil[a] - w.lo[a];
+      rest /= out_spatial[a];
+    }
+    bool inside = true;
+    for (size_t a = 0; a < r; ++a) inside = inside && p[a] >= 0 && p[a] < x.dim(static_cast<int>(2 + a));
+    for (size_t a = r; a-- > 0;) {  // row-major
+      flat += p[a] * row_stride;
+      row_stride *= x.dim(static_cast<int>(2 + a));
+    }
+    if (column_major) {
+      flat = 0;
+      for (size_t a = 0; a < r; ++a) {
+        flat += p[a] * col_stride;
+        col_stride *= x.dim(static_cast<int>(2 + a));
+      }
+    }
+    at[static_cast<size_t>(o)] = inside ? flat : 0;
+  }
+  return at;
 }
 
 // MaxUnpool: zeros of the shape (in - 1) * stride + kernel - pads, the values scattered to their
