@@ -352,6 +352,18 @@ struct OnnxLowering::Impl {
     recurrent(C);
   }
   void recurrent(Cell cell);
+  struct Recurrence;
+  struct RecurrentDirection;
+  Recurrence recurrence(Cell cell);
+  void recurrent_activations(Recurrence& rc);
+  Tensor reverse_steps(const Recurrence& rc, const Tensor& t);
+  Tensor recurrent_initial(const Recurrence& rc, size_t input_index, int64_t d);
+  Tensor recurrent_activation(const Recurrence& rc, size_t f, const Tensor& t);
+  RecurrentDirection recurrent_weights(const Recurrence& rc, int64_t d);
+  void recurrent_direction(const Recurrence& rc, int64_t d, const Tensor& y, const Tensor& y_h,
+                           const Tensor& y_c);
+  Tensor recurrent_step(const Recurrence& rc, const RecurrentDirection& dir, const Tensor& xt,
+                        const Tensor& h, const Tensor& c, Tensor& c_new);
   // An activation of RNN, GRU and LSTM by its ONNX name; alpha and beta default per function.
   Tensor activation(const std::string& name, const Tensor& x, std::optional<double> alpha,
                     std::optional<double> beta);
