@@ -200,6 +200,7 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"RNN", 7, kOpen, &Impl::lower_recurrent<Cell::Rnn>},
     {"GRU", 7, kOpen, &Impl::lower_recurrent<Cell::Gru>},
     {"LSTM", 7, kOpen, &Impl::lower_recurrent<Cell::Lstm>},
+    // Dropout (lowerings_nn.cpp)
     {"Dropout", 7, 9, &Impl::lower_dropout_attrs<false>},
     {"Dropout", 10, 11, &Impl::lower_dropout_attrs<true>},
     {"Dropout", 12, kOpen, &Impl::lower_dropout},
