@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine's device check (scripts/gpu-check.sh) runs, built here: the wick CLI,
-# the conformance worker, wick_bench_cuda, libwick, the cpu-onednn and cuda plugins, the shared
-# libraries they need that the GPU machine lacks (oneDNN, libgomp, the OpenCL ICD loader oneDNN
+# the conformance worker, wick_bench_cuda, libwick and the layers' libraries (the CLI and the worker
+# link libwick-onnx), the cpu-onednn and cuda plugins, the shared libraries they need that the GPU machine lacks (oneDNN, libgomp, the OpenCL ICD loader oneDNN
 # links, toml++, Boost.Filesystem), and the ONNX node tests. The GPU machine has CUDA, CMake,
 # ninja and PyTorch but none of the Debian -dev packages and no network, and at most 64 MiB
 # travels: everything goes into one xz archive, gpu-carry/wick-gpu.tar.xz (about 10 MB).
@@ -16,13 +16,13 @@ stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib/wick/plugins" "$stage/share"
 cp "$build/bin/wick" "$build/bin/wick-conformance-worker" "$build/bin/wick_bench_cuda" "$stage/bin/"
-cp -P "$build"/lib/libwick.so* "$stage/lib/"
+cp -P "$build"/lib/libwick*.so* "$stage/lib/"
 for p in cpu-onednn cuda; do
   cp "$build/lib/wick/plugins/libwick-$p.so" "$build/lib/wick/plugins/$p.wick-plugin.toml" \
      "$stage/lib/wick/plugins/"
 done
 # The non-system libraries the binaries and plugins load (glibc and libstdc++ are on every Linux).
-for lib in $(ldd "$stage"/bin/* "$stage"/lib/libwick.so.* "$stage"/lib/wick/plugins/*.so 2>/dev/null |
+for lib in $(ldd "$stage"/bin/* "$stage"/lib/libwick*.so.* "$stage"/lib/wick/plugins/*.so 2>/dev/null |
              awk '/=> \// {print $3}' | sort -u); do
   case "$(basename "$lib")" in
     libc.so*|libm.so*|libstdc++*|libgcc_s*|libpthread*|libdl.so*|librt.so*|ld-linux*|libwick*) ;;
