@@ -2,9 +2,10 @@
 # Packs what the GPU machine's device check (scripts/gpu-check.sh) runs, built here: the wick CLI,
 # the conformance worker, wick_bench_cuda, libwick and the layers' libraries (the CLI and the worker
 # link libwick-onnx), the cpu-onednn and cuda plugins, the shared libraries they need that the GPU
-# machine lacks (oneDNN, libgomp, the OpenCL ICD loader oneDNN links, toml++, Boost.Filesystem), and the ONNX node tests. The GPU machine has CUDA, CMake,
-# ninja and PyTorch but none of the Debian -dev packages and no network, and at most 64 MiB
-# travels: everything goes into one xz archive, gpu-carry/wick-gpu.tar.xz (about 10 MB).
+# machine lacks (oneDNN, libgomp, the OpenCL ICD loader oneDNN links, toml++, Boost.Filesystem),
+# and the ONNX node tests. The GPU machine has CUDA, CMake, ninja and PyTorch but none of the Debian
+# -dev packages and no network, and at most 64 MiB travels: everything goes into one xz archive,
+# gpu-carry/wick-gpu.tar.xz (about 10 MB).
 #
 #   scripts/gpu-package.sh            # build dir: $WICK_BUILD_DIR or build/ (needs the CUDA toolkit)
 # then, with the device tool:  run(command="bash scripts/gpu-check.sh", carry=["gpu-carry"])
