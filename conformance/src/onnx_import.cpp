@@ -31,15 +31,44 @@ OnnxStore::OnnxStore(std::string directory) : directory_(std::move(directory)) {
   available_ = !directory_.empty() && fs::is_directory(directory_, ec);
 }
 
+std::string OnnxStore::unavailable_reason() const {
+  if (available_) return "";
+  std::error_code ec;
+  const fs::file_status st = fs::status(directory_, ec);
+  if (ec) return directory_ + ": " + ec.message();
+  return directory_ + ": is not a directory";
+}
+
+namespace {
+
+// Whether `path` exists; a ReadError naming it when that cannot be told (a symlink loop, no
+// permission), so that such a path is reported, not taken for a missing file.
+bool exists_or_throw(const std::string& path) {
+  std::error_code ec;
+  const bool there = fs::exists(path, ec);
+  if (ec) throw onnx::ReadError(path + ": " + ec.message());
+  return there;
+}
+
+// The names of `dir`'s entries that are directories or whose status cannot be read (a symlink
+// loop: listed, so that its case reports it); an unreadable `dir` gives none.
+std::vector<std::string> folder_names(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code st;
+    if (it->is_directory(st) || st) names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
 std::vector<CaseInfo> OnnxStore::list() const {
   std::vector<CaseInfo> out;
   if (!available_) return out;
-  std::vector<std::string> folders;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(directory_, ec)) {
-    if (e.is_directory()) folders.push_back(e.path().filename().string());
-  }
-  std::sort(folders.begin(), folders.end());
+  const std::vector<std::string> folders = folder_names(directory_);
   for (const std::string& f : folders) {
     std::string op = "?";
     try {
@@ -99,12 +128,19 @@ Expected expected_from(const onnx::TensorProto& t) {
   return e;
 }
 
+// The folder's test_data_set_* directories; one whose status cannot be read (a symlink loop) is
+// a ReadError naming it.
 std::vector<std::string> data_sets(const std::string& folder) {
   std::vector<std::string> sets;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(folder, ec)) {
-    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path().string());
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind("test_data_set_", 0) != 0) continue;
+    std::error_code st;
+    const bool dir = it->is_directory(st);
+    if (st) throw onnx::ReadError(it->path().string() + ": " + st.message());
+    if (dir) sets.push_back(it->path().string());
   }
+  if (ec) throw onnx::ReadError(folder + ": " + ec.message());
   std::sort(sets.begin(), sets.end());
   return sets;
 }
@@ -176,8 +212,7 @@ std::string run_data_set(const ExecContext& ctx, const onnx::ModelProto& model, 
     if (low.has(v.name)) continue;
     check_type(v, "graph input");
     const std::string file = set + "/input_" + std::to_string(k++) + ".pb";
-    std::error_code ec;
-    if (!fs::exists(file, ec)) continue;  // an omitted optional input
+    if (!exists_or_throw(file)) continue;  // an omitted optional input
     low.set_value(v.name, upload_value(read_declared(file, v.type), ctx.device));
   }
   for (const onnx::ValueInfo& v : model.graph.outputs) check_type(v, "graph output");
@@ -221,7 +256,9 @@ Result run_onnx_case(const ExecContext& ctx, const OnnxStore& store, const std::
     // A folder without a model (the package's `real` models ship only a data.json with a
     // download address) is not the backend's failure: SKIP, saying so.
     std::error_code ec;
-    if (!fs::exists(folder + "/model.onnx", ec))
+    if (!fs::is_directory(folder, ec))
+      throw onnx::ReadError(folder + ": " + (ec ? ec.message() : "not a directory"));
+    if (!exists_or_throw(folder + "/model.onnx"))
       throw NotImportable("no model.onnx in " + folder +
                           (fs::exists(folder + "/data.json", ec) ? " (only data.json: the model is "
                                                                    "downloaded separately)"

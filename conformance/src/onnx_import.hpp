@@ -24,6 +24,9 @@ class OnnxStore {
   explicit OnnxStore(std::string directory);
   const std::string& directory() const { return directory_; }
   bool available() const { return available_; }
+  // Why the directory gives no cases ("<dir>: No such file or directory", "<dir>: is not a
+  // directory"); empty when it is available.
+  std::string unavailable_reason() const;
   // One case per folder: id "onnx/<folder>", op "onnx:<OpType>" of the folder's (last) node.
   std::vector<CaseInfo> list() const;
 

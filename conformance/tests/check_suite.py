@@ -14,6 +14,9 @@
                                                   --mode grad: no FAIL/CRASH, every differentiable
                                                   op of the table (read from wick_ops.h) checked,
                                                   a declining plugin UNSUPPORTED, never PASS
+  check_suite.py hostile WICK ONNX_DIR            FIFOs, /dev/zero, files over the 2 GiB bound and
+                                                  symlink loops in an --onnx-dir: SKIP/FAIL naming
+                                                  the file, no hang; a missing --onnx-dir an error
 """
 import filecmp
 import json
@@ -368,6 +371,90 @@ def grad(wick, backends, ops_h, decline_manifest):
         rs = results(report)
         check(rs != [] and all(r["status"] == "UNSUPPORTED" and "not supported by plugin" in r["message"] for r in rs),
               "on a declining plugin every grad case is UNSUPPORTED with the plugin's reason")
+
+
+def hostile_folder(base, name, good, model=None):
+    """A copy of the node-test folder `good` named `name`; `model(path)` replaces its model.onnx."""
+    import shutil
+    d = os.path.join(base, name)
+    shutil.copytree(good, d)
+    if model:
+        os.remove(os.path.join(d, "model.onnx"))
+        model(os.path.join(d, "model.onnx"))
+    return d
+
+
+def replace(path, make):
+    os.remove(path)
+    make(path)
+
+
+def sparse(size):
+    def make(path):
+        with open(path, "wb") as f:
+            f.truncate(size)
+    return make
+
+
+def hostile(wick, onnx_dir):
+    """FIFOs, devices, huge files and symlink loops in an --onnx-dir: each folder a SKIP or FAIL
+    naming the file, within the per-case timeout; a missing or non-directory --onnx-dir an error."""
+    import resource
+    good = os.path.join(onnx_dir, "test_abs")
+    with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as report:
+        base = os.path.join(work, "node")
+        os.mkdir(base)
+        hostile_folder(base, "test_a_fifo_model", good, os.mkfifo)  # first: the old code hung here
+        hostile_folder(base, "test_devzero_model", good, lambda p: os.symlink("/dev/zero", p))
+        hostile_folder(base, "test_huge_model", good, sparse((2 << 30) + 1))
+        hostile_folder(base, "test_loop_model", good, lambda p: os.symlink(p, p))
+        d = hostile_folder(base, "test_fifo_input", good)
+        replace(os.path.join(d, "test_data_set_0", "input_0.pb"), os.mkfifo)
+        d = hostile_folder(base, "test_devzero_output", good)
+        replace(os.path.join(d, "test_data_set_0", "output_0.pb"), lambda p: os.symlink("/dev/zero", p))
+        d = hostile_folder(base, "test_huge_output", good)
+        replace(os.path.join(d, "test_data_set_0", "output_0.pb"), sparse((2 << 30) + 1))
+        d = hostile_folder(base, "test_loop_data_set", good)
+        os.symlink("test_data_set_1", os.path.join(d, "test_data_set_1"))
+        os.symlink("test_self", os.path.join(base, "test_self"))
+        hostile_folder(base, "test_zz_good", good)
+        expect = {"test_a_fifo_model": "model.onnx", "test_devzero_model": "model.onnx",
+                  "test_huge_model": "model.onnx", "test_loop_model": "model.onnx",
+                  "test_fifo_input": "input_0.pb", "test_devzero_output": "output_0.pb",
+                  "test_huge_output": "output_0.pb", "test_loop_data_set": "test_data_set_1",
+                  "test_self": "test_self"}
+
+        def limits():  # the old code read /dev/zero to 8 GB: stop it well before
+            resource.setrlimit(resource.RLIMIT_AS, (16 << 30, 16 << 30))
+        cmd = [wick, "conformance", "--backend", "cpu-onednn", "--suite", "onnx", "--onnx-dir", base,
+               "--report", report, "--timeout", "5", "--fail-on", "crash"]
+        print("+", " ".join(cmd), flush=True)
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60,
+                               preexec_fn=limits)
+        except subprocess.TimeoutExpired:
+            check(False, "the run ends within 60 s (a FIFO model.onnx must not block it)")
+        print(p.stdout[-6000:])
+        check(p.returncode == 0, "the run completes with no CRASH or TIMEOUT")
+        rs = {r["case"][5:]: r for r in results(report)}
+        check(sorted(rs) == sorted(list(expect) + ["test_zz_good"]), "every folder has one result: %s" % sorted(rs))
+        check(rs["test_zz_good"]["status"] == "PASS", "the good folder still passes")
+        for name, file in sorted(expect.items()):
+            r = rs[name]
+            check(r["status"] in ("SKIP", "FAIL") and file in r["message"],
+                  "%s: %s naming %s: %s" % (name, r["status"], file, r["message"]))
+        for name in ("test_a_fifo_model", "test_devzero_model", "test_fifo_input", "test_devzero_output"):
+            check("not a regular file" in rs[name]["message"], name + ": refused as not a regular file")
+        for name in ("test_huge_model", "test_huge_output"):
+            check("2147483648" in rs[name]["message"], name + ": refused over the 2 GiB bound")
+    with tempfile.TemporaryDirectory() as work:
+        missing = os.path.join(work, "no-such-dir")
+        plain = os.path.join(work, "a-file")
+        open(plain, "w").close()
+        for what, path in (("a missing", missing), ("a non-directory", plain)):
+            p = run([wick, "conformance", "--suite", "onnx", "--onnx-dir", path, "--report",
+                     os.path.join(work, "r")])
+            check(p.returncode != 0 and path in p.stdout, what + " --onnx-dir is an error naming it")
 
 
 if __name__ == "__main__":

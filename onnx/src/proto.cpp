@@ -1,10 +1,14 @@
 #include <wick/onnx/proto.hpp>
 
 #include <wick/error.hpp>
+#include <wick/safe_file.hpp>
 
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace wick::onnx {
 
@@ -285,10 +289,37 @@ ValueProto parse_container(Reader r, ValueProto::Kind kind, int depth) {
   return v;
 }
 
+// The most bytes read from a model.onnx or a test data file: protobuf caps a serialized message at
+// 2 GiB, so no file the reader could parse is larger (bigger models keep their weights outside).
+constexpr uint64_t kMaxProtoBytes = uint64_t{2} << 30;
+
+// A regular file of at most kMaxProtoBytes, whole; a FIFO, a device (a symlink to /dev/zero), a
+// directory, a symlink loop or a larger file is a ReadError naming the path, never a blocking or
+// unbounded read.
 std::vector<unsigned char> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ReadError("cannot read " + path);
-  return std::vector<unsigned char>(std::istreambuf_iterator<char>(in), {});
+  if (auto why = safe_file::refuse(path, kMaxProtoBytes)) throw ReadError(path + ": " + *why);
+  struct File {  // closed on every way out
+    int fd;
+    ~File() {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+  // O_NONBLOCK: should the file have been swapped for a FIFO since the check, open does not wait.
+  const File f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  if (f.fd < 0) throw ReadError(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kMaxProtoBytes)
+    throw ReadError(path + ": changed since it was checked (no longer a regular file of at most " +
+                    std::to_string(kMaxProtoBytes) + " bytes)");
+  std::vector<unsigned char> bytes(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  for (ssize_t n = 1; got < bytes.size() && n != 0;) {  // n == 0: shrunk since fstat, parse what is there
+    n = ::read(f.fd, bytes.data() + got, bytes.size() - got);
+    if (n > 0) got += static_cast<size_t>(n);
+    else if (n < 0 && errno != EINTR) throw ReadError(path + ": cannot read: " + std::strerror(errno));
+  }
+  bytes.resize(got);
+  return bytes;
 }
 
 }  // namespace

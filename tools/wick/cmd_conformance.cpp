@@ -317,6 +317,9 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
   const std::map<std::string, int> counts = golden.golden_counts();
   if (a.coverage) return print_coverage(counts);
   OnnxStore onnx(a.onnx_dir);
+  // An --onnx-dir given that is not a directory is an error, never a run of nothing.
+  if (a.onnx_dir != ConformanceArgs().onnx_dir && !onnx.available())
+    throw Error("conformance: --onnx-dir " + onnx.unavailable_reason());
   const std::vector<CaseInfo> cases = select_cases(golden, onnx, a);
   if (a.list) {
     for (const CaseInfo& c : cases) std::cout << c.id << "\t" << c.op << "\t" << c.dtype << "\n";
