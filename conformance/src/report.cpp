@@ -3,12 +3,19 @@
 #include <wick/error.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
+#include <filesystem>
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace wick::conformance {
+
+namespace fs = std::filesystem;
 
 void Tally::add(const std::string& s) {
   static const std::map<std::string, int Tally::*> counters = {
@@ -260,10 +267,97 @@ std::string console_report(const ReportInput& in) {
   return os.str();
 }
 
+namespace {
+
+// Writes all of `data` to `fd`; false with errno set when a write fails (EFBIG, ENOSPC, EIO).
+bool write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = ENOSPC;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string cannot_write(const std::string& path, int err) {
+  return "conformance: cannot write " + path + ": " + std::strerror(err);
+}
+
+}  // namespace
+
 void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw Error("conformance: cannot write " + path);
-  out << text;
+  // A temporary file beside `path`, renamed over it once every write and the close succeeded: a
+  // full disk leaves the previous report (or none), never a truncated one, under the final name.
+  const fs::path final_path(path);
+  std::string leaf = final_path.filename().string();
+  leaf.insert(leaf.begin(), '.');
+  leaf += ".tmp-" + std::to_string(::getpid());
+  const std::string tmp = (final_path.parent_path() / leaf).string();
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(cannot_write(path, errno));
+  int err = write_all(fd, text.data(), text.size()) ? 0 : errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(cannot_write(path, err));
+  }
+}
+
+JsonlStream::JsonlStream(std::string path) : path_(std::move(path)) {
+  ::unlink((path_ + ".incomplete").c_str());
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error(cannot_write(path_, errno));
+}
+
+JsonlStream::~JsonlStream() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void JsonlStream::write_line(const std::string& line) {
+  if (fd_ < 0) return;
+  const std::string text = line + "\n";
+  if (write_all(fd_, text.data(), text.size())) {
+    ++lines_;
+    whole_ += static_cast<off_t>(text.size());
+    return;
+  }
+  fail(errno);
+}
+
+void JsonlStream::fail(int err) {
+  // Cut back to the last whole line and moved aside: results.jsonl never ends mid-line, and a
+  // record that misses results is not left under its final name.
+  if (fd_ >= 0) {
+    const bool cut = ::ftruncate(fd_, whole_) == 0;
+    ::close(fd_);
+    fd_ = -1;
+    if (!cut) lines_ = -1;
+  }
+  const std::string aside = path_ + ".incomplete";
+  error_ = cannot_write(path_, err);
+  if (::rename(path_.c_str(), aside.c_str()) != 0) {
+    ::unlink(path_.c_str());
+  } else if (lines_ >= 0) {
+    error_ += " (the " + std::to_string(lines_) + " whole lines written are kept in " + aside + ")";
+  }
+}
+
+std::string JsonlStream::finish() {
+  if (fd_ >= 0) {
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) {
+      lines_ = -1;  // what reached the disk is not known
+      fail(errno);
+    }
+  }
+  return error_;
 }
 
 void write_junit(const std::string& path, const ReportInput& in) {

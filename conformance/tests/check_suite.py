@@ -17,6 +17,8 @@
   check_suite.py hostile WICK ONNX_DIR            FIFOs, /dev/zero, files over the 2 GiB bound and
                                                   symlink loops in an --onnx-dir: SKIP/FAIL naming
                                                   the file, no hang; a missing --onnx-dir an error
+  check_suite.py diskfull WICK                    writes failing (ulimit -f): an error naming the
+                                                  file, exit non-zero, no truncated report left
 """
 import filecmp
 import json
@@ -455,6 +457,48 @@ def hostile(wick, onnx_dir):
             p = run([wick, "conformance", "--suite", "onnx", "--onnx-dir", path, "--report",
                      os.path.join(work, "r")])
             check(p.returncode != 0 and path in p.stdout, what + " --onnx-dir is an error naming it")
+
+
+def limited(wick, limit_kib, args):
+    """`wick conformance ARGS` with writes past limit_kib KiB failing (EFBIG, SIGXFSZ ignored)."""
+    shell = "trap '' XFSZ; ulimit -f %d; exec \"$0\" \"$@\"" % limit_kib
+    return run(["/bin/bash", "-c", shell, wick, "conformance"] + args)
+
+
+def whole_or_absent(report):
+    """Every report under its final name is whole; no temporary file is left behind."""
+    names = sorted(os.listdir(report))
+    check(all(n in ("results.jsonl", "results.jsonl.incomplete", "junit.xml", "report.html", "matrix.txt",
+                    "workers.log") for n in names), "no temporary file left behind: %s" % names)
+    path = lambda n: os.path.join(report, n)
+    if os.path.exists(path("results.jsonl")):
+        text = open(path("results.jsonl")).read()
+        check(text.endswith("\n") or text == "", "results.jsonl ends with a whole line")
+        [json.loads(line) for line in text.splitlines()]
+    if os.path.exists(path("junit.xml")):
+        ET.parse(path("junit.xml"))
+    if os.path.exists(path("report.html")):
+        check(open(path("report.html")).read().rstrip().endswith("</html>"), "report.html is whole")
+    if os.path.exists(path("matrix.txt")):
+        check(os.path.getsize(path("matrix.txt")) > 0, "matrix.txt is not empty")
+    print("ok: what is left under the final names is whole")
+
+
+def diskfull(wick):
+    """A write that fails (RLIMIT_FSIZE standing in for a full disk) is an error naming the file,
+    with a non-zero exit, and leaves no truncated report under the final names."""
+    select = ["--backend", "cpu-onednn", "--suite", "golden", "--op", "add"]
+    with tempfile.TemporaryDirectory() as report:
+        p = limited(wick, 4, select + ["--report", report])  # results.jsonl passes 4 KiB
+        check(p.returncode != 0, "a failed results.jsonl write exits non-zero (%d)" % p.returncode)
+        check(os.path.join(report, "results.jsonl") in p.stdout, "the error names results.jsonl")
+        whole_or_absent(report)
+    with tempfile.TemporaryDirectory() as report:
+        p = limited(wick, 2, select + ["--case", "golden/add/f32/*", "--report", report])  # report.html passes 2 KiB
+        check(p.returncode != 0, "a failed report write exits non-zero (%d)" % p.returncode)
+        check(os.path.join(report, "report.html") in p.stdout, "the error names report.html")
+        whole_or_absent(report)
+        check(not os.path.exists(os.path.join(report, "report.html")), "no report.html under its final name")
 
 
 if __name__ == "__main__":

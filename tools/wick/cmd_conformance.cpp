@@ -20,7 +20,6 @@
 
 #include <unistd.h>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -284,18 +283,33 @@ void run_backends(const ConformanceArgs& a, const SupervisorOptions& so,
   }
 }
 
-void write_reports(const ReportInput& report, const std::string& dir,
+// The reports, each written atomically; false, each failed write named on stderr, when any failed.
+bool write_reports(const ReportInput& report, const std::string& dir, JsonlStream& jsonl,
                    const std::string& jsonl_path) {
   const std::string text = console_report(report);
   std::cout << text;
-  write_text((fs::path(dir) / "matrix.txt").string(), text);
-  write_junit((fs::path(dir) / "junit.xml").string(), report);
-  write_html((fs::path(dir) / "report.html").string(), report);
+  std::vector<std::string> errors;
+  if (std::string e = jsonl.finish(); !e.empty()) errors.push_back(e);
+  auto attempt = [&](auto write) {
+    try {
+      write();
+    } catch (const std::exception& e) {
+      errors.push_back(e.what());
+    }
+  };
+  attempt([&] { write_text((fs::path(dir) / "matrix.txt").string(), text); });
+  attempt([&] { write_junit((fs::path(dir) / "junit.xml").string(), report); });
+  attempt([&] { write_html((fs::path(dir) / "report.html").string(), report); });
+  std::cout.flush();
+  if (!std::cout) errors.push_back("conformance: cannot write the console report to stdout");
+  for (const std::string& e : errors) std::cerr << "wick conformance: error: " << e << "\n";
+  if (!errors.empty()) return false;
   std::cout << "\nReports: " << jsonl_path << ", junit.xml, report.html, matrix.txt in " << dir
             << "\n";
+  return true;
 }
 
-// Exit status: 2 when a named backend could not run; 1 on CRASH/TIMEOUT (or FAIL with
+// Exit status (3, before these, when a report could not be written): 2 when a named backend could not run; 1 on CRASH/TIMEOUT (or FAIL with
 // --fail-on fail); unsupported ops never fail the run.
 int exit_status(const ReportInput& report, const std::string& fail_on) {
   for (const BackendRun& r : report.runs) {
@@ -335,8 +349,7 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
   const Expectations expectations = Expectations::load(a.expectations);
   so.expectations = &expectations;
   const std::string jsonl_path = (fs::path(a.report_dir) / "results.jsonl").string();
-  std::ofstream jsonl(jsonl_path, std::ios::trunc);
-  if (!jsonl) throw Error("conformance: cannot write " + jsonl_path);
+  JsonlStream jsonl(jsonl_path);
   ReportInput report;
   report.mode = a.mode;
   report.uncovered_ops = a.mode == "grad" ? grad_uncovered_ops() : uncovered_ops(counts);
@@ -345,8 +358,7 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
   report.command = a.command_line;
   size_t done = 0;
   so.on_result = [&](const Result& r) {
-    jsonl << Result::dump(r.to_json()) << "\n";
-    jsonl.flush();  // a killed run still leaves its record
+    jsonl.write_line(Result::dump(r.to_json()));  // a killed run still leaves its record
     report.results.push_back(r);
     if (++done % 1000 == 0) std::cerr << "  ... " << done << " results\n";
   };
@@ -363,7 +375,7 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
   if (g_interrupted != 0)
     report.cut_short = std::string("interrupted by ") + (g_interrupted == SIGINT ? "SIGINT" : "SIGTERM") +
                        " after " + std::to_string(report.results.size()) + " results";
-  write_reports(report, a.report_dir, jsonl_path);
+  if (!write_reports(report, a.report_dir, jsonl, jsonl_path)) return 3;
   if (g_interrupted != 0) return 128 + g_interrupted;
   return exit_status(report, a.fail_on);
 }
