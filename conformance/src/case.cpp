@@ -3,6 +3,7 @@
 #include "base64.hpp"
 
 #include <wick/error.hpp>
+#include <wick/safe_file.hpp>
 #include <wick/sdk/ops.hpp>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,9 @@ namespace wick::conformance {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// The most bytes read from one golden data file (the largest checked in is about 121 KB).
+constexpr uint64_t kMaxGoldenBytes = uint64_t{64} << 20;
 
 // ---- dtypes, seeds, op codes ---------------------------------------------------------------------
 
@@ -251,9 +255,9 @@ struct GoldenStore::File {
 GoldenStore::GoldenStore(std::string directory) : directory_(std::move(directory)) {
   std::error_code ec;
   std::vector<std::pair<int, std::string>> found;
-  for (const auto& e : fs::directory_iterator(directory_, ec)) {
-    if (e.path().extension() != ".json") continue;
-    const std::string stem = e.path().stem().string();
+  for (fs::directory_iterator it(directory_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".json") continue;
+    const std::string stem = it->path().stem().string();
     found.emplace_back(static_cast<int>(op_code_of(stem)), stem);
   }
   if (ec) throw Error("conformance: cannot read the golden data directory " + directory_ + ": " + ec.message());
@@ -265,6 +269,8 @@ const GoldenStore::File& GoldenStore::file(const std::string& op) const {
   auto it = cache_.find(op);
   if (it != cache_.end()) return *it->second;
   const std::string path = directory_ + "/" + op + ".json";
+  // A regular file of bounded size (the largest golden file is 121 KB): never a FIFO or a device.
+  if (auto why = safe_file::refuse(path, kMaxGoldenBytes)) throw Error("conformance: " + path + ": " + *why);
   std::ifstream in(path);
   if (!in) throw Error("conformance: no golden file " + path);
   auto f = std::make_shared<File>();

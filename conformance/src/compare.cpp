@@ -1,6 +1,7 @@
 #include "compare.hpp"
 
 #include <wick/error.hpp>
+#include <wick/safe_file.hpp>
 
 #include <toml++/toml.h>
 
@@ -9,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -25,8 +25,14 @@ namespace {
 
 // Parses a TOML file; errors name file:line:column.
 toml::table parse_toml(const std::string& file) {
+  std::string text;
   try {
-    return toml::parse_file(file);
+    text = safe_file::read_text(file);  // a regular file of at most 1 MiB: never a FIFO or a device
+  } catch (const std::exception& e) {
+    throw Error(std::string("conformance: ") + e.what());
+  }
+  try {
+    return toml::parse(text, file);
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
     os << file << ":" << e.source().begin.line << ":" << e.source().begin.column << ": " << e.description();
@@ -286,8 +292,12 @@ Comparison compare_sort_indices(const Operand& input, int axis, const Expected& 
 Expectations Expectations::load(const std::string& file) {
   Expectations e;
   if (file.empty()) return e;
-  std::ifstream in(file);
-  if (!in) throw Error("conformance: cannot read the expectations file " + file);
+  std::istringstream in;
+  try {
+    in.str(safe_file::read_text(file));  // a regular file of at most 1 MiB
+  } catch (const std::exception& e) {
+    throw Error(std::string("conformance: the expectations file ") + e.what());
+  }
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {

@@ -70,8 +70,8 @@ std::set<std::string> manifest_names(const Config& config) {
   const std::string suffix = ".wick-plugin.toml";
   for (const std::string& d : dirs) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(d, ec)) {
-      const std::string f = e.path().filename().string();
+    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string f = it->path().filename().string();
       if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
         names.insert(f.substr(0, f.size() - suffix.size()));
     }

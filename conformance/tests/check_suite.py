@@ -17,6 +17,8 @@
   check_suite.py hostile WICK ONNX_DIR            FIFOs, /dev/zero, files over the 2 GiB bound and
                                                   symlink loops in an --onnx-dir: SKIP/FAIL naming
                                                   the file, no hang; a missing --onnx-dir an error
+  check_suite.py hostile_paths WICK               a FIFO or /dev/zero as --tolerances, --expectations,
+                                                  ... or a golden file: an error naming it, no hang
   check_suite.py diskfull WICK                    writes failing (ulimit -f): an error naming the
                                                   file, exit non-zero, no truncated report left
 """
@@ -457,6 +459,30 @@ def hostile(wick, onnx_dir):
             p = run([wick, "conformance", "--suite", "onnx", "--onnx-dir", path, "--report",
                      os.path.join(work, "r")])
             check(p.returncode != 0 and path in p.stdout, what + " --onnx-dir is an error naming it")
+
+
+def hostile_paths(wick):
+    """A FIFO or a symlink to /dev/zero given as --tolerances, --tolerance-overrides, --expectations
+    or a golden data file: an error naming it, at once (never a blocking or unbounded read)."""
+    with tempfile.TemporaryDirectory() as work:
+        fifo, zero, golden = os.path.join(work, "fifo"), os.path.join(work, "zero"), os.path.join(work, "golden")
+        os.mkfifo(fifo)
+        os.symlink("/dev/zero", zero)
+        os.mkdir(golden)
+        os.mkfifo(os.path.join(golden, "add.json"))
+        cases = [(flag, path) for flag in ("--tolerances", "--tolerance-overrides", "--expectations")
+                 for path in (fifo, zero)] + [("--golden-dir", golden)]
+        for flag, path in cases:
+            cmd = [wick, "conformance", "--suite", "golden", "--op", "add", flag, path, "--report",
+                   os.path.join(work, "r")]
+            print("+", " ".join(cmd), flush=True)
+            try:
+                p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
+            except subprocess.TimeoutExpired:
+                check(False, "%s %s: ends within 20 s" % (flag, path))
+            print(p.stdout[-2000:])
+            check(p.returncode != 0 and path in p.stdout and "not a regular file" in p.stdout,
+                  "%s %s: an error naming it, refused as not a regular file" % (flag, path))
 
 
 def limited(wick, limit_kib, args):

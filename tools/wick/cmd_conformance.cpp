@@ -346,6 +346,8 @@ int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) 
               << (a.case_pattern.empty() ? "" : ", --case " + a.case_pattern)
               << "): the reports are written empty\n";
   SupervisorOptions so = supervisor_options(overrides, a, paths, onnx, cases);
+  // The workers read the tolerance tables too: refused here first, an error naming the file.
+  ToleranceTable::load(paths.tolerances, fs::exists(paths.overrides) ? paths.overrides : "");
   const Expectations expectations = Expectations::load(a.expectations);
   so.expectations = &expectations;
   const std::string jsonl_path = (fs::path(a.report_dir) / "results.jsonl").string();
