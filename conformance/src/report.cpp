@@ -298,7 +298,8 @@ void write_text(const std::string& path, const std::string& text) {
   leaf.insert(leaf.begin(), '.');
   leaf += ".tmp-" + std::to_string(::getpid());
   const std::string tmp = (final_path.parent_path() / leaf).string();
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ::unlink(tmp.c_str());  // a stale one of an earlier run with this pid (O_EXCL: never a FIFO's open)
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(cannot_write(path, errno));
   int err = write_all(fd, text.data(), text.size()) ? 0 : errno;
   if (::close(fd) != 0 && err == 0) err = errno;
@@ -311,7 +312,8 @@ void write_text(const std::string& path, const std::string& text) {
 
 JsonlStream::JsonlStream(std::string path) : path_(std::move(path)) {
   ::unlink((path_ + ".incomplete").c_str());
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_NONBLOCK: a FIFO left under the name fails (ENXIO) instead of waiting for a reader.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error(cannot_write(path_, errno));
 }
 

@@ -483,6 +483,15 @@ def hostile_paths(wick):
             print(p.stdout[-2000:])
             check(p.returncode != 0 and path in p.stdout and "not a regular file" in p.stdout,
                   "%s %s: an error naming it, refused as not a regular file" % (flag, path))
+        report = os.path.join(work, "fifo-report")
+        os.mkdir(report)
+        os.mkfifo(os.path.join(report, "results.jsonl"))
+        try:
+            p = run([wick, "conformance", "--suite", "golden", "--op", "add", "--report", report], timeout=20)
+        except subprocess.TimeoutExpired:
+            check(False, "a FIFO as results.jsonl: ends within 20 s")
+        check(p.returncode != 0 and os.path.join(report, "results.jsonl") in p.stdout,
+              "a FIFO as results.jsonl is an error naming it, not a wait for a reader")
 
 
 def limited(wick, limit_kib, args):
