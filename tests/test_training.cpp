@@ -111,6 +111,23 @@ TEST_CASE("cross-entropy, MSE and BCE-with-logits match hand-worked values; accu
   }
 }
 
+TEST_CASE("cross-entropy refuses a label out of range and names it, its position and the classes",
+          "[training][nn]") {
+  for (const Device& device : devices()) {
+    INFO(device.name());
+    const Tensor logits = Tensor::from_vector<float>({0, 1, 2, 3, 4, 5}, {2, 3}, device);
+    CHECK_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector<int64_t>({0, -1}, {2}, device)),
+                      Catch::Contains("nn::cross_entropy: label -1 at [1] is outside [0, 3)"));
+    CHECK_THROWS_WITH(nn::cross_entropy(logits, Tensor::from_vector<int32_t>({3, 1}, {2}, device)),
+                      Catch::Contains("nn::cross_entropy: label 3 at [0] is outside [0, 3)"));
+    // [N, C, d]: the position is a full index into the labels [N, d].
+    const Tensor logits3 = Tensor::zeros({2, 10, 2}, DType::F32, device);
+    CHECK_THROWS_WITH(nn::cross_entropy(logits3, Tensor::from_vector<int64_t>({0, 9, 2, 10}, {2, 2}, device)),
+                      Catch::Contains("nn::cross_entropy: label 10 at [1, 1] is outside [0, 10)"));
+    CHECK(std::isfinite(nn::cross_entropy(logits3, Tensor::from_vector<int64_t>({0, 9, 2, 9}, {2, 2}, device)).item<float>()));
+  }
+}
+
 TEST_CASE("BatchNorm uses batch statistics in training and running ones in inference", "[training][nn]") {
   nn::VarStore store(cpu(), DType::F64);
   const nn::BatchNorm bn(store.root() / "bn", 2, 0.0, 0.5);

@@ -33,6 +33,29 @@ std::pair<double, double> fans(const Shape& shape) {
   return {double(shape[1]) * receptive, double(shape[0]) * receptive};
 }
 
+// Refuses a label outside [0, classes): one min and one max on the labels' device and two scalars
+// read back; only when one is out of range are the labels copied to find the first such.
+void check_labels(const Tensor& ids, int64_t classes) {
+  if (ids.numel() == 0) return;
+  autograd::NoGradGuard no_grad;
+  const Tensor flat = ids.reshape({-1});
+  const std::vector<int64_t> range =
+      Tensor::stack({flat.min({0}, true), flat.max({0}, true)}, 0).to_vector<int64_t>();
+  if (range[0] >= 0 && range[1] < classes) return;
+  const std::vector<int64_t> all = flat.to_vector<int64_t>();
+  size_t i = 0;
+  while (i + 1 < all.size() && all[i] >= 0 && all[i] < classes) ++i;
+  Shape position(ids.shape().size());
+  for (size_t a = position.size(), rest = i; a-- > 0;) {
+    const auto extent = static_cast<size_t>(ids.shape()[a]);
+    position[a] = static_cast<int64_t>(rest % extent);
+    rest /= extent;
+  }
+  throw Error("nn::cross_entropy: label " + std::to_string(all[i]) + " at " +
+              shape_to_string(position) + " is outside [0, " + std::to_string(classes) +
+              ") (the logits have " + std::to_string(classes) + " classes on axis 1)");
+}
+
 std::vector<int> every_axis(int rank) {
   std::vector<int> axes(static_cast<size_t>(rank));
   for (int a = 0; a < rank; ++a) axes[static_cast<size_t>(a)] = a;
@@ -295,6 +318,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels) {
   if (is_float(labels.dtype()) || labels.dtype() == DType::Bool)
     throw Error(std::string("nn::cross_entropy: labels must be integer class indices, not ") + dtype_name(labels.dtype()));
   const Tensor ids = labels.dtype() == DType::I64 ? labels : labels.to(DType::I64);
+  check_labels(ids, logits.dim(1));
   return -mean_all(logits.log_softmax(1).gather(1, ids.unsqueeze(1)));
 }
 
