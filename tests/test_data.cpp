@@ -7,7 +7,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -25,6 +30,60 @@ const std::string kDir = std::string(WICK_TEST_DATA_DIR) + "/idx/";
 std::string read_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;  // their shadow memory cannot live under RLIMIT_AS
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// The address space this process maps now, in bytes (VmSize of /proc/self/status).
+uint64_t mapped_bytes() {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
+  return 0;
+}
+
+// read_idx_array(path) in a child process whose address space may grow by only `headroom` bytes:
+// "error: <what>" for a wick::Error, "bad_alloc" for a bare std::bad_alloc, "ok" when it loads.
+std::string read_idx_short_of_memory(const std::string& path, uint64_t headroom) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out;
+    const rlimit limit{mapped_bytes() + headroom, RLIM_INFINITY};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) out = "setrlimit failed";
+    try {
+      if (out.empty()) out = data::read_idx_array(path).bytes.empty() ? "ok (empty)" : "ok";
+    } catch (const Error& e) {
+      out = std::string("error: ") + e.what();
+    } catch (const std::bad_alloc&) {
+      out = "bad_alloc";
+    } catch (...) {
+      out = "another exception";
+    }
+    (void)!::write(fds[1], out.data(), out.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return got;
 }
 
 }  // namespace
@@ -59,6 +118,34 @@ TEST_CASE("IDX files of every type load with their values, raw or gzip'd", "[dat
         std::vector<uint8_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
 }
 
+TEST_CASE("an IDX file too big for the memory left is a wick::Error naming the file and the size",
+          "[data][idx]") {
+  if (kSanitized) {
+    WARN("skipped: RLIMIT_AS cannot bound a sanitizer's address space");
+    return;
+  }
+  // Raw files of 1 GiB and 256 MiB (sparse), each header asking for all the rest of the file.
+  const std::string raw = "/tmp/wick-idx-big-" + std::to_string(::getpid()) + ".idx";
+  const auto write_raw = [&](uint32_t extent) {
+    std::ofstream f(raw, std::ios::binary | std::ios::trunc);
+    const char head[8] = {0, 0, 8, 1, char(extent >> 24), char(extent >> 16), char(extent >> 8), char(extent)};
+    f.write(head, sizeof head);
+    f.close();
+    REQUIRE(::truncate(raw.c_str(), off_t{8} + extent) == 0);
+  };
+  // The file itself does not fit.
+  write_raw((uint32_t{1} << 30) - 8);
+  CHECK_THAT(read_idx_short_of_memory(raw, uint64_t{64} << 20),
+             Catch::StartsWith("error: " + raw + ": out of memory: cannot allocate 1073741824 bytes"));
+  // The file fits, its data as it grows does not.
+  write_raw((uint32_t{1} << 28) - 8);
+  CHECK(read_idx_short_of_memory(raw, uint64_t{1} << 30) == "ok");
+  CHECK_THAT(read_idx_short_of_memory(raw, uint64_t{384} << 20),
+             Catch::StartsWith("error: " + raw + ": out of memory: cannot allocate ") &&
+                 Catch::Contains("bytes for the data of shape [268435448] of u8"));
+  std::remove(raw.c_str());
+}
+
 TEST_CASE("each corrupt IDX file is a wick::Error naming the file and the problem", "[data][idx]") {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"corrupt_short_magic.idx", "truncated: the file is shorter than the 4-byte IDX magic"},
@@ -72,6 +159,8 @@ TEST_CASE("each corrupt IDX file is a wick::Error naming the file and the proble
       {"corrupt_too_big.idx", "is 68719476736 bytes, more than the 17179869184 allowed"},
       {"corrupt_truncated.idx.gz", "truncated"},
       {"corrupt_crc.idx.gz", "corrupt gzip data: incorrect data check"},
+      // 16 KB inflating to 16 MiB after a header that needs 16 bytes: refused at byte 17.
+      {"corrupt_bomb.idx.gz", "trailing bytes: the inflated content goes on after the 16 bytes of data"},
   };
   for (const auto& [name, part] : cases) {
     const std::string path = kDir + name;

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -28,7 +29,14 @@ std::vector<uint8_t> read_file(const std::string& path, uint64_t max_bytes) {
     ::close(fd);
     throw Error(path + ": is not a regular file");
   }
-  std::vector<uint8_t> out(static_cast<size_t>(st.st_size));
+  std::vector<uint8_t> out;
+  try {
+    out.resize(static_cast<size_t>(st.st_size));
+  } catch (const std::bad_alloc&) {
+    ::close(fd);
+    throw Error(path + ": out of memory: cannot allocate " + std::to_string(st.st_size) +
+                " bytes to read the file");
+  }
   size_t have = 0;
   while (have < out.size()) {
     const ssize_t n = ::read(fd, out.data() + have, out.size() - have);

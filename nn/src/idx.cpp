@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "IDX elements are swapped from big-endian to little-endian here");
@@ -143,7 +144,13 @@ IdxArray parse_idx(const void* data, size_t size, const std::string& source) {
   while (out.bytes.size() < bytes) {
     const size_t have = out.bytes.size();
     const size_t want = std::min<uint64_t>(bytes - have, std::max<size_t>(have, size_t{1} << 20));
-    out.bytes.resize(have + want);
+    try {
+      out.bytes.resize(have + want);
+    } catch (const std::bad_alloc&) {
+      fail(source, "out of memory: cannot allocate " + std::to_string(have + want) +
+                       " bytes for the data of shape " + shape_to_string(out.shape) + " of " +
+                       dtype_name(out.dtype) + " (" + std::to_string(bytes) + " bytes in all)");
+    }
     const size_t got = r.read(out.bytes.data() + have, want);
     if (got != want)
       fail(source, "truncated: shape " + shape_to_string(out.shape) + " of " +

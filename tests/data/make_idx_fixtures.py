@@ -89,6 +89,9 @@ def main():
     bad_crc = bytearray(full)
     bad_crc[-8] ^= 0xFF  # the CRC-32 of the trailer
     files["corrupt_crc.idx.gz"] = bytes(bad_crc)
+    # A gzip bomb: the header needs 16 bytes of data, the stream inflates to 16 MiB more (16 KB).
+    files["corrupt_bomb.idx.gz"] = gzip.compress(idx(np.arange(16, dtype=np.uint8)) + bytes(16 << 20),
+                                                 compresslevel=9, mtime=0)
 
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

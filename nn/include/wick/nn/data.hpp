@@ -28,8 +28,9 @@ struct IdxArray {
 };
 
 // Decodes an IDX file held in memory (raw or gzip'd). Errors (truncated, bad magic, unknown type,
-// extents whose product overflows or exceeds kMaxIdxBytes, trailing bytes, corrupt gzip) are
-// wick::Error naming `source` and the problem. Needs no device: the fuzzer's entry.
+// extents whose product overflows or exceeds kMaxIdxBytes, trailing bytes, corrupt gzip, out of
+// memory for the data) are wick::Error naming `source` and the problem (out of memory: the size).
+// Needs no device: the fuzzer's entry.
 IdxArray parse_idx(const void* data, size_t size, const std::string& source = "<memory>");
 // Reads a regular file (FIFOs, devices and directories are refused) and decodes it.
 IdxArray read_idx_array(const std::string& path);
