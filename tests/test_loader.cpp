@@ -180,6 +180,8 @@ TEST_CASE("The registry constructs in the presence of every broken fixture, each
       {"fixture-init-error", PluginState::Failed},
       {"fixture-throws", PluginState::Failed},
       {"fixture-zero-devices", PluginState::Unavailable},
+      {"fixture-null-message", PluginState::Failed},
+      {"fixture-null-name", PluginState::Failed},
   };
   for (const auto& [name, state] : expected) {
     const wick::PluginInfo info = info_of(*registry, name);
@@ -347,6 +349,21 @@ TEST_CASE("Initialize errors and exceptions leave the plugin Failed with its mes
   SECTION("a C++ exception thrown across the C ABI") {
     check_state(registry, "fixture-throws", PluginState::Failed,
                 {"fixture: thrown across the ABI"});
+  }
+}
+
+TEST_CASE("NULL strings from a plugin are refused by name and never a std::logic_error", "[loader]") {
+  const wick::PluginRegistry registry(fixture_config(), kIsolated);
+  SECTION("an error whose message is NULL") {
+    const wick::PluginInfo info = check_state(registry, "fixture-null-message", PluginState::Failed,
+                                              {"fixture-null-message", "initialize failed", "(no message)"});
+    CHECK_THAT(info.reason, !Contains("basic_string"));
+  }
+  SECTION("device_get_props giving a NULL device name") {
+    const wick::PluginInfo info = check_state(registry, "fixture-null-name", PluginState::Failed,
+                                              {"fixture-null-name", "device_get_props(0) gave a NULL name"});
+    CHECK(info.devices.empty());
+    CHECK_FALSE(registry.find_device("fixture-null-name").valid());
   }
 }
 

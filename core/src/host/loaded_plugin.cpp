@@ -135,7 +135,9 @@ LoadedPlugin::~LoadedPlugin() {
 
 void LoadedPlugin::check(wick_error* err, const std::string& what) const {
   if (err == nullptr) return;
-  std::string message = api_->error_message != nullptr ? api_->error_message(err) : "(no message)";
+  // A plugin's NULL message is "(no message)", never a std::string built from NULL.
+  const char* text = api_->error_message != nullptr ? api_->error_message(err) : nullptr;
+  std::string message = text != nullptr ? text : "(no message)";
   if (api_->error_destroy != nullptr) api_->error_destroy(err);
   throw Error("plugin '" + name_ + "' " + what + ": " + message);
 }

@@ -54,6 +54,26 @@ using namespace detail;
 
 namespace {
 
+// Each of the plugin's devices and its properties; throws wick::Error naming the call that failed.
+void read_devices(LoadedPlugin& plugin, size_t count, std::vector<wick_device*>& devices,
+                  std::vector<wick_device_props>& props) {
+  const wick_plugin_api& api = plugin.api();
+  for (size_t i = 0; i < count; ++i) {
+    wick_device* d = nullptr;
+    plugin.check(plugin.guard("device_get", [&] { return api.device_get(i, &d); }),
+                 "device_get(" + std::to_string(i) + ") failed");
+    wick_device_props p{};
+    p.struct_size = sizeof(p);
+    plugin.check(plugin.guard("device_get_props", [&] { return api.device_get_props(d, &p); }),
+                 "device_get_props(" + std::to_string(i) + ") failed");
+    if (p.name == nullptr)  // every device has a name (Device::description, the CLI, the logs)
+      throw Error("plugin '" + plugin.name() + "' device_get_props(" + std::to_string(i) +
+                  ") gave a NULL name");
+    devices.push_back(d);
+    props.push_back(p);
+  }
+}
+
 // Initializes the plugin, then reads each of its devices and their properties; throws wick::Error
 // naming the call that failed.
 void initialize_plugin(LoadedPlugin& plugin, const std::vector<wick_option>& options,
@@ -64,16 +84,11 @@ void initialize_plugin(LoadedPlugin& plugin, const std::vector<wick_option>& opt
   plugin.check(err, "initialize failed");
   std::vector<wick_device*> devices;
   std::vector<wick_device_props> props;
-  for (size_t i = 0; i < result.num_devices; ++i) {
-    wick_device* d = nullptr;
-    plugin.check(plugin.guard("device_get", [&] { return api.device_get(i, &d); }),
-                 "device_get(" + std::to_string(i) + ") failed");
-    wick_device_props p{};
-    p.struct_size = sizeof(p);
-    plugin.check(plugin.guard("device_get_props", [&] { return api.device_get_props(d, &p); }),
-                 "device_get_props(" + std::to_string(i) + ") failed");
-    devices.push_back(d);
-    props.push_back(p);
+  try {
+    read_devices(plugin, result.num_devices, devices, props);
+  } catch (...) {
+    plugin.set_initialized({}, {});  // initialize succeeded: the plugin's destructor shuts it down
+    throw;
   }
   plugin.set_initialized(devices, props);
 }
