@@ -6,8 +6,10 @@
 // lengths, dtype names, shapes (checked products), data_offsets in range, each tensor's byte count
 // equal to numel × dtype size, no two tensors overlapping, no byte of the data buffer left
 // unindexed (the format requires a buffer "entirely indexed, without holes": a gap or trailing
-// bytes are an error, as in the reference implementation), BOOL bytes 0 or 1. Every failure is a
-// wick::Error naming the file, the tensor and the problem.
+// bytes are an error, as in the reference implementation), BOOL bytes 0 or 1, and nothing but
+// whitespace after the header's JSON (a NUL or any other byte there is refused, as by the
+// reference). Every failure is a wick::Error naming the file, the tensor (control characters
+// escaped) and the problem.
 //
 // Limitation: loading is not zero-copy. The plugin ABI has no slot that wraps host memory as a
 // device buffer, so each tensor is copied once from the mapping onto its device with
@@ -39,8 +41,8 @@ struct Entry {
   uint64_t begin = 0, end = 0;
 };
 
-// A validated file: entries sorted by begin offset, the __metadata__ strings, and where the data
-// buffer starts (8 + header length).
+// A validated file: entries sorted by begin offset (ties, empty tensors, in the header's order),
+// the __metadata__ strings, and where the data buffer starts (8 + header length).
 struct Header {
   std::vector<Entry> entries;
   std::map<std::string, std::string> metadata;
@@ -50,6 +52,10 @@ struct Header {
 // Validates a whole file held in memory (`source` names it in errors). Needs no device: this is
 // the entry the fuzzer drives.
 Header parse(const void* data, size_t size, const std::string& source = "<memory>");
+
+// A tensor name (or any string from a file) fit for an error message: control characters written
+// as escapes, never raw: C0 and DEL as \xNN, C1 (U+0080..U+009F) as \u00NN; the rest as it is.
+std::string printable_name(const std::string& name);
 
 // The safetensors dtype name of a Wick dtype ("F32", "BOOL", ...).
 const char* format_dtype_name(DType dtype);

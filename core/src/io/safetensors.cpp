@@ -71,7 +71,7 @@ Tensor copy_entry(const uint8_t* file, const Header& h, const Entry& e, const De
     return Tensor::from_bytes(file + h.data_start + e.begin, e.end - e.begin, e.shape, e.dtype,
                               device);
   } catch (const Error& err) {
-    throw Error(source + ": tensor '" + e.name + "': " + err.what());
+    throw Error(source + ": tensor '" + printable_name(e.name) + "': " + err.what());
   }
 }
 
@@ -88,7 +88,7 @@ Plan plan(const std::map<std::string, Tensor>& tensors,
   for (const auto& [name, t] : tensors) {
     if (name.empty() || name == "__metadata__")
       throw Error(target + ": a tensor may not be named '" + name + "'");
-    if (!t.defined()) throw Error(target + ": tensor '" + name + "' is undefined");
+    if (!t.defined()) throw Error(target + ": tensor '" + printable_name(name) + "' is undefined");
     p.order.emplace_back(name, t);
   }
   // Largest element first keeps every tensor aligned to its element size (the data starts at a
@@ -147,16 +147,16 @@ void check(const std::map<std::string, Tensor>& expected, const std::map<std::st
   for (const auto& [name, t] : expected) {
     auto it = found.find(name);
     if (it == found.end()) {
-      missing.push_back(name);
+      missing.push_back(printable_name(name));
     } else if (it->second.dtype != t.dtype() || it->second.shape != t.shape()) {
-      mismatched.push_back(name + ": expected " + shape_to_string(t.shape()) + " " +
+      mismatched.push_back(printable_name(name) + ": expected " + shape_to_string(t.shape()) + " " +
                            dtype_name(t.dtype()) + ", found " + shape_to_string(it->second.shape) +
                            " " + dtype_name(it->second.dtype));
     }
   }
   if (!allow_extra)
     for (const auto& [name, d] : found)
-      if (!expected.count(name)) extra.push_back(name);
+      if (!expected.count(name)) extra.push_back(printable_name(name));
   if (missing.empty() && extra.empty() && mismatched.empty()) return;
   std::string msg = source + ": the tensors do not match the expected parameters:";
   const auto list = [&](const char* what, const std::vector<std::string>& names, const char* sep) {

@@ -9,7 +9,8 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <set>
+#include <functional>
+#include <unordered_set>
 
 namespace wick::safetensors {
 namespace {
@@ -38,7 +39,13 @@ constexpr int kMaxDepth = 3;
 }
 [[noreturn]] void fail_tensor(const std::string& source, const std::string& name,
                               const std::string& what) {
-  throw Error(source + ": tensor '" + name + "': " + what);
+  throw Error(source + ": tensor '" + printable_name(name) + "': " + what);
+}
+
+// Two lowercase hex digits.
+std::string hex_byte(uint8_t c) {
+  constexpr char kHex[] = "0123456789abcdef";
+  return {kHex[c >> 4], kHex[c & 15]};
 }
 
 // "[begin, end)" (built by appends: GCC 12 warns falsely on "[" + std::to_string(...)).
@@ -96,7 +103,7 @@ Entry parse_entry(const std::string& source, const std::string& name, const json
   for (const auto& [key, value] : v.items()) {
     (void)value;
     if (key != "dtype" && key != "shape" && key != "data_offsets")
-      fail_tensor(source, name, "unknown field '" + key + "' (expected dtype, shape, data_offsets)");
+      fail_tensor(source, name, "unknown field '" + printable_name(key) + "' (expected dtype, shape, data_offsets)");
   }
   for (const char* key : {"dtype", "shape", "data_offsets"})
     if (!v.contains(key)) fail_tensor(source, name, std::string("has no ") + key);
@@ -152,54 +159,149 @@ uint64_t header_length(const uint8_t* bytes, size_t size, const std::string& sou
   return n;
 }
 
-// The n bytes of JSON after the length, which must be an object.
-json parse_header_json(const uint8_t* bytes, uint64_t n, const std::string& source) {
-  // Duplicate keys would silently hide a tensor (the parser keeps the last); refuse them, and
-  // refuse nesting no valid header has.
-  std::vector<std::set<std::string>> keys(kMaxDepth + 2);
-  const auto check = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) {
-      if (depth >= kMaxDepth) fail(source, "header nests objects or arrays deeper than a header can");
-      if (event == json::parse_event_t::object_start) keys[static_cast<size_t>(depth) + 1].clear();
-    } else if (event == json::parse_event_t::key) {
-      const auto& k = parsed.get_ref<const std::string&>();
-      if (!keys[static_cast<size_t>(depth)].insert(k).second)
-        fail(source, "header has the key '" + k + "' twice");
-    }
-    return true;
-  };
-  json header;
-  try {
-    header = json::parse(bytes + 8, bytes + 8 + n, check);
-  } catch (const json::exception& e) {
-    fail(source, std::string("header is not valid JSON: ") + e.what());
+// The header's JSON as SAX events, in one pass: each top-level member is built as a json value and
+// handed to `member` as soon as it ends, so time and memory stay linear in the header's size (the
+// callback parser rescanned the header object at each member: quadratic). Duplicate keys would
+// silently hide a tensor (a json object keeps the last); they are refused, and so is nesting no
+// valid header has.
+class HeaderSax final : public json::json_sax_t {
+ public:
+  using Member = std::function<void(const std::string&, const json&)>;
+  // header_bytes: the JSON's size, to size the set of member names once (an entry takes 45 bytes
+  // or more).
+  HeaderSax(const std::string& source, uint64_t header_bytes, Member member)
+      : source_(source), member_(std::move(member)) {
+    names_.reserve(static_cast<size_t>(header_bytes / 45));
   }
-  if (!header.is_object()) fail(source, "header is not a JSON object");
-  return header;
+
+  bool null() override { return put(json()); }
+  bool boolean(bool v) override { return put(json(v)); }
+  bool number_integer(json::number_integer_t v) override { return put(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) override { return put(json(v)); }
+  bool number_float(json::number_float_t v, const json::string_t&) override { return put(json(v)); }
+  bool string(json::string_t& v) override { return put(json(std::move(v))); }
+  bool binary(json::binary_t& v) override { return put(json(std::move(v))); }
+  bool start_object(std::size_t) override { return open(json::object()); }
+  bool key(json::string_t& k) override {
+    // The header's members are not kept (names_ is); an object under one is built as it comes.
+    if (depth_ == 1 ? !names_.insert(k).second : stack_.back()->contains(k))
+      fail(source_, "header has the key '" + printable_name(k) + "' twice");
+    (depth_ == 1 ? name_ : key_) = std::move(k);
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(json::array()); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string&, const json::exception& e) override {
+    fail(source_, std::string("header is not valid JSON: ") + e.what());
+  }
+
+ private:
+  bool open(json&& v) {
+    if (depth_ >= kMaxDepth) fail(source_, "header nests objects or arrays deeper than a header can");
+    if (depth_++ == 0) {
+      if (!v.is_object()) fail(source_, "header is not a JSON object");
+      return true;  // the header object itself is never built
+    }
+    stack_.push_back(&place(std::move(v)));
+    return true;
+  }
+  bool close() {
+    if (--depth_ == 0) return true;  // the header is complete
+    stack_.pop_back();
+    if (depth_ == 1) member_(name_, value_);
+    return true;
+  }
+  bool put(json&& v) {
+    if (depth_ == 0) fail(source_, "header is not a JSON object");
+    const json& placed = place(std::move(v));
+    if (depth_ == 1) member_(name_, placed);
+    return true;
+  }
+  // v where the parse is: the current member's value, or in the container open under it.
+  json& place(json&& v) {
+    if (stack_.empty()) return value_ = std::move(v);
+    json& parent = *stack_.back();
+    if (!parent.is_array()) return parent[key_] = std::move(v);
+    parent.push_back(std::move(v));
+    return parent.back();
+  }
+
+  const std::string& source_;
+  Member member_;
+  int depth_ = 0;                                      // containers open
+  std::unordered_set<std::string> names_;  // the header's member names so far
+  std::vector<json*> stack_;               // containers open under the member
+  std::string name_, key_;                 // the member's name, the key in an object under it
+  json value_;                             // the member's value
+};
+
+// One past the closing brace of the JSON object the header starts with (brackets counted outside
+// strings; run on JSON already parsed), n when it has none.
+uint64_t json_end(const uint8_t* p, uint64_t n) {
+  int depth = 0;
+  bool in_string = false;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint8_t c = p[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return n;
+}
+
+// The reference implementation reads the header as one JSON value followed by nothing but
+// whitespace (the format pads with spaces); a NUL or any other byte after it is refused, with its
+// offset in the file (the JSON parser alone would stop at a NUL and ignore what follows).
+void check_padding(const uint8_t* header, uint64_t n, const std::string& source, bool parsed) {
+  if (!parsed) {
+    if (const void* nul = std::memchr(header, 0, n))
+      fail(source, "header has a NUL byte at byte offset " +
+                       std::to_string(8 + (static_cast<const uint8_t*>(nul) - header)) +
+                       " (only spaces may follow its JSON)");
+    return;
+  }
+  for (uint64_t i = json_end(header, n); i < n; ++i) {
+    const uint8_t c = header[i];
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+      fail(source, "header has the byte 0x" + hex_byte(c) + " at byte offset " + std::to_string(8 + i) +
+                       " after the JSON (only spaces may follow it)");
+  }
 }
 
 // The header's __metadata__ and tensor entries into out, in the header's order.
-void read_header_items(const json& header, uint64_t data_size, const std::string& source,
-                       Header& out) {
-  for (const auto& [name, value] : header.items()) {
+void read_header(const uint8_t* bytes, uint64_t n, uint64_t data_size, const std::string& source,
+                 Header& out) {
+  check_padding(bytes + 8, n, source, false);
+  HeaderSax sax(source, n, [&](const std::string& name, const json& value) {
     if (name == "__metadata__") {
       if (!value.is_object()) fail(source, "__metadata__ is " + value.dump() + ", not an object");
       for (const auto& [k, v] : value.items()) {
         if (!v.is_string())
-          fail(source, "__metadata__ '" + k + "' is " + v.dump() + ", not a string");
+          fail(source, "__metadata__ '" + printable_name(k) + "' is " + v.dump() + ", not a string");
         out.metadata[k] = v.get<std::string>();
       }
-      continue;
+      return;
     }
     if (name.empty()) fail(source, "a tensor has an empty name");
     out.entries.push_back(parse_entry(source, name, value, data_size));
-  }
+  });
+  json::sax_parse(bytes + 8, bytes + 8 + n, &sax, json::input_format_t::json, /*strict=*/false);
+  check_padding(bytes + 8, n, source, true);
 }
 
 // The data buffer must be covered exactly once: sorted by offset, each tensor starts where the
 // previous one ended, and the last ends at the end of the file. Sorts entries so.
 void check_coverage(std::vector<Entry>& entries, uint64_t data_size, const std::string& source) {
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+  // Stable: ties (empty tensors at one offset) stay in the header's order.
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
   uint64_t covered = 0;
@@ -207,7 +309,7 @@ void check_coverage(std::vector<Entry>& entries, uint64_t data_size, const std::
   for (const Entry& e : entries) {
     if (e.begin < covered)
       fail_tensor(source, e.name, "bytes " + byte_range(e.begin, e.end) + " overlap tensor '" +
-                                      prev->name + "' " + byte_range(prev->begin, prev->end));
+                                      printable_name(prev->name) + "' " + byte_range(prev->begin, prev->end));
     if (e.begin > covered)
       fail_tensor(source, e.name, "bytes " + byte_range(covered, e.begin) +
                                       " before it belong to no tensor (the format allows no holes)");
@@ -234,6 +336,24 @@ void check_bools(const uint8_t* data_buffer, const std::vector<Entry>& entries,
 
 }  // namespace
 
+std::string printable_name(const std::string& name) {
+  std::string out;
+  out.reserve(name.size());
+  for (size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<uint8_t>(name[i]);
+    const auto next = i + 1 < name.size() ? static_cast<uint8_t>(name[i + 1]) : 0;
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x" + hex_byte(c);
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // C1 controls, U+0080..U+009F
+      out += "\\u00" + hex_byte(next);
+      ++i;
+    } else {
+      out += name[i];
+    }
+  }
+  return out;
+}
+
 const char* format_dtype_name(DType dtype) {
   for (const DTypeName& d : kDTypes)
     if (d.dtype == dtype) return d.name;
@@ -243,11 +363,10 @@ const char* format_dtype_name(DType dtype) {
 Header parse(const void* data, size_t size, const std::string& source) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   const uint64_t n = header_length(bytes, size, source);
-  const json header = parse_header_json(bytes, n, source);
   Header out;
   out.data_start = 8 + n;
   const uint64_t data_size = size - out.data_start;
-  read_header_items(header, data_size, source, out);
+  read_header(bytes, n, data_size, source, out);
   check_coverage(out.entries, data_size, source);
   check_bools(bytes + out.data_start, out.entries, source);
   return out;
