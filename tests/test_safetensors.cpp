@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -472,4 +473,83 @@ TEST_CASE("control bytes in tensor names are escaped in errors", "[safetensors]"
       with_header(R"({"__metadata__":{"k\u0007":"1","k\u0007":"2"}})"), "dup");
   CHECK(dup.find("the key 'k\\x07' twice") != std::string::npos);
   CHECK(dup.find('\x07') == std::string::npos);
+}
+
+namespace {
+
+// A pid that is no longer running: a child that has exited and been reaped.
+pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
+
+mode_t mode_of(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+}  // namespace
+
+TEST_CASE("save removes the temporaries of dead writers of the same file", "[safetensors]") {
+  TempDir dir;
+  const std::string path = dir / "w.safetensors";
+  const std::string dead = path + ".tmp." + std::to_string(dead_pid()) + ".3";
+  const std::string alive = path + ".tmp." + std::to_string(::getppid()) + ".0";
+  const std::string other = dir / "v.safetensors.tmp." + std::to_string(dead_pid()) + ".0";
+  const std::string notes = path + ".tmp.notes";
+  for (const std::string& p : {dead, alive, other, notes}) std::ofstream(p) << "partial";
+  st::save(path, {{"a", Tensor::from_vector<float>({1}, cpu())}});
+  CHECK(!fs::exists(dead));
+  CHECK(fs::exists(alive));  // its writer may still be at work
+  CHECK(fs::exists(other));  // another file's
+  CHECK(fs::exists(notes));  // not the pattern
+  CHECK(st::load(path, cpu()).tensors.at("a").to_vector<float>() == std::vector<float>{1});
+}
+
+TEST_CASE("save through a symlink writes the link's target and keeps the link", "[safetensors]") {
+  TempDir dir;
+  fs::create_directories(dir.path / "real");
+  const std::string target = dir / "real/w.safetensors", link = dir / "w.safetensors";
+  st::save(target, {{"old", Tensor::from_vector<float>({1}, cpu())}});
+  fs::create_symlink("real/w.safetensors", link);
+  st::save(link, {{"new", Tensor::from_vector<float>({2}, cpu())}});
+  CHECK(fs::is_symlink(link));
+  CHECK(fs::read_symlink(link) == "real/w.safetensors");
+  CHECK(st::load(target, cpu()).tensors.count("new") == 1);
+  // A dangling link: the file is created where it points.
+  const std::string dangling = dir / "d.safetensors";
+  fs::create_symlink(dir / "real/d.safetensors", dangling);
+  st::save(dangling, {{"d", Tensor::from_vector<float>({3}, cpu())}});
+  CHECK(fs::is_symlink(dangling));
+  CHECK(st::load(dir / "real/d.safetensors", cpu()).tensors.count("d") == 1);
+  // No temporary left beside the link or the target.
+  CHECK(std::distance(fs::directory_iterator(dir.path / "real"), fs::directory_iterator()) == 2);
+  CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 3);
+}
+
+TEST_CASE("save keeps the replaced file's mode and refuses a read-only file", "[safetensors]") {
+  TempDir dir;
+  const std::string path = dir / "w.safetensors";
+  const std::map<std::string, Tensor> one = {{"a", Tensor::from_vector<float>({1}, cpu())}};
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  st::save(path, one);
+  CHECK(mode_of(path) == (0666 & ~mask));  // a new file: the umask's mode, as open(2) gives
+  REQUIRE(::chmod(path.c_str(), 0600) == 0);
+  st::save(path, one);
+  CHECK(mode_of(path) == 0600);
+  REQUIRE(::chmod(path.c_str(), 0640) == 0);
+  st::save(path, one);
+  CHECK(mode_of(path) == 0640);
+  // Read-only: refused (even for root, who could write it), the file left as it was.
+  REQUIRE(::chmod(path.c_str(), 0444) == 0);
+  CHECK_THROWS_WITH(st::save(path, {{"b", Tensor::from_vector<float>({2}, cpu())}}),
+                    Catch::StartsWith(path + ": is read-only (mode 0444)"));
+  CHECK(mode_of(path) == 0444);
+  CHECK(st::load(path, cpu()).tensors.count("a") == 1);
+  CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1);
 }

@@ -75,8 +75,13 @@ File load_bytes(const void* data, size_t size, const Device& device = {},
 // Writes tensors of any device, dtype and strides as contiguous C-order little-endian data, the
 // header padded with spaces to a multiple of 8 bytes; tensors ordered by dtype size (largest
 // first), then name, so that each one is aligned to its element size in the file. The file is
-// written to a temporary beside `path`, flushed to disk, then renamed over it: a crash leaves the
-// old file or the new one, never half of one. Names must be non-empty and not "__metadata__".
+// written to a temporary beside `path` ("<path>.tmp.<pid>.<n>"), flushed to disk, then renamed over
+// it: a crash leaves the old file or the new one, never half of one, and the next save of `path`
+// removes the temporaries whose writer pid no longer runs. A symlink is kept: the file it points to
+// (through every link) is the one replaced. The new file keeps the replaced one's permission bits
+// (a 0600 checkpoint stays 0600; a new file gets 0666 less the umask); a file no one may write
+// (mode 0444) is refused with an error naming it and its mode, and left as it is.
+// Names must be non-empty and not "__metadata__".
 void save(const std::string& path, const std::map<std::string, Tensor>& tensors,
           const std::map<std::string, std::string>& metadata = {});
 // The bytes save() would write.
