@@ -93,6 +93,51 @@ struct IdxType {
 constexpr IdxType kTypes[] = {{0x08, DType::U8},  {0x09, DType::I8},  {0x0B, DType::I16},
                               {0x0C, DType::I32}, {0x0D, DType::F32}, {0x0E, DType::F64}};
 
+// How much of the data the file is known to hold before any is read: all of it for a raw file
+// long enough, and for a gzip'd one whose trailer (ISIZE, the last member's size mod 2^32) is the
+// size the header implies and whose length could inflate that far (deflate's limit is 1032:1),
+// so no honest file costs a copy; 0 otherwise.
+uint64_t known_size(const uint8_t* file, size_t size, bool gzip, uint64_t header, uint64_t bytes) {
+  if (!gzip) return bytes;  // the caller has checked the file holds them
+  if (size < 18) return 0;
+  const uint8_t* t = file + size - 4;
+  const uint32_t isize =
+      t[0] | (uint32_t{t[1]} << 8) | (uint32_t{t[2]} << 16) | (uint32_t{t[3]} << 24);
+  const uint64_t content = header + bytes;
+  return uint32_t(content) == isize && content / 1032 <= size ? bytes : 0;
+}
+
+// The `bytes` of element data into out.bytes: set aside at once when `known` (see known_size),
+// otherwise grown (doubling from 1 MiB) as data arrives, so memory follows the real content, not
+// a size the header claims. Running out of memory is an error naming the file and the size.
+void read_data(Reader& r, IdxArray& out, uint64_t bytes, uint64_t known, const std::string& source,
+               const std::string& what) {
+  const auto out_of_memory = [&](uint64_t n) {
+    fail(source, "out of memory: cannot allocate " + std::to_string(n) +
+                     " bytes for the data of shape " + shape_to_string(out.shape) + " of " +
+                     dtype_name(out.dtype) + " (" + std::to_string(bytes) + " bytes in all)");
+  };
+  try {
+    out.bytes.reserve(known);
+  } catch (const std::bad_alloc&) {
+    out_of_memory(known);
+  }
+  while (out.bytes.size() < bytes) {
+    const size_t have = out.bytes.size();
+    const size_t want = std::min<uint64_t>(bytes - have, std::max<size_t>(have, size_t{1} << 20));
+    try {
+      out.bytes.resize(have + want);
+    } catch (const std::bad_alloc&) {
+      out_of_memory(have + want);
+    }
+    const size_t got = r.read(out.bytes.data() + have, want);
+    if (got != want)
+      fail(source, "truncated: shape " + shape_to_string(out.shape) + " of " +
+                       dtype_name(out.dtype) + " needs " + std::to_string(bytes) +
+                       " bytes of data, " + what + " holds " + std::to_string(have + got));
+  }
+}
+
 }  // namespace
 
 IdxArray parse_idx(const void* data, size_t size, const std::string& source) {
@@ -139,24 +184,9 @@ IdxArray parse_idx(const void* data, size_t size, const std::string& source) {
                      dtype_name(out.dtype) + " needs " + std::to_string(bytes) +
                      " bytes of data, the file holds " + std::to_string(r.raw_left()));
 
-  // Grown (doubling from 1 MiB) as data arrives, so memory follows the real content, not a size
-  // the header claims.
-  while (out.bytes.size() < bytes) {
-    const size_t have = out.bytes.size();
-    const size_t want = std::min<uint64_t>(bytes - have, std::max<size_t>(have, size_t{1} << 20));
-    try {
-      out.bytes.resize(have + want);
-    } catch (const std::bad_alloc&) {
-      fail(source, "out of memory: cannot allocate " + std::to_string(have + want) +
-                       " bytes for the data of shape " + shape_to_string(out.shape) + " of " +
-                       dtype_name(out.dtype) + " (" + std::to_string(bytes) + " bytes in all)");
-    }
-    const size_t got = r.read(out.bytes.data() + have, want);
-    if (got != want)
-      fail(source, "truncated: shape " + shape_to_string(out.shape) + " of " +
-                       dtype_name(out.dtype) + " needs " + std::to_string(bytes) +
-                       " bytes of data, " + what + " holds " + std::to_string(have + got));
-  }
+  const uint64_t known =
+      known_size(static_cast<const uint8_t*>(data), size, r.gzip(), 4 + dims.size(), bytes);
+  read_data(r, out, bytes, known, source, what);
   uint8_t extra[256];
   if (const size_t n = r.read(extra, sizeof extra); n > 0)
     fail(source, "trailing bytes: " + what + " goes on after the " + std::to_string(bytes) +
