@@ -265,14 +265,14 @@ void check_padding(const uint8_t* header, uint64_t n, const std::string& source,
     if (const void* nul = std::memchr(header, 0, n))
       fail(source, "header has a NUL byte at byte offset " +
                        std::to_string(8 + (static_cast<const uint8_t*>(nul) - header)) +
-                       " (only spaces may follow its JSON)");
+                       " (only whitespace may follow its JSON)");
     return;
   }
   for (uint64_t i = json_end(header, n); i < n; ++i) {
     const uint8_t c = header[i];
     if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
       fail(source, "header has the byte 0x" + hex_byte(c) + " at byte offset " + std::to_string(8 + i) +
-                       " after the JSON (only spaces may follow it)");
+                       " after the JSON (only whitespace may follow it)");
   }
 }
 
