@@ -2,7 +2,8 @@
 # The test suite under sanitizers, in its own build directory (clang, -O0 -g, no CUDA, no benchmarks):
 #   scripts/sanitize.sh asan [ctest args...]   ASan+UBSan: build-asan/, then ctest on the subset below
 #   scripts/sanitize.sh tsan [ctest args...]   TSan: build-tsan/, eight threads on one device for each
-#                                              backend (the host's per-plugin lock)
+#                                              backend (the host's per-plugin lock), and eight threads
+#                                              running backward into shared parameters
 # A sanitizer report aborts the process, so the test it happens in fails; its report is in ctest's
 # output (--output-on-failure). Workers and plugin hosts are built the same way, and their
 # stderr (a report included) reaches the suite's workers.log and the failing test's output.
@@ -22,7 +23,7 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=De
   -DCMAKE_C_FLAGS_DEBUG="-O0 -g" -DWICK_SANITIZE="$sanitize" -DWICK_WERROR=OFF \
   -DWICK_WITH_CUDA=OFF -DWICK_BUILD_BENCH=OFF >/dev/null
 targets=()  # ASan: everything; TSan: the plugins and the test programs of the threaded tests
-[ "$kind" = tsan ] && targets=(--target wick-cpu-onednn wick-opencl test_devices)
+[ "$kind" = tsan ] && targets=(--target wick-cpu-onednn wick-opencl test_devices test_autograd)
 cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 cd "$build"
 # OpenMP regions run on one thread: libgomp is not instrumented (TSan would report its own

@@ -8,8 +8,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <functional>
+#include <thread>
 
 using namespace wick;
 using autograd::NoGradGuard;
@@ -101,6 +103,38 @@ TEST_CASE("gradients accumulate across backward calls until cleared", "[autograd
   CHECK_FALSE(x.grad().defined());
   (x * 2.0).sum().backward();
   CHECK(values(x.grad()) == std::vector<double>{2, 2});
+}
+
+TEST_CASE("backward from eight threads into shared parameters accumulates every gradient",
+          "[autograd][threads]") {
+  // d sum(w * x) / dw = x for each of the 10 uses of w in a pass; thread t adds 10 (t + 1) in
+  // each of its 100 passes, so the grad is 1000 * (1 + 2 + ... + 8) = 36000 (exact in f32). Without the leaf's lock,
+  // concurrent read-add-store lost some of the adds (and TSan saw the race). The threads start
+  // together, so that their passes overlap.
+  constexpr int kThreads = 8, kPasses = 100, kUses = 10;
+  Tensor w = Tensor::full({4096}, 0.5, DType::F32, cpu()).set_requires_grad();
+  std::atomic<int> failures{0}, ready{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&, t] {
+      try {
+        const Tensor x = Tensor::full({4096}, t + 1.0, DType::F32, cpu());
+        ++ready;
+        while (ready < kThreads) std::this_thread::yield();
+        for (int p = 0; p < kPasses; ++p) {
+          Tensor loss = (w * x).sum();
+          for (int k = 1; k < kUses; ++k) loss = loss + (w * x).sum();
+          loss.backward();
+        }
+      } catch (...) {
+        ++failures;
+      }
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  CHECK(failures == 0);
+  const std::vector<float> g = w.grad().to_vector<float>();
+  CHECK(g == std::vector<float>(4096, 36000.0f));
 }
 
 TEST_CASE("a no-grad scope records nothing, and nests", "[autograd]") {

@@ -171,7 +171,9 @@ bool Tensor::is_leaf() const {
 }
 
 Tensor Tensor::grad() const {
-  return meta_ ? meta_->grad : Tensor();
+  if (!meta_) return Tensor();
+  const std::lock_guard<std::mutex> lock(meta_->grad_mutex);
+  return meta_->grad;
 }
 
 void Tensor::set_grad(const Tensor& grad) {
@@ -183,7 +185,9 @@ void Tensor::set_grad(const Tensor& grad) {
     if (!grad.defined()) return;
     meta_ = std::make_shared<AutogradMeta>();
   }
-  meta_->grad = grad.detach();
+  const Tensor detached = grad.detach();
+  const std::lock_guard<std::mutex> lock(meta_->grad_mutex);
+  meta_->grad = detached;
 }
 
 Tensor Tensor::detach() const {
@@ -197,8 +201,10 @@ namespace {
 // Adds g into a leaf's grad: the first gradient becomes the grad itself (no copy: a training step
 // would pay one pass over every parameter for it), later ones are added out of place. So a grad
 // may share memory with another gradient or be a broadcast view: read it, never write into it.
+// Thread-safe: concurrent backward passes into one leaf each add under the leaf's lock.
 void accumulate(AutogradMeta& leaf, Tensor g) {
   g.set_autograd_meta(nullptr);
+  const std::lock_guard<std::mutex> lock(leaf.grad_mutex);
   leaf.grad = leaf.grad.defined() ? leaf.grad.add(g) : std::move(g);
 }
 

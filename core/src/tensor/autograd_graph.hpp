@@ -8,6 +8,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace wick {
@@ -16,8 +17,11 @@ struct Node;
 
 struct AutogradMeta {
   bool requires_grad = false;
-  Tensor grad;                    // leaves only
+  Tensor grad;                    // leaves only; read and written under grad_mutex
   std::shared_ptr<Node> grad_fn;  // null for leaves
+  // Backward passes in several threads (shared parameters) accumulate into the same leaf: the
+  // read-add-store of its grad, and every other read or write of it, hold this lock.
+  mutable std::mutex grad_mutex;
 };
 
 // One input of a recorded op: where its gradient goes (null when it needs none), and the shape and
