@@ -37,13 +37,7 @@ void build(Descriptors& d, const Device& device, wick_op_code op, const void* pa
 }
 
 // The plugin's message for err (freed here), or empty when err is NULL.
-std::string take_message(LoadedPlugin& plugin, wick_error* err) {
-  if (err == nullptr) return {};
-  const wick_plugin_api& api = plugin.api();
-  std::string message = api.error_message != nullptr ? api.error_message(err) : "(no message)";
-  if (api.error_destroy != nullptr) api.error_destroy(err);
-  return message;
-}
+std::string take_message(LoadedPlugin& plugin, wick_error* err) { return plugin.take_message(err); }
 
 }  // namespace
 

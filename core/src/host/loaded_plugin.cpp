@@ -133,13 +133,17 @@ LoadedPlugin::~LoadedPlugin() {
   }
 }
 
-void LoadedPlugin::check(wick_error* err, const std::string& what) const {
-  if (err == nullptr) return;
-  // A plugin's NULL message is "(no message)", never a std::string built from NULL.
+std::string LoadedPlugin::take_message(wick_error* err) const {
+  if (err == nullptr) return {};
   const char* text = api_->error_message != nullptr ? api_->error_message(err) : nullptr;
   std::string message = text != nullptr ? text : "(no message)";
   if (api_->error_destroy != nullptr) api_->error_destroy(err);
-  throw Error("plugin '" + name_ + "' " + what + ": " + message);
+  return message;
+}
+
+void LoadedPlugin::check(wick_error* err, const std::string& what) const {
+  if (err == nullptr) return;
+  throw Error("plugin '" + name_ + "' " + what + ": " + take_message(err));
 }
 
 void LoadedPlugin::set_initialized(std::vector<wick_device*> devices,

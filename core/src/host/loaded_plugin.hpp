@@ -63,6 +63,9 @@ class LoadedPlugin {
     return api_->*member;
   }
 
+  // The plugin's message for err, freeing err: "(no message)" for a NULL one (never a std::string
+  // built from NULL), empty when err is NULL.
+  std::string take_message(wick_error* err) const;
   // Throws wick::Error "<plugin> <what>: <message>" when err is non-NULL, freeing err.
   void check(wick_error* err, const std::string& what) const;
 
