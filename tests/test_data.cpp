@@ -77,13 +77,8 @@ std::string read_idx_short_of_memory(const std::string& path, uint64_t headroom)
     ::_exit(0);
   }
   ::close(fds[1]);
-  std::string got;
-  char buf[512];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
   int status = 0;
-  ::waitpid(pid, &status, 0);
-  return got;
+  return wick::test::drain_child(fds[0], pid, status);
 }
 
 }  // namespace

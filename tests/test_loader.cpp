@@ -1,6 +1,8 @@
 // test_loader.cpp — plugin discovery, loading and probing against the fixture plugins of
 // tests/fixtures: every way a plugin can fail ends in a documented state with a reason that names
 // the cause, and the process goes on.
+#include "test_support.hpp"
+
 #include <wick/wick_plugin.h>
 #include <wick/config.hpp>
 #include <wick/device.hpp>
@@ -725,12 +727,8 @@ TEST_CASE("a plugin that crashes the process in ordinary use is named on stderr"
     ::_exit(0);  // not reached
   }
   ::close(pipefd[1]);
-  std::string err;
-  char buf[1024];
-  for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<size_t>(n));
-  ::close(pipefd[0]);
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  const std::string err = wick::test::drain_child(pipefd[0], pid, status);
   CHECK(WIFSIGNALED(status));
   if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == SIGSEGV);
   CHECK_THAT(err, Contains("wick: plugin 'conf-fixture-crashy' crashed with signal 11 (SEGV) in "

@@ -4,6 +4,9 @@
 #include <wick/runtime.hpp>
 #include <wick/tensor.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +47,18 @@ inline std::unique_ptr<Runtime> fixture_runtime(bool strict, std::vector<std::st
   c.strict = strict;
   c.log_level = "error";
   return std::make_unique<Runtime>(c, RegistryOptions{false, false});
+}
+
+// Reads `fd` (a pipe from a child process) to its end and closes it, then waits for the child
+// `pid`; returns what was read, with the child's wait status in `status`.
+inline std::string drain_child(int fd, pid_t pid, int& status) {
+  std::string got;
+  char buf[1024];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  status = 0;
+  ::waitpid(pid, &status, 0);
+  return got;
 }
 
 }  // namespace wick::test
