@@ -3,12 +3,7 @@
 #include <wick/error.hpp>
 #include <wick/safe_file.hpp>
 
-#include <cerrno>
 #include <cstring>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace wick::onnx {
 
@@ -296,30 +291,12 @@ constexpr uint64_t kMaxProtoBytes = uint64_t{2} << 30;
 // A regular file of at most kMaxProtoBytes, whole; a FIFO, a device (a symlink to /dev/zero), a
 // directory, a symlink loop or a larger file is a ReadError naming the path, never a blocking or
 // unbounded read.
-std::vector<unsigned char> slurp(const std::string& path) {
-  if (auto why = safe_file::refuse(path, kMaxProtoBytes)) throw ReadError(path + ": " + *why);
-  struct File {  // closed on every way out
-    int fd;
-    ~File() {
-      if (fd >= 0) ::close(fd);
-    }
-  };
-  // O_NONBLOCK: should the file have been swapped for a FIFO since the check, open does not wait.
-  const File f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
-  if (f.fd < 0) throw ReadError(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kMaxProtoBytes)
-    throw ReadError(path + ": changed since it was checked (no longer a regular file of at most " +
-                    std::to_string(kMaxProtoBytes) + " bytes)");
-  std::vector<unsigned char> bytes(static_cast<size_t>(st.st_size));
-  size_t got = 0;
-  for (ssize_t n = 1; got < bytes.size() && n != 0;) {  // n == 0: shrunk since fstat, parse what is there
-    n = ::read(f.fd, bytes.data() + got, bytes.size() - got);
-    if (n > 0) got += static_cast<size_t>(n);
-    else if (n < 0 && errno != EINTR) throw ReadError(path + ": cannot read: " + std::strerror(errno));
+std::string slurp(const std::string& path) {
+  try {
+    return safe_file::read_file(path, kMaxProtoBytes);
+  } catch (const std::runtime_error& e) {
+    throw ReadError(e.what());
   }
-  bytes.resize(got);
-  return bytes;
 }
 
 }  // namespace
@@ -342,8 +319,8 @@ size_t element_size(int32_t t) {
 }
 
 ModelProto read_model(const std::string& path) {
-  const std::vector<unsigned char> bytes = slurp(path);
-  return parse_model(bytes.data(), bytes.size(), path);
+  const std::string bytes = slurp(path);
+  return parse_model(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), path);
 }
 
 ModelProto parse_model(const unsigned char* data, size_t size, const std::string& where) {
@@ -377,8 +354,8 @@ ModelProto parse_model(const unsigned char* data, size_t size, const std::string
 }
 
 ValueProto read_value(const std::string& path, const TypeInfo& type) {
-  const std::vector<unsigned char> bytes = slurp(path);
-  return parse_value(bytes.data(), bytes.size(), type, path);
+  const std::string bytes = slurp(path);
+  return parse_value(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), type, path);
 }
 
 ValueProto parse_value(const unsigned char* data, size_t size, const TypeInfo& type,
@@ -394,8 +371,8 @@ ValueProto parse_value(const unsigned char* data, size_t size, const TypeInfo& t
 }
 
 TensorProto read_tensor(const std::string& path) {
-  const std::vector<unsigned char> bytes = slurp(path);
-  return parse_tensor(bytes.data(), bytes.size(), path);
+  const std::string bytes = slurp(path);
+  return parse_tensor(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), path);
 }
 
 TensorProto parse_tensor(const unsigned char* data, size_t size, const std::string& where) {

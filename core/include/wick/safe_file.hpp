@@ -20,6 +20,10 @@ std::optional<std::string> refuse(const std::string& path, uint64_t max_bytes);
 
 // Reads a regular text file of at most kMaxTextBytes; throws std::runtime_error "<path>: why".
 std::string read_text(const std::string& path);
+// Reads a regular file of at most max_bytes whole (read_text's rules with another bound): refused
+// first as refuse() says, opened without blocking, checked again once open (a file swapped for a
+// FIFO or a device since); throws std::runtime_error "<path>: why".
+std::string read_file(const std::string& path, uint64_t max_bytes);
 
 // Where and why `text` is too deeply nested for the TOML parser ("key nested deeper than 64
 // levels"); nullopt when it is not.

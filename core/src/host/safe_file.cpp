@@ -26,25 +26,37 @@ std::optional<std::string> refuse(const std::string& path, uint64_t max_bytes) {
   return std::nullopt;
 }
 
-std::string read_text(const std::string& path) {
-  if (auto why = refuse(path, kMaxTextBytes)) throw std::runtime_error(path + ": " + *why);
+std::string read_file(const std::string& path, uint64_t max_bytes) {
+  if (auto why = refuse(path, max_bytes)) throw std::runtime_error(path + ": " + *why);
   // O_NONBLOCK: should the file have been swapped for a FIFO since the check, open does not wait.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw std::runtime_error(path + ": changed since it was checked (no longer a regular file)");
+  }
   std::string text;
   char buf[65536];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw std::runtime_error(path + ": cannot read: " + std::strerror(err));
+    }
+    if (n == 0) break;
     text.append(buf, static_cast<size_t>(n));
-    if (text.size() > kMaxTextBytes) break;
+    if (text.size() > max_bytes) break;
   }
   ::close(fd);
-  if (text.size() > kMaxTextBytes)
-    throw std::runtime_error(path + ": more than " + std::to_string(kMaxTextBytes) + " bytes");
+  if (text.size() > max_bytes)
+    throw std::runtime_error(path + ": more than " + std::to_string(max_bytes) + " bytes");
   return text;
 }
+
+std::string read_text(const std::string& path) { return read_file(path, kMaxTextBytes); }
 
 std::optional<Nesting> too_deep(const std::string& text) {
   int line = 1, column = 0, depth = 0, dots = 0;
