@@ -7,11 +7,18 @@
 #   scripts/bench.sh --benchmark_filter=matmul   # extra arguments go to wick_bench
 #   scripts/bench.sh --opencl             # the OpenCL device: wick_bench_opencl (CLBlast, the
 #                                         # driver's buffer copy) and bench/first_op.sh
+#   scripts/bench.sh --threads            # requests/s from 1, 2, 4 host threads on one CPU device,
+#                                         # against the same behind one lock (bench/threads.cpp)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${WICK_BUILD_DIR:-$root/build}"
 if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+if [[ "${1:-}" == "--threads" ]]; then
+  shift
+  ninja -C "$build" -j "${WICK_BUILD_JOBS:-$(nproc)}" wick_bench_threads
+  exec "$build/bin/wick_bench_threads" "$@"
 fi
 if [[ "${1:-}" == "--opencl" ]]; then
   shift

@@ -2,8 +2,10 @@
 # The test suite under sanitizers, in its own build directory (clang, -O0 -g, no CUDA, no benchmarks):
 #   scripts/sanitize.sh asan [ctest args...]   ASan+UBSan: build-asan/, then ctest on the subset below
 #   scripts/sanitize.sh tsan [ctest args...]   TSan: build-tsan/, eight threads on one device for each
-#                                              backend (the host's per-plugin lock), and eight threads
-#                                              running backward into shared parameters
+#                                              backend (cpu-onednn concurrent, opencl behind the
+#                                              host's per-device lock), the per-device locking
+#                                              tests (test_concurrency), and eight threads running
+#                                              backward into shared parameters
 # A sanitizer report aborts the process, so the test it happens in fails; its report is in ctest's
 # output (--output-on-failure). Workers and plugin hosts are built the same way, and their
 # stderr (a report included) reaches the suite's workers.log and the failing test's output.
@@ -23,7 +25,7 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=De
   -DCMAKE_C_FLAGS_DEBUG="-O0 -g" -DWICK_SANITIZE="$sanitize" -DWICK_WERROR=OFF \
   -DWICK_WITH_CUDA=OFF -DWICK_BUILD_BENCH=OFF >/dev/null
 targets=()  # ASan: everything; TSan: the plugins and the test programs of the threaded tests
-[ "$kind" = tsan ] && targets=(--target wick-cpu-onednn wick-opencl test_devices test_autograd)
+[ "$kind" = tsan ] && targets=(--target wick-cpu-onednn wick-opencl test_devices test_autograd test_concurrency)
 cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 cd "$build"
 # OpenMP regions run on one thread: libgomp is not instrumented (TSan would report its own
@@ -49,5 +51,5 @@ else
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
   # The host's threads only: kernels that split work with OpenMP are not checked here (the OpenMP
   # runtime is not instrumented, so TSan cannot see its synchronisation).
-  exec ctest --output-on-failure -j "$(nproc)" -R "eight threads" "$@"
+  exec ctest --output-on-failure -j "$(nproc)" -R "eight threads|one device are serialised|CAP_CONCURRENT" "$@"
 fi

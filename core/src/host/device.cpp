@@ -43,7 +43,7 @@ std::optional<uint64_t> Device::free_memory() const {
   auto fn = plugin_->slot(&wick_plugin_api::device_get_free_memory, 1);
   if (fn == nullptr) return std::nullopt;
   uint64_t bytes = 0;
-  wick_error* err = plugin_->guard("device_get_free_memory", [&] { return fn(handle_, &bytes); });
+  wick_error* err = plugin_->guard(index_, "device_get_free_memory", [&] { return fn(handle_, &bytes); });
   if (err != nullptr) {
     plugin_->api().error_destroy(err);
     return std::nullopt;
@@ -52,7 +52,7 @@ std::optional<uint64_t> Device::free_memory() const {
 }
 
 void Device::synchronize() const {
-  plugin_->check(plugin_->guard("device_synchronize",
+  plugin_->check(plugin_->guard(index_, "device_synchronize",
                                 [&] { return plugin_->api().device_synchronize(handle_); }),
                  "device_synchronize on " + name());
 }

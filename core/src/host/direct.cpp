@@ -57,7 +57,7 @@ wick_support query_op_direct(const Device& device, wick_op_code op, const void* 
   Descriptors d;
   build(d, device, op, params, inputs, outputs);
   LoadedPlugin& plugin = device.plugin();
-  return plugin.guard("op_supports", [&] { return plugin.api().op_supports(device.handle(), &d.op); });
+  return plugin.unlocked("op_supports", [&] { return plugin.api().op_supports(device.handle(), &d.op); });
 }
 
 DirectResult run_op_direct(const Device& device, wick_op_code op, const void* params,
@@ -68,16 +68,16 @@ DirectResult run_op_direct(const Device& device, wick_op_code op, const void* pa
   LoadedPlugin& plugin = device.plugin();
   DirectResult result;
   result.support =
-      plugin.guard("op_supports", [&] { return plugin.api().op_supports(device.handle(), &d.op); });
+      plugin.unlocked("op_supports", [&] { return plugin.api().op_supports(device.handle(), &d.op); });
   if (result.support != WICK_SUPPORT_YES) {
     result.status = DirectResult::Status::Unsupported;
     result.message = to_string(result.support);
     return result;
   }
   std::string message = take_message(
-      plugin, plugin.guard("op_execute", [&] { return plugin.api().op_execute(device.handle(), &d.op); }));
+      plugin, plugin.guard(device.index(), "op_execute", [&] { return plugin.api().op_execute(device.handle(), &d.op); }));
   if (message.empty() && synchronize) {
-    message = take_message(plugin, plugin.guard("device_synchronize", [&] {
+    message = take_message(plugin, plugin.guard(device.index(), "device_synchronize", [&] {
                              return plugin.api().device_synchronize(device.handle());
                            }));
     if (!message.empty()) message = "device_synchronize after the op: " + message;

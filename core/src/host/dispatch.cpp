@@ -62,10 +62,10 @@ void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& in
 
   LoadedPlugin& plugin = device.plugin();
   const wick_support support =
-      plugin.guard("op_supports", [&] { return plugin.api().op_supports(device.handle(), &desc); });
+      plugin.unlocked("op_supports", [&] { return plugin.api().op_supports(device.handle(), &desc); });
   if (support == WICK_SUPPORT_YES) {
     wick_error* err =
-        plugin.guard("op_execute", [&] { return plugin.api().op_execute(device.handle(), &desc); });
+        plugin.guard(device.index(), "op_execute", [&] { return plugin.api().op_execute(device.handle(), &desc); });
     // The message only on failure: building it costs a fifth of a small op's whole overhead.
     if (err != nullptr) {
       plugin.check(err, std::string("failed to run ") + name + " (" + dtype_label(inputs, outputs) +

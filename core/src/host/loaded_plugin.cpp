@@ -1,8 +1,12 @@
 #include "host/loaded_plugin.hpp"
 
+#include "host/crash_hint.hpp"
+
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -43,9 +47,16 @@ void on_crash(int sig, siginfo_t* info, void* context) {
     write_str(sigabbrev_np(sig));
     write_str(") in ");
     write_str(t_call);
-    write_str("; the process ends. `wick plugin check ");
-    write_str(t_plugin);
-    write_str("` runs it in a child process and says where; [plugins.");
+    write_str("; the process ends. ");
+    // The command that reruns the plugin with this process's config and plugin paths, when the
+    // registry set one (registry.cpp); else the plugin's name.
+    if (const char* hint = detail::crash_hint(t_plugin)) {
+      write_str(hint);
+    } else {
+      write_str("wick plugin check ");
+      write_str(t_plugin);
+    }
+    write_str(" runs it in a child process and says where; [plugins.");
     write_str(t_plugin);
     write_str("] isolate = true in the config runs it in one always.\n");
   }
@@ -76,7 +87,16 @@ void install_crash_reporter() {
   });
 }
 
+// Set by an atexit handler that every plugin load registers after its library (and the libraries
+// it pulled in) constructed their statics: once it has run, static destruction has reached state
+// the plugin may need, so the host calls into no plugin any more.
+std::atomic<bool> g_exiting{false};
+
+void note_exit() { g_exiting.store(true); }
+
 }  // namespace
+
+bool process_exiting() { return g_exiting.load(std::memory_order_relaxed); }
 
 const char* missing_required_slot(const wick_plugin_api& api) {
 #define WICK_REQUIRED_SLOT(slot) std::make_pair(#slot, reinterpret_cast<const void*>(api.slot))
@@ -111,9 +131,16 @@ LoadedPlugin::LoadedPlugin(boost::dll::shared_library library, const wick_plugin
     : library_(std::move(library)), api_(api), owner_(std::move(owner)), name_(std::move(name)),
       library_path_(std::move(library_path)) {
   install_crash_reporter();
+  std::atexit(&note_exit);
 }
 
 LoadedPlugin::~LoadedPlugin() {
+  // At exit, after the plugin's statics may be gone: no shutdown (the process ends, the system
+  // takes its memory and devices back), and the library stays mapped.
+  if (process_exiting()) {
+    if (owner_) owner_.reset();  // an isolated plugin's child process still goes
+    return;
+  }
   if (initialized_ && api_->shutdown != nullptr) {
     try {
       api_->shutdown();
@@ -151,6 +178,12 @@ void LoadedPlugin::set_initialized(std::vector<wick_device*> devices,
   initialized_ = true;
   devices_ = std::move(devices);
   props_ = std::move(props);
+  device_mutexes_.clear();
+  concurrent_.clear();
+  for (const wick_device_props& p : props_) {
+    device_mutexes_.push_back(std::make_unique<std::recursive_mutex>());
+    concurrent_.push_back(api_->abi_minor >= 2 && (p.capabilities & WICK_DEVICE_CAP_CONCURRENT) != 0);
+  }
 }
 
 }  // namespace wick

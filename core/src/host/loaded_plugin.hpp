@@ -15,6 +15,11 @@
 
 namespace wick {
 
+// Whether the process is exiting and static destruction may have reached a plugin's state (after
+// the atexit handler each plugin load registers): from then on the host makes no plugin call
+// (no buffer_free, no shutdown). A registry or tensor destroyed before it still frees normally.
+bool process_exiting();
+
 // The first required slot of a plugin table that is NULL, or nullptr when all are set.
 const char* missing_required_slot(const wick_plugin_api& api);
 
@@ -70,11 +75,43 @@ class LoadedPlugin {
   void check(wick_error* err, const std::string& what) const;
 
   // Runs f(), turning a C++ exception that escaped the plugin across the C ABI into wick::Error.
-  // Calls into one plugin are serialised (the ABI promises a plugin that the host never calls a
-  // device from two threads at once; one lock per plugin keeps that for all its devices).
+  // The plugin-wide calls (initialize, device_get, device_get_props) take the plugin's lock.
   template <class F>
   decltype(auto) guard(const char* what, F&& f) const {
-    std::lock_guard<std::recursive_mutex> lock(call_mutex_);
+    std::lock_guard<std::recursive_mutex> lock(plugin_mutex_);
+    return translated(what, f);
+  }
+  // A call on device `index` (an op, a buffer of that device, a synchronize). Calls on one device
+  // are serialised, one lock per device (the ABI's "one in-order stream per device"), unless the
+  // device declared WICK_DEVICE_CAP_CONCURRENT (ABI 1.2); calls on different devices never wait
+  // for each other.
+  template <class F>
+  decltype(auto) guard(int index, const char* what, F&& f) const {
+    const size_t i = static_cast<size_t>(index);
+    if (i < concurrent_.size() && concurrent_[i]) return translated(what, f);
+    std::lock_guard<std::recursive_mutex> lock(device_mutex(i));
+    return translated(what, f);
+  }
+  // op_supports: pure and thread-safe by the ABI (1.0), so it never waits for an op to finish.
+  template <class F>
+  decltype(auto) unlocked(const char* what, F&& f) const {
+    return translated(what, f);
+  }
+  // Whether device `index` takes calls from several threads at once (WICK_DEVICE_CAP_CONCURRENT
+  // from a plugin of ABI 1.2 or later; the bit means nothing to an older one).
+  bool concurrent(int index) const {
+    const size_t i = static_cast<size_t>(index);
+    return i < concurrent_.size() && concurrent_[i];
+  }
+
+  // Called by the registry after a successful initialize.
+  void set_initialized(std::vector<wick_device*> devices, std::vector<wick_device_props> props);
+  const std::vector<wick_device*>& devices() const { return devices_; }
+  const wick_device_props& props(int index) const { return props_.at(static_cast<size_t>(index)); }
+
+ private:
+  template <class F>
+  decltype(auto) translated(const char* what, F& f) const {
     const InPlugin in_plugin(name_.c_str(), what);  // names the plugin should it crash the process
     try {
       return f();
@@ -85,20 +122,20 @@ class LoadedPlugin {
       throw Error("plugin '" + name_ + "' threw an exception across the C ABI in " + what);
     }
   }
+  // The lock of device i (one past the last device: calls before the devices are known).
+  std::recursive_mutex& device_mutex(size_t i) const {
+    return i < device_mutexes_.size() ? *device_mutexes_[i] : plugin_mutex_;
+  }
 
-  // Called by the registry after a successful initialize.
-  void set_initialized(std::vector<wick_device*> devices, std::vector<wick_device_props> props);
-  const std::vector<wick_device*>& devices() const { return devices_; }
-  const wick_device_props& props(int index) const { return props_.at(static_cast<size_t>(index)); }
-
- private:
   boost::dll::shared_library library_;
   const wick_plugin_api* api_;
   std::shared_ptr<void> owner_;
   std::string name_;
   std::string library_path_;
   bool initialized_ = false;
-  mutable std::recursive_mutex call_mutex_;
+  mutable std::recursive_mutex plugin_mutex_;
+  std::vector<std::unique_ptr<std::recursive_mutex>> device_mutexes_;
+  std::vector<bool> concurrent_;
   std::vector<wick_device*> devices_;
   std::vector<wick_device_props> props_;
 };

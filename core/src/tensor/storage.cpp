@@ -12,7 +12,7 @@ std::shared_ptr<Storage> Storage::allocate(const Device& device, uint64_t bytes)
   s->device = device;
   s->bytes = bytes;
   LoadedPlugin& p = device.plugin();
-  wick_error* err = p.guard("buffer_allocate", [&] {
+  wick_error* err = p.guard(device.index(), "buffer_allocate", [&] {
     return p.api().buffer_allocate(device.handle(), bytes, &s->buffer);
   });
   // The message only on failure: every op allocates its result, and building it is not free.
@@ -22,10 +22,10 @@ std::shared_ptr<Storage> Storage::allocate(const Device& device, uint64_t bytes)
 }
 
 Storage::~Storage() {
-  if (buffer == nullptr) return;
+  if (buffer == nullptr || process_exiting()) return;  // at exit the system takes it back
   try {
     LoadedPlugin& p = device.plugin();
-    p.guard("buffer_free", [&] {
+    p.guard(device.index(), "buffer_free", [&] {
       p.api().buffer_free(buffer);
       return 0;
     });
@@ -48,13 +48,13 @@ wick_tensor_desc describe_tensor(const Tensor& t) {
 
 void Storage::write(uint64_t offset, const void* src, uint64_t size) {
   LoadedPlugin& p = device.plugin();
-  p.check(p.guard("buffer_write", [&] { return p.api().buffer_write(buffer, offset, src, size); }),
+  p.check(p.guard(device.index(), "buffer_write", [&] { return p.api().buffer_write(buffer, offset, src, size); }),
           "buffer_write of " + std::to_string(size) + " bytes to " + device.name() + " failed");
 }
 
 void Storage::read(uint64_t offset, void* dst, uint64_t size) const {
   LoadedPlugin& p = device.plugin();
-  p.check(p.guard("buffer_read", [&] { return p.api().buffer_read(buffer, offset, dst, size); }),
+  p.check(p.guard(device.index(), "buffer_read", [&] { return p.api().buffer_read(buffer, offset, dst, size); }),
           "buffer_read of " + std::to_string(size) + " bytes from " + device.name() + " failed");
 }
 

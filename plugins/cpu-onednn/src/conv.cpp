@@ -175,7 +175,6 @@ void conv_onednn(Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x_
     y = &py.desc;
   }
   Context::Onednn& dnn = *ctx.onednn;
-  std::lock_guard lock(dnn.mutex);
   dnn.use_configured_threads();
   std::string key = "conv";
   key_add(key, *x);
@@ -190,18 +189,18 @@ void conv_onednn(Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x_
   dnnl::memory dst_user(plan.dst_user, dnn.engine, data_of(*y));
   dnnl::memory src = plan.src_scratch.value_or(src_user), wei = plan.wei_scratch.value_or(wei_user),
                dst = plan.dst_scratch.value_or(dst_user);
-  if (plan.src_reorder) plan.src_reorder->execute(dnn.stream, src_user, src);
+  if (plan.src_reorder) plan.src_reorder->execute(dnn.stream(), src_user, src);
   if (plan.wei_reorder) {
-    auto reorder = [&] { plan.wei_reorder->execute(dnn.stream, wei_user, wei); };
+    auto reorder = [&] { plan.wei_reorder->execute(dnn.stream(), wei_user, wei); };
     if (plan.wei.get_size() < kSmallReorder)
       dnn.single_threaded(reorder);
     else
       reorder();
   }
-  plan.conv.execute(dnn.stream,
+  plan.conv.execute(dnn.stream(),
                     {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
-  if (plan.dst_reorder) plan.dst_reorder->execute(dnn.stream, dst, dst_user);
-  dnn.stream.wait();
+  if (plan.dst_reorder) plan.dst_reorder->execute(dnn.stream(), dst, dst_user);
+  dnn.stream().wait();
   if (y != &y_in) py.store(y_in);
 }
 

@@ -65,7 +65,10 @@ class CpuPlugin final : public sdk::Plugin {
     p.vendor = nullptr;
     p.kind = WICK_DEVICE_KIND_CPU;
     p.memory_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    p.capabilities = WICK_DEVICE_CAP_HOST_MEMORY | WICK_DEVICE_CAP_BUFFER_COPY | WICK_DEVICE_CAP_F64;
+    // Concurrent: the kernels share nothing mutable but the allocator (locked) and keep oneDNN's
+    // streams and primitives per calling thread (onednn.hpp), so host threads run ops at once.
+    p.capabilities = WICK_DEVICE_CAP_HOST_MEMORY | WICK_DEVICE_CAP_BUFFER_COPY |
+                     WICK_DEVICE_CAP_F64 | WICK_DEVICE_CAP_CONCURRENT;
     p.compute_units = static_cast<uint32_t>(ctx_.threads);
     return p;
   }

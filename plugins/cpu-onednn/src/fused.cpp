@@ -131,7 +131,6 @@ bool softmax_onednn(Context& ctx, const wick_tensor_desc& x, const wick_tensor_d
       !plain_strides(y) || has_non_finite(ctx, x))
     return false;
   Context::Onednn& dnn = *ctx.onednn;
-  std::lock_guard lock(dnn.mutex);
   dnn.use_configured_threads();
   std::string key = Log ? "log_softmax" : "softmax";
   key_add(key, x);
@@ -270,7 +269,6 @@ bool layer_norm_onednn(Context& ctx, const wick_op_desc& op) {
       *v = read_values<sdk::bf16, float>(op.inputs[k]);
   }
   Context::Onednn& dnn = *ctx.onednn;
-  std::lock_guard lock(dnn.mutex);
   dnn.use_configured_threads();
   std::string key = "layer_norm";
   for (int64_t v : {rows, width, int64_t(x.dtype), int64_t(scale), int64_t(shift)}) key_add(key, v);
@@ -295,8 +293,8 @@ bool layer_norm_onednn(Context& ctx, const wick_op_desc& op) {
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
   if (scale) args.emplace(DNNL_ARG_SCALE, dnnl::memory(plan.param, dnn.engine, w.data()));
   if (shift) args.emplace(DNNL_ARG_SHIFT, dnnl::memory(plan.param, dnn.engine, b.data()));
-  plan.primitive->execute(dnn.stream, args);
-  dnn.stream.wait();
+  plan.primitive->execute(dnn.stream(), args);
+  dnn.stream().wait();
   return true;
 }
 

@@ -102,7 +102,6 @@ void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor
   }
 
   Context::Onednn& dnn = *ctx.onednn;
-  std::lock_guard lock(dnn.mutex);
   dnn.use_configured_threads();
   std::string key = "matmul";
   for (const Operand3* o : {&*a3, &*b3, &*c3})
@@ -146,9 +145,9 @@ void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor
   dnnl::memory ma(md3(*a3, a->dtype, batched), dnn.engine, data_of(*a));
   dnnl::memory mb(md3(*b3, b->dtype, batched), dnn.engine, data_of(*b));
   dnnl::memory mc(md3(*c3, c->dtype, batched), dnn.engine, data_of(*c));
-  plan.primitive.execute(dnn.stream,
+  plan.primitive.execute(dnn.stream(),
                          {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
-  dnn.stream.wait();
+  dnn.stream().wait();
   if (c != &c_in) pc.store(c_in);
 }
 

@@ -22,9 +22,11 @@ bool has_kernel(Make&& make) {
   }
 }
 
+std::atomic<uint64_t> g_next_id{1};  // Onednn::id_: one per plugin initialize, never reused
+
 }  // namespace
 
-Context::Onednn::Onednn(int thread_count) : threads(thread_count) {
+Context::Onednn::Onednn(int thread_count) : threads(thread_count), id_(g_next_id++) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   using prop = dnnl::prop_kind;
@@ -85,6 +87,17 @@ std::string Context::Onednn::isa_note() const {
   if (native == 0) return isa + ", bf16 through f32";
   return isa + ", bf16 native for " + std::to_string(native) + " of " +
          std::to_string(bf16.size()) + " primitive families";
+}
+
+Context::Onednn::Local& Context::Onednn::local() {
+  // Destroyed when the thread ends (its plans hold their own references to the engine).
+  thread_local uint64_t owner = 0;
+  thread_local std::unique_ptr<Local> state;
+  if (owner != id_) {
+    state = std::make_unique<Local>(engine);
+    owner = id_;
+  }
+  return *state;
 }
 
 void Context::Onednn::use_configured_threads() const {

@@ -21,7 +21,6 @@ struct Context::Onednn {
 
   const int threads;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
 
   // The primitive families the plugin hands to oneDNN.
   enum Family { kMatmul, kConv, kPooling, kSoftmax, kLayerNorm, kFamilies };
@@ -37,12 +36,14 @@ struct Context::Onednn {
   // The instruction set oneDNN dispatches to (after ONEDNN_MAX_CPU_ISA), e.g. "avx2", and whether
   // bf16 is native: for `wick devices` and the benchmark tables.
   std::string isa_note() const;
-  // Held for a whole oneDNN call: guards the cache and keeps one primitive running at a time.
-  std::mutex mutex;
+  // The device is concurrent (WICK_DEVICE_CAP_CONCURRENT): several host threads may run ops at
+  // once. oneDNN's primitives may be created and executed in parallel but must run on the thread
+  // that created them (its shared scratchpad, DNNL_ENABLE_CONCURRENT_EXEC=OFF), so each calling
+  // thread has its own stream and its own plans (stream(), plan()); nothing here is shared.
 
   // oneDNN (OpenMP build) runs on omp_get_max_threads() of the calling thread, a per-thread
   // setting: a host thread other than the one that initialised the plugin would get the default
-  // (every core). Call under the mutex before creating or executing a primitive.
+  // (every core). Call before creating or executing a primitive.
   void use_configured_threads() const;
   // Runs f on one thread (restoring the configured count after): for small reorders, whose
   // OpenMP region costs more than their work, and on a busy machine may wait for a descheduled
@@ -54,23 +55,36 @@ struct Context::Onednn {
     set_threads(threads);
   }
 
-  // A prepared plan (primitives, descriptors, reorders) per key; creating a primitive costs
-  // 0.3-1.2 ms, executing a cached one about a microsecond. Keys start with the op's name.
+  // The calling thread's stream on this engine.
+  dnnl::stream& stream() { return local().stream; }
+
+  // A prepared plan (primitives, descriptors, reorders) per key, the calling thread's own;
+  // creating a primitive costs 0.3-1.2 ms, executing a cached one about a microsecond. Keys start
+  // with the op's name.
   template <class Plan, class Make>
   Plan& plan(const std::string& key, Make&& make) {
-    auto it = plans_.find(key);
-    if (it == plans_.end()) {
+    auto& plans = local().plans;
+    auto it = plans.find(key);
+    if (it == plans.end()) {
       // A bound on memory for programs with ever-changing shapes; rebuilding is only slower.
-      if (plans_.size() >= kMaxPlans) plans_.clear();
-      it = plans_.emplace(key, std::shared_ptr<void>(std::make_shared<Plan>(make()))).first;
+      if (plans.size() >= kMaxPlans) plans.clear();
+      it = plans.emplace(key, std::shared_ptr<void>(std::make_shared<Plan>(make()))).first;
     }
     return *static_cast<Plan*>(it->second.get());
   }
 
  private:
+  // One thread's oneDNN state for one Onednn (told apart by `id_`, never reused, so a thread
+  // that outlives a shut-down plugin never runs the old engine's plans on the new one).
+  struct Local {
+    explicit Local(const dnnl::engine& e) : stream(e) {}
+    dnnl::stream stream;
+    std::unordered_map<std::string, std::shared_ptr<void>> plans;
+  };
+  Local& local();
   static void set_threads(int n);
   static constexpr size_t kMaxPlans = 4096;
-  std::unordered_map<std::string, std::shared_ptr<void>> plans_;
+  const uint64_t id_;
 };
 
 // Cache keys: raw bytes of the values, cheaper than text.
@@ -112,8 +126,8 @@ template <class Plan>
 bool run_src_dst(Context::Onednn& dnn, const Plan& plan, void* src_data, void* dst_data) {
   if (!plan.primitive) return false;
   dnnl::memory src(plan.src, dnn.engine, src_data), dst(plan.dst, dnn.engine, dst_data);
-  plan.primitive->execute(dnn.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-  dnn.stream.wait();
+  plan.primitive->execute(dnn.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  dnn.stream().wait();
   return true;
 }
 

@@ -209,7 +209,6 @@ bool max_pool_onednn(Context& ctx, const WindowGeometry& g, const wick_tensor_de
       !plain_strides(x) || !plain_strides(y) || has_non_finite(ctx, x))
     return false;
   Context::Onednn& dnn = *ctx.onednn;
-  std::lock_guard lock(dnn.mutex);
   dnn.use_configured_threads();
   std::string key = "max_pool";
   key_add(key, x);

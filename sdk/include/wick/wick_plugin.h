@@ -17,8 +17,17 @@
  * release the library. Nothing in the table may be called before initialize succeeded except
  * the error_* slots and the descriptive fields.
  *
- * Threading: unless a declaration says otherwise, a slot may be called from any thread, and
- * calls on the same device are serialised by the host (one in-order stream per device).
+ * Threading: unless a declaration says otherwise, a slot may be called from any thread. The host
+ * serialises the calls on one device (one in-order stream per device: op_execute, buffer_* of
+ * that device's buffers, device_synchronize, device_get_free_memory); calls on different devices
+ * of one plugin may run at the same time, and op_supports (pure) may run at any time, alongside
+ * any call but initialize and shutdown. A device that declares WICK_DEVICE_CAP_CONCURRENT (1.2)
+ * is not serialised at all: the host may call it from several threads at once, and each call
+ * must then be safe alongside any other on that device. Each thread's calls still take effect in
+ * the order it makes them; work two threads queue at the same time has no order between them,
+ * and the host never gives two threads' concurrent calls a buffer that one of them writes.
+ * The plugin-wide slots (initialize, device_get, device_get_props, shutdown) are never called
+ * concurrently with each other.
  */
 #ifndef WICK_PLUGIN_H
 #define WICK_PLUGIN_H
@@ -31,7 +40,7 @@ extern "C" {
 #endif
 
 #define WICK_ABI_MAJOR 1
-#define WICK_ABI_MINOR 1
+#define WICK_ABI_MINOR 2
 
 /* The one symbol every plugin exports. */
 #define WICK_PLUGIN_ENTRY_SYMBOL "wick_plugin_get_api"
@@ -140,6 +149,11 @@ typedef enum wick_device_kind {
 #define WICK_DEVICE_CAP_F64 ((uint64_t)1 << 3)         /* double precision arithmetic */
 #define WICK_DEVICE_CAP_F16 ((uint64_t)1 << 4)         /* native half arithmetic */
 #define WICK_DEVICE_CAP_BF16 ((uint64_t)1 << 5)        /* native bfloat16 arithmetic */
+/* 1.2: the device takes calls from several threads at once (see Threading above); without it the
+ * host serialises its calls. A host older than 1.2 ignores the bit and serialises. */
+#define WICK_DEVICE_CAP_CONCURRENT ((uint64_t)1 << 6)
+/* Every capability bit this header defines: a device that sets another is malformed. */
+#define WICK_DEVICE_CAP_KNOWN_1_2 ((uint64_t)0x7f)
 
 typedef struct wick_device_props {
   size_t struct_size; /* set by the host; the plugin fills only fields inside it */
@@ -428,6 +442,8 @@ typedef struct wick_plugin_api {
 #define WICK_PLUGIN_API_SIZE_1_1                 \
   (offsetof(wick_plugin_api, device_get_free_memory) + \
    sizeof(((wick_plugin_api*)0)->device_get_free_memory))
+/* 1.2 appended a capability bit, no slot: its table is the size of 1.1's. */
+#define WICK_PLUGIN_API_SIZE_1_2 WICK_PLUGIN_API_SIZE_1_1
 
 /* The entry point every plugin exports under WICK_PLUGIN_ENTRY_SYMBOL. No side effects: it may
  * be called before the host decided to use the plugin. Returns a static table, never NULL. */

@@ -224,20 +224,23 @@ wick_error* guarded(F&& f) noexcept {
   }
 }
 
-// The bridge from the C table to one plugin class P. Statics are per P, so per library.
+// The bridge from the C table to one plugin class P. Statics are per P, so per library. The
+// plugin's state is never destroyed by static destruction, only by shutdown: a host that keeps
+// its registry (or a tensor) in a static made before the plugin was initialized would otherwise
+// reach a destroyed plugin at exit, since statics die in reverse order of construction.
 template <class P>
 struct Bridge {
   static std::unique_ptr<P>& instance() {
-    static std::unique_ptr<P> p;
-    return p;
+    static auto* p = new std::unique_ptr<P>();
+    return *p;
   }
   static std::string& init_message() {
-    static std::string m;
-    return m;
+    static auto* m = new std::string();
+    return *m;
   }
   static std::vector<wick_device*>& devices() {
-    static std::vector<wick_device*> d;
-    return d;
+    static auto* d = new std::vector<wick_device*>();
+    return *d;
   }
   static P& self() {
     if (!instance()) throw Error(WICK_STATUS_INVALID_ARGUMENT, "plugin used before initialize");
