@@ -1,4 +1,4 @@
-// Reductions, arg-reductions, scans, indexing, sorting and joining on the CPU device.
+// Reductions, arg-reductions, scans, indexing, sorting and joining on the CPU device (and OpenCL).
 //
 // The fixture tests run every case of tests/data/reduce_index/*.txt (written by
 // tests/data/gen_reduce_index.py from NumPy and plain Python loops, never from Wick) in every
@@ -19,6 +19,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -328,6 +329,44 @@ TEST_CASE("empty reductions: sum is 0 and prod is 1 and max of an empty axis nam
   CHECK(e.cumsum(0).shape() == Shape{0, 3});
   CHECK_THROWS_WITH(e.sum({1, -1}), Catch::Contains("sum: axis -1 is given twice"));
   CHECK_THROWS_WITH(e.sum({2}), Catch::Contains("axis 2 is out of range for a tensor of rank 2"));
+}
+
+TEST_CASE("an empty axis reduces to the identity on every device and scans to an empty result",
+          "[reduce][edge][opencl]") {
+  for (const Device& dev : test::cpu_and_opencl()) {
+    INFO(dev.name());
+    for (const Shape& shape : {Shape{0, 3}, Shape{3, 0}, Shape{2, 0, 3}}) {
+      INFO(shape_to_string(shape));
+      const int empty_axis = shape[0] == 0 ? 0 : 1;
+      const Tensor f = Tensor::zeros(shape, DType::F32, dev);
+      const Tensor kept = f.sum({empty_axis});
+      const std::vector<float> zeros(static_cast<size_t>(kept.numel()), 0.0f);
+      const std::vector<float> ones(zeros.size(), 1.0f);
+      CHECK(values_of<float>(kept) == zeros);
+      CHECK(values_of<float>(f.prod({empty_axis})) == ones);
+      CHECK(std::isnan(f.mean({empty_axis}).to_vector<float>().at(0)));
+      CHECK(values_of<bool>(f.all({empty_axis})) == std::vector<bool>(zeros.size(), true));
+      CHECK(values_of<bool>(f.any({empty_axis})) == std::vector<bool>(zeros.size(), false));
+      // Every axis at once, and in other dtypes (integers widen to i64, bool sums count).
+      std::vector<int> every(shape.size());
+      std::iota(every.begin(), every.end(), 0);
+      CHECK(f.sum().item<float>() == 0.0f);
+      CHECK(Tensor::zeros(shape, DType::F16, dev).prod(every).to(DType::F32).item<float>() == 1.0f);
+      CHECK(Tensor::zeros(shape, DType::I32, dev).prod(every).item<int64_t>() == 1);
+      CHECK(Tensor::zeros(shape, DType::U8, dev).sum().item<uint64_t>() == 0);
+      CHECK(Tensor::zeros(shape, DType::Bool, dev).sum().item<int64_t>() == 0);
+      CHECK(std::isnan(Tensor::zeros(shape, DType::I64, dev).mean(every).item<double>()));
+      CHECK(Tensor::zeros(shape, DType::Bool, dev).all(every).item<bool>());
+      CHECK_FALSE(Tensor::zeros(shape, DType::I16, dev).any(every).item<bool>());
+      CHECK_THROWS_WITH(f.max({empty_axis}), Catch::Contains("is empty"));
+      CHECK_THROWS_WITH(f.argmin(empty_axis), Catch::Contains("is empty"));
+      for (int axis = 0; axis < f.rank(); ++axis) {
+        CHECK(f.cumsum(axis).shape() == shape);
+        CHECK(f.cumprod(axis, true, true).shape() == shape);
+        CHECK(f.cummax(axis).shape() == shape);
+      }
+    }
+  }
 }
 
 TEST_CASE("0-d tensors reduce scan and sort as one element", "[reduce][edge]") {

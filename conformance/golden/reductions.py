@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from cases import FLOATS, TINY, Operand, add_case, add_large, expected_json, gen_values, is_float, is_signed, \
+from cases import BITS, FLOATS, TINY, Operand, add_case, add_large, expected_json, gen_values, is_float, is_signed, \
     rand_ints, rng_for, wrap_int
 from scalar import fmax, fmin
 
@@ -31,6 +31,8 @@ def reduce_ref(name, x, axes, dt):
                 r = math.inf if not vals else (math.nan if any(math.isnan(v) for v in vals) else min(vals))
                 s = 0.0
             out[idx], scale[idx] = r, s
+        elif not vals:
+            out[idx] = empty_identity(name, dt)
         else:
             vals = [int(v) for v in vals]
             if name == "reduce_sum":
@@ -47,7 +49,42 @@ def reduce_ref(name, x, axes, dt):
     return out, scale
 
 
+def empty_identity(name, dt):
+    """An integer or bool reduction of no elements (docs/ops/reduce-index.md: the plugin writes the
+    identity): 0 and 1 for sum and prod; for max and min the dtype's lowest and highest (bool: false
+    and true, the identities of any and all)."""
+    if name == "reduce_sum":
+        return 0
+    if name == "reduce_prod":
+        return 1
+    if dt == "bool":
+        return 0 if name == "reduce_max" else 1
+    bits = BITS[dt]
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if is_signed(dt) else (0, (1 << bits) - 1)
+    return lo if name == "reduce_max" else hi
+
+
+# Zero-size inputs: an empty reduced axis (the identity, also over every axis at once), and a
+# non-empty reduced axis of an empty tensor (an empty result).
+EMPTY_REDUCE = [("empty_axis0", [0, 3], [0]), ("empty_axis1", [3, 0], [1]), ("empty_all", [2, 0, 3], [0, 1, 2]),
+                ("empty_kept", [0, 3], [1])]
+
+
+def family_reduce_empty():
+    for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
+        dtypes = FLOATS + ["i32", "i64", "u8", "i8", "u32", "u64", "i16"]
+        for dt in dtypes + (["bool"] if name in ("reduce_max", "reduce_min") else []):
+            for cid_s, shape, axes in EMPTY_REDUCE:
+                x = Operand(dt, np.zeros(shape))
+                exp, scale = reduce_ref(name, x.values, axes, dt)
+                tol = "reduce" if is_float(dt) and name in ("reduce_sum", "reduce_prod") else "exact"
+                add_case(name, "%s/%s" % (dt, cid_s), dt, [x],
+                         [expected_json(dt, exp, scale if tol == "reduce" and name == "reduce_sum" else None)],
+                         params={"axes": axes}, tol=tol)
+
+
 def family_reduce():
+    family_reduce_empty()
     configs = [("axis1", [3, 5], [1]), ("axis0", [4, 3], [0]), ("axes02", [2, 3, 4], [0, 2]),
                ("all", [3, 4], [0, 1]), ("long", [2, 300], [1]), ("transposed", [5, 4], [0]),
                ("flipped", [6, 2], [0]), ("noaxes", [3, 2], []), ("rank0", [], [])]
@@ -84,12 +121,16 @@ def family_reduce():
 
 
 def family_arg():
+    # An empty arg-reduced axis has no element to point at: the Tensor API raises (as NumPy and
+    # PyTorch) and the plugins refuse it, and a case cannot expect an error, so only an empty
+    # result (empty_kept: the axis itself is not empty) is a case here.
     for name in ("argmax", "argmin"):
         for dt in FLOATS + ["i32", "i64", "u8", "i8"]:
             for odt in ("i64", "i32"):
                 for last in (0, 1):
                     for cid_s, shape, axis, lay in (("axis1", [3, 6], 1, "contiguous"), ("axis0", [5, 3], 0, "contiguous"),
-                                                    ("transposed", [4, 5], 1, "transposed"), ("rank3", [2, 3, 4], 1, "contiguous")):
+                                                    ("transposed", [4, 5], 1, "transposed"), ("rank3", [2, 3, 4], 1, "contiguous"),
+                                                    ("empty_kept", [0, 3], 1, "contiguous")):
                         cid = "%s->%s/last%d/%s" % (dt, odt, last, cid_s)
                         rng = rng_for(name, cid)
                         vals = rand_ints(rng, shape, "i32", -3, 3)  # ties on purpose
@@ -132,7 +173,8 @@ def family_cum():
             flags = (0, 1, 2, 3) if name in ("cumsum", "cumprod") else (0, 1)
             for flag in flags:
                 for cid_s, shape, axis, lay in (("axis1", [3, 6], 1, "contiguous"), ("axis0", [5, 3], 0, "contiguous"),
-                                                ("transposed", [4, 5], 1, "transposed"), ("empty", [0, 4], 1, "contiguous")):
+                                                ("transposed", [4, 5], 1, "transposed"), ("empty", [0, 4], 1, "contiguous"),
+                                                ("empty_axis", [4, 0], 1, "contiguous"), ("empty_axis0", [0, 3], 0, "contiguous")):
                     cid = "%s/flag%d/%s" % (dt, flag, cid_s)
                     rng = rng_for(name, cid)
                     if is_float(dt):

@@ -60,14 +60,16 @@ sdk::StridedArgs inner_geometry(const std::vector<int64_t>& shape,
 }
 
 // The outer geometry of an op that walks lines or reduced blocks: the output and the input viewed
-// over `shape` (the input's strides; the walked axes have extent 1 there).
+// over `shape` (the input's strides; the walked axes have extent 1 there). When a walked axis is
+// empty the kernel reads no input, and the input may have no element at all (a buffer of 0
+// bytes): the geometry is the output's alone, the input's strides and offset 0.
 sdk::StridedArgs outer_geometry(const wick_op_desc& op, const int64_t* shape,
-                                const wick_tensor_desc& out_view) {
+                                const wick_tensor_desc& out_view, bool walked_empty) {
   wick_tensor_desc in = op.inputs[0];
   in.shape = shape;
   wick_op_desc v = op;
   v.inputs = &in;
-  v.num_inputs = 1;
+  v.num_inputs = walked_empty ? 0 : 1;
   v.outputs = &out_view;
   return sdk::make_strided_args(v);
 }
@@ -92,7 +94,8 @@ void plan_reduce(KernelCall& call, const wick_op_desc& op) {
   const sdk::StridedArgs inner = reduce_inner(op);
   call.add(static_cast<int32_t>(op.op));
   call.add_bytes(&inner, sizeof inner);
-  const sdk::StridedArgs outer = outer_geometry(op, out.shape, out);
+  // An empty reduced axis: the kernel's inner loop runs no step and stores the identity.
+  const sdk::StridedArgs outer = outer_geometry(op, out.shape, out, inner.numel == 0);
   call.add_bytes(&outer, sizeof outer);
   call.numel = outer.numel;
 }
@@ -104,7 +107,7 @@ Launch plan_reduce_two_pass(const wick_op_desc& op, const void* const* handles,
                             size_t handle_size, const std::string& kernel) {
   const wick_tensor_desc& out = op.outputs[0];
   const sdk::StridedArgs inner = reduce_inner(op);
-  const sdk::StridedArgs outer = outer_geometry(op, out.shape, out);
+  const sdk::StridedArgs outer = outer_geometry(op, out.shape, out, inner.numel == 0);
   Launch launch;
   if (inner.numel < 4 * kReduceGroup || outer.numel > 1024) return launch;
   const int64_t parts = std::min<int64_t>(kReduceParts, inner.numel / (4 * kReduceGroup));
@@ -148,9 +151,13 @@ void plan_lines(KernelCall& call, const wick_op_desc& op) {
   call.add(x.shape[p.axis]);
   call.add(x.strides[p.axis]);
   if (scan) call.add(out.strides[p.axis]);
-  const sdk::StridedArgs outer = outer_geometry(op, line_shape.data(), out_view);
+  // A scan along an empty axis writes nothing: its output is as empty as its input (and its lines
+  // over line_shape would reach outside both).
+  const bool empty = x.shape[p.axis] == 0;
+  const sdk::StridedArgs outer =
+      empty && scan ? sdk::StridedArgs{} : outer_geometry(op, line_shape.data(), out_view, empty);
   call.add_bytes(&outer, sizeof outer);
-  call.numel = x.shape[p.axis] == 0 && scan ? 0 : outer.numel;
+  call.numel = empty && scan ? 0 : outer.numel;
 }
 
 }  // namespace wick::gpu::detail
