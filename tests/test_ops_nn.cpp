@@ -5,7 +5,9 @@
 
 #include <wick/direct.hpp>
 
+#include <algorithm>
 #include <numeric>
+#include <random>
 
 using namespace wick;
 using namespace wick::test::nn;
@@ -387,6 +389,94 @@ TEST_CASE("softmax of infinities and NaN and large values", "[nn][fused][edge]")
   CHECK(mismatches(x.softmax(1), literal({2, 2}, {0.5, 0.5, 0.75, 0.25})) == "");
   CHECK_THROWS_WITH(Tensor::ones({3}, DType::I32, cpu()).softmax(0),
                     Catch::Contains("needs a floating-point tensor"));
+}
+
+TEST_CASE("softmax and log_softmax of a 0-d tensor are 1 and 0 on every device",
+          "[nn][fused][edge][opencl]") {
+  for (const Device& dev : test::cpu_and_opencl()) {
+    for (DType t : kFloats) {
+      INFO(dev.name() << " " << dtype_name(t));
+      const Tensor s = Tensor::scalar(2.5f, dev).to(t);
+      for (int axis : {0, -1}) {
+        CHECK(s.softmax(axis).shape() == Shape{});
+        CHECK(s.softmax(axis).to(DType::F64).item<double>() == 1.0);
+        CHECK(s.log_softmax(axis).to(DType::F64).item<double>() == 0.0);
+      }
+      CHECK_THROWS_WITH(s.softmax(1), Catch::Contains("axis 1 is out of range"));
+    }
+    // The gradient through a 0-d softmax is 0: the output does not depend on the input.
+    Tensor x = Tensor::scalar(0.5f, dev);
+    x.set_requires_grad();
+    x.softmax(0).backward();
+    CHECK(x.grad().item<float>() == 0.0f);
+  }
+  // NaN and +-inf have no distribution, as in a longer line; integers are no input for softmax.
+  for (float v : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                  -std::numeric_limits<float>::infinity()}) {
+    CHECK(std::isnan(Tensor::scalar(v, cpu()).softmax(0).item<float>()));
+    CHECK(std::isnan(Tensor::scalar(v, cpu()).log_softmax(-1).item<float>()));
+  }
+  CHECK_THROWS_WITH(Tensor::scalar(int32_t{1}, cpu()).softmax(0),
+                    Catch::Contains("needs a floating-point tensor"));
+}
+
+namespace {
+
+// v rounded to nearest-even in a binary format of `precision` significand bits whose smallest
+// normal is 2^(min_exp - 1) (bf16: 8, -125; f16: 11, -13), from long double: dividing by the
+// quantum (a power of two) is exact, and rintl rounds half to even.
+long double round_to_format(long double v, int precision, int min_exp) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  int e = 0;
+  std::frexp(std::fabs(v), &e);
+  const long double quantum = std::ldexp(1.0L, std::max(e, min_exp) - precision);
+  return std::rint(v / quantum) * quantum;
+}
+
+}  // namespace
+
+TEST_CASE("16-bit float softmax and log_softmax round once: each element is the exact value "
+          "correctly rounded",
+          "[nn][fused][rounding]") {
+  // 256 x 1000 values in [-6, 6], the reference in long double (64-bit significand), rounded once.
+  constexpr int64_t kRows = 256, kCols = 1000;
+  std::mt19937_64 gen(20261201);
+  std::uniform_real_distribution<float> dist(-6.0f, 6.0f);
+  std::vector<float> raw(static_cast<size_t>(kRows * kCols));
+  for (float& v : raw) v = dist(gen);
+  for (DType t : {DType::BF16, DType::F16}) {
+    const int precision = t == DType::BF16 ? 8 : 11, min_exp = t == DType::BF16 ? -125 : -13;
+    const Tensor x = Tensor::from_vector<float>(raw, {kRows, kCols}, cpu()).to(t);
+    const std::vector<float> xs = x.to(DType::F32).to_vector<float>();  // exact
+    for (bool log : {false, true}) {
+      INFO(dtype_name(t) << (log ? " log_softmax" : " softmax"));
+      const std::vector<float> got =
+          (log ? x.log_softmax(1) : x.softmax(1)).to(DType::F32).to_vector<float>();
+      int64_t wrong = 0;
+      std::string first;
+      for (int64_t r = 0; r < kRows; ++r) {
+        const float* row = xs.data() + r * kCols;
+        const long double m = *std::max_element(row, row + kCols);
+        long double sum = 0;
+        for (int64_t c = 0; c < kCols; ++c) sum += std::exp(static_cast<long double>(row[c]) - m);
+        for (int64_t c = 0; c < kCols; ++c) {
+          const long double d = static_cast<long double>(row[c]) - m;
+          const long double exact = log ? d - std::log(sum) : std::exp(d) / sum;
+          const long double want = round_to_format(exact, precision, min_exp);
+          const float g = got[static_cast<size_t>(r * kCols + c)];
+          if (static_cast<long double>(g) == want) continue;
+          if (wrong++ > 0) continue;
+          std::ostringstream where;
+          where.precision(9);
+          where << "[" << r << ", " << c << "]: got " << g << ", correctly rounded "
+                << static_cast<double>(want) << " (exact " << static_cast<double>(exact) << ")";
+          first = where.str();
+        }
+      }
+      INFO(wrong << " of " << kRows * kCols << " elements not correctly rounded; first " << first);
+      CHECK(wrong == 0);
+    }
+  }
 }
 
 TEST_CASE("norms of constant rows and mismatched parameters", "[nn][fused][edge]") {

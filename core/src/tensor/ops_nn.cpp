@@ -455,13 +455,25 @@ Tensor softmax_like(const Tensor& x, int axis, bool log, const char* op) {
   return y.to(x.dtype());
 }
 
+// A 0-d tensor has one axis (0 or -1), as in PyTorch: a line of one element, where x - max is 0
+// (NaN for NaN and +-inf), so softmax is exp(0) = 1 and log_softmax 0, exactly.
+Tensor softmax_of_scalar(const Tensor& x, int axis, bool log) {
+  const char* op = log ? "log_softmax" : "softmax";
+  require_float(x, op);
+  normalize_axis(axis, 1, op);
+  const Tensor shifted = x - x;
+  return log ? shifted : shifted.exp();
+}
+
 }  // namespace
 
 Tensor Tensor::softmax(int axis) const {
+  if (defined() && rank() == 0) return softmax_of_scalar(*this, axis, false);
   if (grad::needs(*this)) return grad::softmax(*this, axis, false);
   return softmax_like(*this, axis, false, "softmax");
 }
 Tensor Tensor::log_softmax(int axis) const {
+  if (defined() && rank() == 0) return softmax_of_scalar(*this, axis, true);
   if (grad::needs(*this)) return grad::softmax(*this, axis, true);
   return softmax_like(*this, axis, true, "log_softmax");
 }

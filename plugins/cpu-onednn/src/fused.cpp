@@ -1,14 +1,15 @@
-// Fused ops for f32, f64, f16 and bf16: softmax and log_softmax (oneDNN softmax_v2 for f32/bf16
-// when it has an optimised implementation for the layout and, for bf16, this CPU has a bf16
-// kernel), layer_norm (oneDNN for dense f32/bf16 rows, likewise), rms_norm, batch_norm (inference)
-// and scaled-dot-product attention (two matmuls around a row softmax). The loops compute in f32
-// (f64 for f64) and round once on store.
+// Fused ops for f32, f64, f16 and bf16: softmax and log_softmax (oneDNN softmax_v2 for f32 when it
+// has an optimised implementation for the layout; f16 and bf16 in a loop in f64), layer_norm
+// (oneDNN for dense f32/bf16 rows when this CPU has a bf16 kernel), rms_norm, batch_norm
+// (inference) and scaled-dot-product attention (two matmuls around a row softmax). The other loops
+// compute in f32 (f64 for f64) and round once on store.
 #include "matmul.hpp"
 #include "onednn.hpp"
 
 #include <wick/sdk/op_shapes.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace wick::cpu {
@@ -98,10 +99,35 @@ void softmax_line(int64_t n, std::vector<C>& tmp, Load load, Store store) {
   }
 }
 
+// Softmax computes f16 and bf16 in f64, so that rounding once gives the correctly rounded value
+// (in f32 the error of exp and of the sum moves about one element in a thousand across a rounding
+// boundary of bf16, more of f16); f32 and f64 compute in their own type.
+template <class T>
+using SoftmaxCompute = std::conditional_t<std::is_same_v<T, float>, float, double>;
+
+// v rounded once to T. f64 -> f16/bf16 through a plain f32 would round twice (docs/ops.md casts);
+// rounding to f32 by "round to odd" (an inexact result keeps its last bit set) first keeps the
+// second rounding, to a format at least two bits narrower, exact.
+template <class T, class C>
+T round_once(C v) {
+  if constexpr (std::is_same_v<T, C> || !std::is_same_v<C, double>) {
+    return cast_value<T>(v);
+  } else {
+    float f = static_cast<float>(v);
+    uint32_t bits = 0;
+    std::memcpy(&bits, &f, sizeof bits);
+    if (std::isfinite(f) && static_cast<double>(f) != v && (bits & 1u) == 0) {
+      bits = std::fabs(static_cast<double>(f)) < std::fabs(v) ? bits + 1u : bits - 1u;  // toward v
+      std::memcpy(&f, &bits, sizeof bits);
+    }
+    return T(f);
+  }
+}
+
 template <class T, bool Log>
 void softmax_loop(const Context& ctx, const wick_tensor_desc& x, const wick_tensor_desc& y,
                   int axis) {
-  using C = Compute<T>;
+  using C = SoftmaxCompute<T>;
   std::vector<int64_t> lines(x.shape, x.shape + x.rank);
   const int64_t n = lines[static_cast<size_t>(axis)];
   lines[static_cast<size_t>(axis)] = 1;
@@ -114,7 +140,7 @@ void softmax_loop(const Context& ctx, const wick_tensor_desc& x, const wick_tens
                      tmp.resize(static_cast<size_t>(n));
                      softmax_line<C, Log>(
                          n, tmp, [&](int64_t i) { return static_cast<C>(px[o[0] + i * sx]); },
-                         [&](int64_t i, C v) { py[o[1] + i * sy] = cast_value<T>(v); });
+                         [&](int64_t i, C v) { py[o[1] + i * sy] = round_once<T>(v); });
                    });
 }
 
@@ -126,9 +152,10 @@ struct SoftmaxPlan {
 template <bool Log>
 bool softmax_onednn(Context& ctx, const wick_tensor_desc& x, const wick_tensor_desc& y, int axis) {
   // oneDNN's softmax drops NaN and gives 0 beside +inf, where docs/ops.md wants the whole line NaN
-  // (as the composite gives it): lines with non-finite values take the loop.
-  if (!ctx.onednn->runs(Context::Onednn::kSoftmax, x.dtype) || !plain_strides(x) ||
-      !plain_strides(y) || has_non_finite(ctx, x))
+  // (as the composite gives it): lines with non-finite values take the loop. Its bf16 softmax
+  // (f32 inside, but not rounded once: up to 1.4 ulp off) is not used: bf16 takes the loop too.
+  if (x.dtype != WICK_DTYPE_F32 || !ctx.onednn->runs(Context::Onednn::kSoftmax, x.dtype) ||
+      !plain_strides(x) || !plain_strides(y) || has_non_finite(ctx, x))
     return false;
   Context::Onednn& dnn = *ctx.onednn;
   dnn.use_configured_threads();
