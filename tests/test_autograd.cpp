@@ -5,12 +5,14 @@
 #include "test_support.hpp"
 
 #include <wick/autograd.hpp>
+#include <wick/dispatch.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <thread>
 
 using namespace wick;
@@ -538,6 +540,39 @@ TEST_CASE("sort of a 0-d tensor passes its gradient through", "[autograd]") {
   Tensor x = Tensor::scalar<double>(4.0, cpu()).set_requires_grad();
   (x.sort().first * 3.0).backward();
   CHECK(values(x.grad()) == std::vector<double>{3});
+}
+
+TEST_CASE("a slice whose step is past the axis sends its gradient to the one element it took",
+          "[autograd][edge]") {
+  Tensor x = Tensor::from_vector<double>({1, 2, 3, 4}, cpu()).set_requires_grad();
+  // x[1::2**63-1] is [x1]; x[2::-2**63] is [x2] (the step cut to -(2**63-1), as Python does).
+  (x.slice(0, 1, std::nullopt, std::numeric_limits<int64_t>::max()) * 3.0).sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{0, 3, 0, 0});
+  x.zero_grad();
+  (x.slice(0, 2, std::nullopt, std::numeric_limits<int64_t>::min()) * 5.0).sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{0, 0, 5, 0});
+}
+
+TEST_CASE("backward names the op and the saved tensor that an in-place write changed", "[autograd]") {
+  for (const Device& d : devices()) {
+    INFO(d.name());
+    // gather keeps its indices; written in place after the forward pass, they would send the
+    // gradient to the wrong elements.
+    Tensor x = Tensor::from_vector<float>({1, 2, 3}, d).set_requires_grad();
+    const Tensor ids = Tensor::from_vector<int64_t>({0, 2}, d);
+    const Tensor y = x.gather(0, ids).sum();
+    dispatch_in_place(WICK_OP_COPY, nullptr, {Tensor::from_vector<int64_t>({1, 1}, d)}, {ids});
+    CHECK_THROWS_WITH(y.backward(), Catch::Contains("backward: gather needs a tensor it saved") &&
+                                        Catch::Contains("(version 0 then, 1 now)"));
+    // matmul keeps both operands; the message says which, with its shape and dtype.
+    Tensor w = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}, d).set_requires_grad();
+    const Tensor a = Tensor::from_vector<float>({1, 0, 0, 1}, {2, 2}, d);
+    const Tensor z = a.matmul(w).sum();
+    dispatch_in_place(WICK_OP_COPY, nullptr, {a.t()}, {a});  // two writes: version 2
+    dispatch_in_place(WICK_OP_COPY, nullptr, {a.t()}, {a});
+    CHECK_THROWS_WITH(z.backward(), Catch::Contains("backward: matmul needs its input 0 ([2, 2] f32)") &&
+                                        Catch::Contains("(version 0 then, 2 now)"));
+  }
 }
 
 TEST_CASE("to(device) sends the gradient back to the source device", "[autograd]") {

@@ -1,6 +1,8 @@
 // Tensor and view semantics on the CPU device. Every expected value is worked out by hand.
 #include "test_support.hpp"
 
+#include <wick/dispatch.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -96,6 +98,60 @@ TEST_CASE("slice follows Python: negative indices, clamping, negative steps", "[
   CHECK(r.to_vector<float>() == std::vector<float>{9, 8, 7, 6, 5, 4, 3, 2, 1, 0});
   CHECK_THROWS_WITH(x.slice(0, 0, 5, 0), Catch::Contains("step must not be zero"));
   CHECK_THROWS_WITH(x.slice(1, 0, 5), Catch::Contains("axis 1 is out of range for a tensor of rank 1"));
+}
+
+TEST_CASE("slice takes bounds and steps anywhere in int64, as Python's slice does", "[tensor][view][edge]") {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  const Tensor x = arange(10, cpu());
+  using V = std::vector<float>;
+  // list(range(10))[0:10:2**63-1] == [0]; [9::-2**63] == [9] (Python cuts the step to -(2**63-1)).
+  CHECK(x.slice(0, 0, 10, kMax).to_vector<float>() == V{0});
+  CHECK(x.slice(0, 9, std::nullopt, kMin).to_vector<float>() == V{9});
+  CHECK(x.slice(0, 9, kMin, kMin).to_vector<float>() == V{9});
+  CHECK(x.slice(0, kMin, kMax, kMax).to_vector<float>() == V{0});
+  CHECK(x.slice(0, kMax, kMin, kMin).to_vector<float>() == V{9});
+  CHECK(x.slice(0, 3, std::nullopt, kMax - 1).to_vector<float>() == V{3});
+  CHECK(x.slice(0, std::nullopt, std::nullopt, kMin + 1).to_vector<float>() == V{9});
+  // Bounds beyond either end clamp, whatever the step's sign.
+  CHECK(x.slice(0, kMin, kMax).to_vector<float>() == V{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK(x.slice(0, kMax, kMin, -1).to_vector<float>() == V{9, 8, 7, 6, 5, 4, 3, 2, 1, 0});
+  CHECK(x.slice(0, -1, kMin, -4).to_vector<float>() == V{9, 5, 1});
+  CHECK(x.slice(0, kMax, kMax).numel() == 0);
+  CHECK(x.slice(0, kMin, kMin, -1).numel() == 0);
+  CHECK(x.slice(0, kMin, -9, kMax).to_vector<float>() == V{0});
+  // A slice of a strided view keeps the view's stride where the step does not move.
+  const Tensor m = arange(12, cpu()).reshape({3, 4}).t();  // [4, 3], strides [1, 4]
+  CHECK(m.slice(1, 2, std::nullopt, kMax).to_vector<float>() == V{8, 9, 10, 11});
+  CHECK(m.slice(0, -1, std::nullopt, kMin).to_vector<float>() == V{3, 7, 11});
+}
+
+TEST_CASE("narrow refuses a start or length past the axis, even near the int64 limits", "[tensor][view][edge]") {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  const Tensor x = arange(10, cpu());
+  CHECK_THROWS_WITH(x.narrow(0, 2, kMax), Catch::Contains("do not fit axis 0 of extent 10"));
+  CHECK_THROWS_WITH(x.narrow(0, -1, kMax), Catch::Contains("do not fit axis 0 of extent 10"));
+  CHECK_THROWS_WITH(x.narrow(0, kMax, 1), Catch::Contains("do not fit axis 0 of extent 10"));
+  CHECK_THROWS_WITH(x.narrow(0, kMin, 1), Catch::Contains("do not fit axis 0 of extent 10"));
+  CHECK_THROWS_WITH(x.narrow(0, kMax, 0), Catch::Contains("do not fit axis 0 of extent 10"));
+  CHECK(x.narrow(0, 10, 0).numel() == 0);
+  CHECK(x.narrow(0, -1, 1).to_vector<float>() == std::vector<float>{9});
+}
+
+TEST_CASE("may_share_memory: exact false for disjoint or interleaved views of one storage", "[tensor][view]") {
+  const Tensor x = arange(8, cpu());
+  CHECK(may_share_memory(x, x.flip(0)));
+  CHECK(may_share_memory(x.slice(0, 0, 3), x.slice(0, 2, 5)));      // share element 2
+  CHECK(may_share_memory(x.slice(0, 0, std::nullopt, 2), x.slice(0, 2, std::nullopt, 2)));
+  CHECK(may_share_memory(x.slice(0, 3, 4).broadcast_to({5}), x.slice(0, 2, 6)));
+  CHECK_FALSE(may_share_memory(x.slice(0, 0, 4), x.slice(0, 4, 8)));  // touching ranges
+  CHECK_FALSE(may_share_memory(x.slice(0, 0, std::nullopt, 2), x.slice(0, 1, std::nullopt, 2)));
+  const Tensor m = x.reshape({4, 2});  // its two columns interleave
+  CHECK_FALSE(may_share_memory(m.slice(1, 0, 1), m.slice(1, 1, 2)));
+  CHECK(may_share_memory(m.slice(1, 0, 1), m.slice(0, 1, 2)));        // element 2
+  CHECK_FALSE(may_share_memory(x, x.clone()));                       // another storage
+  CHECK_FALSE(may_share_memory(x.slice(0, 2, 2), x));                // empty
 }
 
 TEST_CASE("narrow, squeeze and unsqueeze", "[tensor][view]") {

@@ -7,6 +7,7 @@
 
 #include "../examples/models.hpp"
 
+#include <wick/dispatch.hpp>
 #include <wick/nn/nn.hpp>
 #include <wick/nn/optim.hpp>
 #include <wick/safetensors.hpp>
@@ -15,6 +16,7 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <string>
 
 using namespace wick;
@@ -143,6 +145,117 @@ TEST_CASE("BatchNorm uses batch statistics in training and running ones in infer
   const Tensor z = bn(Tensor::from_vector<double>({2, 2}, {1, 2}, cpu()));
   CHECK(z.to_vector<double>()[0] == Approx((2 - 1) / std::sqrt(1.5)));
   CHECK(z.to_vector<double>()[1] == Approx((2 - 2) / std::sqrt(4.5)));
+}
+
+TEST_CASE("AvgPool2d follows PyTorch: padding counts in the divisor unless count_include_pad is off",
+          "[training][nn]") {
+  for (const Device& device : devices()) {
+    INFO(device.name());
+    // 1..16 as [1, 1, 4, 4]; kernel 3, stride 2, padding 1: the four windows cover the real
+    // elements 1+2+5+6 = 14, 2+3+4+6+7+8 = 30, 5+6+9+10+13+14 = 57 and 6+7+8+10+11+12+14+15+16 = 99,
+    // which are 4, 6, 6 and 9 of the 9 places.
+    std::vector<float> v(16);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = float(i + 1);
+    const Tensor x = Tensor::from_vector(v, {1, 1, 4, 4}, device);
+    const nn::AvgPool2d pool(3, 2, 1);
+    CHECK(pool.count_include_pad);
+    const std::vector<float> with_pad = pool(x).to_vector<float>();
+    const std::vector<double> want_with{14.0 / 9, 30.0 / 9, 57.0 / 9, 99.0 / 9};
+    const std::vector<float> without = nn::AvgPool2d(3, 2, 1, false)(x).to_vector<float>();
+    const std::vector<double> want_without{14.0 / 4, 30.0 / 6, 57.0 / 6, 99.0 / 9};
+    REQUIRE(with_pad.size() == 4);
+    REQUIRE(without.size() == 4);
+    for (size_t i = 0; i < 4; ++i) {
+      CHECK(with_pad[i] == Approx(want_with[i]).epsilon(1e-6));
+      CHECK(without[i] == Approx(want_without[i]).epsilon(1e-6));
+    }
+    // Without padding the two agree, and the stride defaults to the kernel.
+    CHECK(nn::AvgPool2d(2)(x).to_vector<float>() == std::vector<float>{3.5f, 5.5f, 11.5f, 13.5f});
+  }
+}
+
+TEST_CASE("nn::assign from a view of its own target reads the whole value before writing",
+          "[training][nn]") {
+  using V = std::vector<float>;
+  for (const Device& device : devices()) {
+    INFO(device.name());
+    Tensor t = Tensor::from_vector<float>({1, 2, 3, 4}, device);
+    nn::assign(t, t.flip(0));
+    CHECK(t.to_vector<float>() == V{4, 3, 2, 1});
+
+    Tensor u = Tensor::from_vector<float>({1, 2, 3, 4, 5}, device);
+    Tensor tail = u.slice(0, 1, std::nullopt);
+    nn::assign(tail, u.slice(0, 0, 4));  // u[1:] = u[:4]: a forward copy would smear u[0]
+    CHECK(u.to_vector<float>() == V{1, 1, 2, 3, 4});
+    Tensor head = u.slice(0, 0, 4);
+    nn::assign(head, u.slice(0, 1, std::nullopt));  // u[:4] = u[1:]
+    CHECK(u.to_vector<float>() == V{1, 2, 3, 4, 4});
+
+    Tensor w = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3}, device);
+    nn::assign(w, w.slice(0, 1, 2));  // row 1 broadcast over both rows
+    CHECK(w.to_vector<float>() == V{4, 5, 6, 4, 5, 6});
+    Tensor sq = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}, device);
+    nn::assign(sq, sq.t());
+    CHECK(sq.to_vector<float>() == V{1, 3, 2, 4});
+
+    // Disjoint views of one storage: copied directly, and right.
+    Tensor d = Tensor::from_vector<float>({1, 2, 3, 4}, device);
+    Tensor front = d.slice(0, 0, 2);
+    CHECK_FALSE(may_share_memory(front, d.slice(0, 2, std::nullopt)));
+    nn::assign(front, d.slice(0, 2, std::nullopt));
+    CHECK(d.to_vector<float>() == V{3, 4, 3, 4});
+  }
+}
+
+TEST_CASE("backward refuses a saved tensor that an in-place write changed after the forward pass",
+          "[training][autograd]") {
+  for (const Device& device : devices()) {
+    INFO(device.name());
+    // y = sum(w * x), dy/dw = x = [2, 3]; with x overwritten by [100, 100] the rule would give
+    // [100, 100] without a word.
+    Tensor w = Tensor::from_vector<float>({1, 1}, device).set_requires_grad();
+    Tensor x = Tensor::from_vector<float>({2, 3}, device);
+    const Tensor y = (w * x).sum();
+    nn::assign(x, Tensor::from_vector<float>({100, 100}, device));
+    CHECK_THROWS_WITH(y.backward(), Catch::Contains("backward: mul needs its input 1 ([2] f32)") &&
+                                        Catch::Contains("modified it since (version 0 then, 1 now)"));
+    CHECK_FALSE(w.grad().defined());
+    (w * x).sum().backward();  // a forward pass after the write is fine
+    CHECK(w.grad().to_vector<float>() == std::vector<float>{100, 100});
+
+    // add keeps no operand: writing one is harmless.
+    w.zero_grad();
+    const Tensor z = (w + x).sum();
+    nn::assign(x, Tensor::from_vector<float>({7, 7}, device));
+    z.backward();
+    CHECK(w.grad().to_vector<float>() == std::vector<float>{1, 1});
+
+    // exp keeps its output.
+    const Tensor e = w.exp();
+    const Tensor loss = e.sum();
+    Tensor out = e.detach();
+    nn::assign(out, Tensor::from_vector<float>({0, 0}, device));
+    CHECK_THROWS_WITH(loss.backward(), Catch::Contains("backward: exp needs its output"));
+  }
+}
+
+TEST_CASE("an optimizer step between forward and backward makes that backward throw",
+          "[training][autograd][optim]") {
+  for (const Device& device : devices()) {
+    for (const bool adam : {false, true}) {
+      INFO(device.name() << (adam ? " Adam" : " SGD"));
+      Tensor p = Tensor::from_vector<float>({1, 2}, device).set_requires_grad();
+      std::unique_ptr<optim::Optimizer> opt;
+      if (adam) opt = std::make_unique<optim::Adam>(std::vector<Tensor>{p}, optim::AdamOptions{});
+      else opt = std::make_unique<optim::SGD>(std::vector<Tensor>{p}, optim::SGDOptions{});
+      const Tensor first = (p * p).sum();
+      first.backward();
+      opt->step();
+      // first's record is kept, so it could run backward again, but the step has changed p.
+      CHECK_THROWS_WITH(first.backward(), Catch::Contains("backward: mul needs its input 0 ([2] f32)"));
+      (p * p).sum().backward();  // a forward pass after the step is fine
+    }
+  }
 }
 
 TEST_CASE("Dropout zeroes about p of the elements, scales the rest, and is the identity in inference",

@@ -192,7 +192,7 @@ void assign(Tensor& target, const Tensor& value) {
   if (!(v.device() == target.device())) v = v.to(target.device());
   if (v.dtype() != target.dtype()) v = v.to(target.dtype());
   if (v.shape() != target.shape()) v = v.broadcast_to(target.shape());
-  dispatch(WICK_OP_COPY, nullptr, {v}, {target.detach()});
+  dispatch_in_place(WICK_OP_COPY, nullptr, {v}, {target.detach()});
 }
 
 void set_training(bool training) { t_training = training; }
@@ -235,7 +235,7 @@ Tensor MaxPool2d::operator()(const Tensor& x) const {
 }
 
 Tensor AvgPool2d::operator()(const Tensor& x) const {
-  return x.avg_pool2d({kernel, kernel}, {stride, stride}, {padding, padding});
+  return x.avg_pool2d({kernel, kernel}, {stride, stride}, {padding, padding}, count_include_pad);
 }
 
 Embedding::Embedding(const Path& p, int64_t num, int64_t dim) {

@@ -101,7 +101,7 @@ void Adam::step() {
         fused_[i] = query_op_direct(w.device(), WICK_OP_ADAM_UPDATE, &prm, {target, d, m, v}, {target, m, v}) ==
                     WICK_SUPPORT_YES;
       if (fused_[i] == 1) {
-        dispatch(WICK_OP_ADAM_UPDATE, &prm, {target, d, m, v}, {target, m, v});
+        dispatch_in_place(WICK_OP_ADAM_UPDATE, &prm, {target, d, m, v}, {target, m, v});
         continue;
       }
     }

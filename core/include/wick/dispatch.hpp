@@ -1,7 +1,8 @@
 // wick/dispatch.hpp — runs one op on the device of its outputs, or on the CPU when that device's
 // plugin declines it (counted, logged once per op/dtype/device, an error in strict mode). The
 // Tensor API is built on it, and so are the layers above the core that run an op of the table
-// directly (nn's in-place copy, optim's fused Adam step).
+// directly; dispatch_in_place is how they write into tensors that already hold data (nn::assign,
+// optim's fused Adam step).
 #pragma once
 
 #include <wick/tensor.hpp>
@@ -14,5 +15,18 @@ namespace wick {
 // Outputs are pre-allocated, contiguous tensors on one device; inputs must be on that device too.
 void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
               const std::vector<Tensor>& outputs);
+
+// dispatch for an elementwise op whose outputs are existing tensors written in place. An input that
+// may share memory with an output is first copied (except one that is exactly that output: an
+// elementwise op reads each element before writing it), so that no backend sees a source it is
+// overwriting. Each output's storage then gets a new version: autograd refuses a backward that
+// needs a tensor written since it was saved.
+void dispatch_in_place(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
+                       const std::vector<Tensor>& outputs);
+
+// Whether views a and b may share an element (numpy.may_share_memory): false is exact. They share
+// none when their storages differ, their byte spans do not intersect, or their offsets differ by
+// no multiple of the gcd of their strides (the interleaved views x[0::2] and x[1::2]).
+bool may_share_memory(const Tensor& a, const Tensor& b);
 
 }  // namespace wick

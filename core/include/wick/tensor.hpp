@@ -139,7 +139,8 @@ class Tensor {
   Tensor t() const;  // transpose of the last two axes
   Tensor broadcast_to(const Shape& shape) const;
   // Python-style slice of one axis: negative indices count from the end, out-of-range bounds are
-  // clamped, a negative step walks backwards (a negative stride). nullopt = the natural end.
+  // clamped, a negative step walks backwards (a negative stride). nullopt = the natural end. Any
+  // int64 bounds and steps are taken (INT64_MIN as a step is -INT64_MAX, as in CPython).
   Tensor slice(int axis, std::optional<int64_t> start, std::optional<int64_t> stop,
                int64_t step = 1) const;
   Tensor narrow(int axis, int64_t start, int64_t length) const;

@@ -4,6 +4,7 @@
 #include "tensor/autograd_graph.hpp"
 
 #include "tensor/ops_common.hpp"
+#include "tensor/storage.hpp"
 
 #include <cmath>
 #include <sstream>
@@ -63,11 +64,29 @@ namespace detail::grad {
 
 namespace {
 
-Tensor record_edges(const char* name, Tensor out, std::vector<Edge> edges, BackwardFn backward) {
+thread_local std::vector<SavedVersion> t_saved;  // noted by saved(), taken by the next record
+
+// The versions saved() noted for this op, each told which of the op's tensors it belongs to
+// (input i of n, by `input(i)`, or the output).
+template <class Input>
+std::vector<SavedVersion> take_saved(const Tensor& out, size_t n, Input input) {
+  std::vector<SavedVersion> saved;
+  saved.swap(t_saved);
+  for (SavedVersion& s : saved) {
+    for (size_t i = 0; i < n && s.role == -2; ++i)
+      if (input(i).storage() == s.storage) s.role = static_cast<int>(i);
+    if (s.role == -2 && out.storage() == s.storage) s.role = -1;
+  }
+  return saved;
+}
+
+Tensor record_edges(const char* name, Tensor out, std::vector<Edge> edges, BackwardFn backward,
+                    std::vector<SavedVersion> saved) {
   auto node = std::make_shared<Node>();
   node->name = name;
   node->edges = std::move(edges);
   node->backward = std::move(backward);
+  node->saved = std::move(saved);
   auto meta = std::make_shared<AutogradMeta>();
   meta->requires_grad = true;
   meta->grad_fn = std::move(node);
@@ -94,23 +113,35 @@ bool is_input(const Tensor& out, const std::vector<Edge>& edges) {
 
 }  // namespace
 
+Tensor saved(const Tensor& t) {
+  if (t.defined())
+    t_saved.push_back({t.storage(), t.storage()->version.load(std::memory_order_relaxed)});
+  return t.detach();
+}
+
 Tensor record(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
               BackwardFn backward) {
+  std::vector<SavedVersion> saved =
+      take_saved(out, inputs.size(), [&](size_t i) -> const Tensor& { return *inputs.begin()[i]; });
   std::vector<Edge> edges;
   edges.reserve(inputs.size());
   for (const Tensor* t : inputs) edges.push_back(edge_of(*t));
   // An op that handed back its input (a no-op reshape or cast) is that input: nothing to record.
   if (is_input(out, edges)) return out;
-  return record_edges(name, std::move(out), std::move(edges), std::move(backward));
+  return record_edges(name, std::move(out), std::move(edges), std::move(backward),
+                      std::move(saved));
 }
 
 Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs,
               BackwardFn backward) {
+  std::vector<SavedVersion> saved =
+      take_saved(out, inputs.size(), [&](size_t i) -> const Tensor& { return inputs[i]; });
   std::vector<Edge> edges;
   edges.reserve(inputs.size());
   for (const Tensor& t : inputs) edges.push_back(edge_of(t));
   if (is_input(out, edges)) return out;
-  return record_edges(name, std::move(out), std::move(edges), std::move(backward));
+  return record_edges(name, std::move(out), std::move(edges), std::move(backward),
+                      std::move(saved));
 }
 
 Tensor record_unsupported(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
@@ -208,6 +239,25 @@ void accumulate(AutogradMeta& leaf, Tensor g) {
   leaf.grad = leaf.grad.defined() ? leaf.grad.add(g) : std::move(g);
 }
 
+// Throws when an in-place write has changed a tensor the rule of n saved: the rule would compute
+// with the new values and give a wrong gradient without a word.
+void check_saved(const Node& n) {
+  for (const SavedVersion& s : n.saved) {
+    const uint64_t now = s.storage->version.load(std::memory_order_relaxed);
+    if (now == s.version) continue;
+    const std::string which =
+        s.role >= 0 ? "its input " + std::to_string(s.role) + " (" +
+                          shape_to_string(n.edges[static_cast<size_t>(s.role)].shape) + " " +
+                          dtype_name(n.edges[static_cast<size_t>(s.role)].dtype) + ")"
+        : s.role == -1 ? std::string("its output")
+                       : std::string("a tensor it saved");
+    throw Error(std::string("backward: ") + n.name + " needs " + which +
+                " as the forward pass saw it, but an in-place write (nn::assign, an optimizer "
+                "step) has modified it since (version " + std::to_string(s.version) + " then, " +
+                std::to_string(now) + " now). Write after backward, or write into a clone()");
+  }
+}
+
 // The gradient as its edge wants it: the dtype converted, the shape checked (a wrong shape is a
 // bug in a backward rule, so it is reported rather than broadcast).
 Tensor fit(Tensor g, const Edge& e, const Node& node, size_t i) {
@@ -273,6 +323,7 @@ void run_backward(const Tensor& root, const Tensor& seed_in) {
     if (g != grads.end()) {
       const Tensor grad = std::move(g->second);
       grads.erase(g);
+      check_saved(*n);
       out = n->backward(grad, *n);
       if (out.size() != n->edges.size()) {
         throw Error(std::string("backward: the rule of ") + n->name + " gave " +

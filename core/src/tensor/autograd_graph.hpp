@@ -5,6 +5,7 @@
 #include <wick/autograd.hpp>
 #include <wick/tensor.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -14,6 +15,7 @@
 namespace wick {
 
 struct Node;
+struct Storage;
 
 struct AutogradMeta {
   bool requires_grad = false;
@@ -36,10 +38,18 @@ struct Edge {
 // inputs want one (node.wants(i)), so a rule can skip the rest.
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad, const struct Node& node)>;
 
+// A tensor a backward rule keeps (saved()): its storage, and that storage's version then.
+struct SavedVersion {
+  std::shared_ptr<Storage> storage;
+  uint64_t version = 0;
+  int role = -2;  // which tensor of the op it is: input i (>= 0), -1 the output, -2 another
+};
+
 struct Node {
   const char* name = "";
   std::vector<Edge> edges;
   BackwardFn backward;
+  std::vector<SavedVersion> saved;  // checked before `backward` runs
 
   bool wants(size_t i) const { return i < edges.size() && edges[i].meta != nullptr; }
   Node() = default;
@@ -69,6 +79,12 @@ inline bool needs_any(const std::vector<Tensor>& ts) {
   for (const Tensor& t : ts) any = any || (t.autograd_meta() != nullptr && t.autograd_meta()->requires_grad);
   return any && mode_enabled();
 }
+
+// t detached, for a backward rule to capture: how a rule keeps a tensor from the forward pass.
+// Call it only in the capture list of the rule handed to record() (on this thread): that record
+// takes the versions noted since the last one, and backward throws, naming the op, if an in-place
+// write (dispatch_in_place) has changed any of them since.
+Tensor saved(const Tensor& t);
 
 // Makes `out` the result of a recorded op `name` of `inputs` (undefined inputs are skipped as
 // constants) and returns it.

@@ -1,7 +1,8 @@
 // autograd_rules.cpp — backward rules of the views, elementwise ops, reductions, scans and
 // indexing ops (autograd_rules.hpp). Each function runs its op without grad and records it; the
 // rule gets the output's gradient g and returns one gradient per input, built from Tensor ops.
-// Saved tensors are detached copies, so that no node keeps its own output's record alive.
+// Saved tensors are captured through saved(): detached, so that no node keeps its own output's
+// record alive, and checked before the rule runs for in-place writes since the forward pass.
 #include "tensor/autograd_rules.hpp"
 
 #include <wick/dispatch.hpp>
@@ -255,7 +256,7 @@ Tensor unary(wick_op_code op, const Tensor& x, const wick_unary_params* params) 
   if (!is_float(y.dtype())) return y;
   const double alpha = params ? params->alpha : 0.0;
   return record(sdk::op_name(op), y, {&x},
-                [op, alpha, xs = x.detach(), ys = y.detach()](const Tensor& g, const Node&) {
+                [op, alpha, xs = saved(x), ys = saved(y)](const Tensor& g, const Node&) {
                   return Grads{unary_rule(op, alpha, xs, ys, g)};
                 });
 }
@@ -264,7 +265,7 @@ Tensor clamp(const Tensor& x, double lo, double hi) {
   Tensor y = without_grad([&] { return x.clamp(lo, hi); });
   if (!is_float(y.dtype())) return y;
   // Gradient 1 on the closed interval [lo, hi], as in PyTorch.
-  return record("clamp", y, {&x}, [lo, hi, xs = x.detach()](const Tensor& g, const Node&) {
+  return record("clamp", y, {&x}, [lo, hi, xs = saved(x)](const Tensor& g, const Node&) {
     const Tensor inside = xs.ge(scalar_like(lo, xs)).logical_and(xs.le(scalar_like(hi, xs)));
     return Grads{g * inside.to(g.dtype())};
   });
@@ -275,8 +276,8 @@ Tensor binary(wick_op_code op, const Tensor& a, const Tensor& b) {
   if (!is_float(y.dtype())) return y;
   const bool save = saves_operands(op);
   return record(sdk::op_name(op), y, {&a, &b},
-                [op, save, as = save ? a.detach() : Tensor(), bs = save ? b.detach() : Tensor(),
-                 ys = save ? y.detach() : Tensor(), sa = a.shape(),
+                [op, save, as = save ? saved(a) : Tensor(), bs = save ? saved(b) : Tensor(),
+                 ys = save ? saved(y) : Tensor(), sa = a.shape(),
                  sb = b.shape()](const Tensor& g, const Node& node) {
                   if (save) return binary_rule(op, as, bs, ys, g, node);
                   // add and sub need only the shapes.
@@ -290,7 +291,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor y = without_grad([&] { return Tensor::where(cond, a, b); });
   if (!is_float(y.dtype())) return y;
   return record("where", y, {&a, &b},
-                [c = cond.detach(), sa = a.shape(), sb = b.shape()](const Tensor& g,
+                [c = saved(cond), sa = a.shape(), sb = b.shape()](const Tensor& g,
                                                                     const Node& node) {
                   const Tensor zero = scalar_like(0.0, g);
                   return Grads{node.wants(0) ? sum_to(Tensor::where(c, g, zero), sa) : Tensor(),
@@ -324,7 +325,7 @@ Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keepdim) {
 Tensor prod(const Tensor& x, const std::vector<int>& axes, bool keepdim) {
   Tensor y = without_grad([&] { return x.prod(axes, keepdim); });
   const std::vector<int32_t> norm = normalize_axes(axes, x.rank(), "prod");
-  return record("prod", y, {&x}, [norm, xd = x.detach()](const Tensor& g, const Node&) {
+  return record("prod", y, {&x}, [norm, xd = saved(x)](const Tensor& g, const Node&) {
     // The product of the other elements of each group, exact when some are zero: the reduced axes
     // are moved last and flattened, and the exclusive products from both ends multiplied.
     std::vector<int> perm;
@@ -354,7 +355,7 @@ Tensor extreme(const Tensor& x, const std::vector<int>& axes, bool keepdim, bool
   std::vector<int> ax(norm.begin(), norm.end());
   const Shape kept = kept_shape(x.shape(), norm);
   return record(is_max ? "max" : "min", y, {&x},
-                [ax, kept, xd = x.detach(), yd = y.detach()](const Tensor& g, const Node&) {
+                [ax, kept, xd = saved(x), yd = saved(y)](const Tensor& g, const Node&) {
                   // Every element equal to the extreme shares its gradient equally.
                   const Tensor hit = xd.eq(yd.reshape(kept)).to(g.dtype());
                   return Grads{hit * (g.reshape(kept) / hit.sum(ax, true))};
@@ -370,7 +371,7 @@ Tensor cumsum(const Tensor& x, int axis, bool reverse, bool exclusive) {
 
 Tensor cumprod(const Tensor& x, int axis, bool reverse, bool exclusive) {
   Tensor y = without_grad([&] { return x.cumprod(axis, reverse, exclusive); });
-  return record("cumprod", y, {&x}, [=, xd = x.detach()](const Tensor& g, const Node&) {
+  return record("cumprod", y, {&x}, [=, xd = saved(x)](const Tensor& g, const Node&) {
     // d y_i / d x_j is the product over i's range without j, when j is in it. With x laid out as
     // rows j of [..., j, k] whose k = j entry is 1, the scan along k gives those products for all
     // (j, i) at once; a mask keeps the pairs where j is in i's range.
@@ -411,7 +412,7 @@ Tensor index_select(const Tensor& x, const Tensor& ids, int axis) {
   Tensor y = without_grad([&] { return x.index_select(ids, axis); });
   const int a = normalize_axis(axis, x.rank(), "index_select");
   return record("index_select", y, {&x},
-                [a, id = ids.detach(), xs = x.shape()](const Tensor& g, const Node&) {
+                [a, id = saved(ids), xs = x.shape()](const Tensor& g, const Node&) {
                   // g's index axes flattened to one, then added back at their indices.
                   Shape flat = xs;
                   flat[static_cast<size_t>(a)] = id.numel();
@@ -430,7 +431,7 @@ Tensor index_reduce(const Tensor& x, int axis, const Tensor& ids, const Tensor& 
   const int a = normalize_axis(axis, x.rank(), "index_reduce");
   const bool set = mode == "set";
   return record("index_reduce", y, {&x, &src},
-                [a, set, id = ids.detach(), ss = src.shape()](const Tensor& g, const Node& node) {
+                [a, set, id = saved(ids), ss = src.shape()](const Tensor& g, const Node& node) {
                   Tensor gx = g;
                   // Under "set" the overwritten positions do not reach the output.
                   if (set && node.wants(0)) {
@@ -444,7 +445,7 @@ Tensor index_reduce(const Tensor& x, int axis, const Tensor& ids, const Tensor& 
 Tensor gather(const Tensor& x, int axis, const Tensor& ids) {
   Tensor y = without_grad([&] { return x.gather(axis, ids); });
   const int a = normalize_axis(axis, x.rank(), "gather");
-  return record("gather", y, {&x}, [a, id = ids.detach(), xs = x.shape()](const Tensor& g,
+  return record("gather", y, {&x}, [a, id = saved(ids), xs = x.shape()](const Tensor& g,
                                                                          const Node&) {
     return Grads{Tensor::zeros(xs, g.dtype(), g.device()).scatter(a, id, g, "add")};
   });
@@ -460,7 +461,7 @@ Tensor scatter(const Tensor& x, int axis, const Tensor& ids, const Tensor& src,
   const int a = normalize_axis(axis, x.rank(), "scatter");
   const bool set = mode == "set";
   return record("scatter", y, {&x, &src},
-                [a, set, id = ids.detach(), ss = src.shape()](const Tensor& g, const Node& node) {
+                [a, set, id = saved(ids), ss = src.shape()](const Tensor& g, const Node& node) {
                   Tensor gx = g;
                   if (set && node.wants(0)) gx = g.scatter(a, id, scalar_like(0.0, g), "set");
                   return Grads{node.wants(0) ? gx : Tensor(),
@@ -479,7 +480,7 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int axis, bool descending, bool 
             indices};
   }
   const int a = normalize_axis(axis, x.rank(), "sort");
-  values = record("sort", values, {&x}, [a, id = indices.detach(), xs = x.shape()](
+  values = record("sort", values, {&x}, [a, id = saved(indices), xs = x.shape()](
                                              const Tensor& g, const Node&) {
     return Grads{Tensor::zeros(xs, g.dtype(), g.device()).scatter(a, id, g, "add")};
   });

@@ -78,7 +78,7 @@ struct TransposedPadding {
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor y = without_grad([&] { return a.matmul(b); });
-  return record("matmul", y, {&a, &b}, [ad = a.detach(), bd = b.detach()](const Tensor& g,
+  return record("matmul", y, {&a, &b}, [ad = saved(a), bd = saved(b)](const Tensor& g,
                                                                            const Node& node) {
     // 1-D operands as matrices, and g with their axes back.
     const Tensor a2 = ad.rank() == 1 ? ad.unsqueeze(0) : ad;
@@ -122,7 +122,7 @@ Tensor conv(const Tensor& x, const Tensor& weight, const std::vector<int64_t>& s
   return record(
       "conv", y, {&x, &weight},
       [r, groups, lo, hi, s = per_axis(strides, r, 1), d = per_axis(dilations, r, 1),
-       xd = x.detach(), wd = weight.detach()](const Tensor& g, const Node& node) {
+       xd = saved(x), wd = saved(weight)](const Tensor& g, const Node& node) {
         const int64_t n = xd.shape()[0], c = xd.shape()[1], o = wd.shape()[0];
         const int64_t cg = c / groups, og = o / groups;
         std::vector<int64_t> in, k, out_len, spread_len;
@@ -196,7 +196,7 @@ Tensor window_reduce(const Tensor& x, const std::string& op, const std::vector<i
     }
     // Each window's gradient goes where its extreme is (window_scatter's first one).
     return record("window_reduce", y, {&x},
-                  [op, window, s, padding, xd = x.detach()](const Tensor& g, const Node&) {
+                  [op, window, s, padding, xd = saved(x)](const Tensor& g, const Node&) {
                     return Grads{xd.window_scatter(op, g, window, s, padding)};
                   });
   }
@@ -232,7 +232,7 @@ Tensor softmax(const Tensor& x, int axis, bool log) {
   Tensor y = without_grad([&] { return log ? x.log_softmax(axis) : x.softmax(axis); });
   const int a = normalize_axis(axis, x.rank(), log ? "log_softmax" : "softmax");
   return record(log ? "log_softmax" : "softmax", y, {&x},
-                [a, log, yd = y.detach()](const Tensor& g, const Node&) {
+                [a, log, yd = saved(y)](const Tensor& g, const Node&) {
                   if (log) return Grads{g - yd.exp() * g.sum({a}, true)};
                   return Grads{yd * (g - (g * yd).sum({a}, true))};
                 });
@@ -252,7 +252,7 @@ Tensor layer_norm(const Tensor& x, int normalized_rank, const Tensor& weight, co
                   double eps) {
   Tensor y = without_grad([&] { return x.layer_norm(normalized_rank, weight, bias, eps); });
   return record("layer_norm", y, {&x, &weight, &bias},
-                [normalized_rank, eps, xd = x.detach(), wd = weight.detach()](const Tensor& g,
+                [normalized_rank, eps, xd = saved(x), wd = saved(weight)](const Tensor& g,
                                                                               const Node& node) {
                   const std::vector<int> norm = axes_range(xd.rank() - normalized_rank, xd.rank());
                   const std::vector<int> lead = axes_range(0, xd.rank() - normalized_rank);
@@ -273,7 +273,7 @@ Tensor layer_norm(const Tensor& x, int normalized_rank, const Tensor& weight, co
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) {
   Tensor y = without_grad([&] { return x.rms_norm(weight, eps); });
   return record("rms_norm", y, {&x, &weight},
-                [eps, xd = x.detach(), wd = weight.detach()](const Tensor& g, const Node& node) {
+                [eps, xd = saved(x), wd = saved(weight)](const Tensor& g, const Node& node) {
                   const std::vector<int> lead = axes_range(0, xd.rank() - 1);
                   const Tensor rms = ((xd * xd).mean({-1}, true) + eps).rsqrt();
                   const Tensor xhat = xd * rms;
@@ -290,7 +290,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& mean, const Tensor& var, const 
   Tensor y = without_grad([&] { return x.batch_norm(mean, var, weight, bias, eps); });
   return record(
       "batch_norm", y, {&x, &mean, &var, &weight, &bias},
-      [eps, xd = x.detach(), md = mean.detach(), vd = var.detach(), wd = weight.detach()](
+      [eps, xd = saved(x), md = saved(mean), vd = saved(var), wd = saved(weight)](
           const Tensor& g, const Node& node) {
         // Per-channel vectors as [C, 1, ...] against [N, C, ...]; sums over every axis but 1.
         Shape per_channel(static_cast<size_t>(xd.rank() - 1), 1);

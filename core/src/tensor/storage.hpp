@@ -4,6 +4,7 @@
 #include <wick/device.hpp>
 #include <wick/tensor.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -13,6 +14,9 @@ struct Storage {
   Device device;  // keeps the plugin alive while the buffer exists
   wick_buffer* buffer = nullptr;
   uint64_t bytes = 0;
+  // Bumped by every write into contents others may hold (dispatch_in_place); autograd notes it
+  // with each tensor it saves, and backward refuses a rule whose tensors changed since.
+  std::atomic<uint64_t> version{0};
 
   static std::shared_ptr<Storage> allocate(const Device& device, uint64_t bytes);
   ~Storage();

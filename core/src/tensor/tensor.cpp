@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -267,22 +268,34 @@ Tensor Tensor::slice(int axis, std::optional<int64_t> start, std::optional<int64
   const int a = normalize_axis(axis, rank(), "slice");
   if (step == 0) throw Error("slice: step must not be zero");
   const int64_t n = shape_[static_cast<size_t>(a)];
+  // Python's slice.indices over the whole int64 range: a bound below -n or at or beyond n clamps
+  // (v + n only for negative v, so it cannot overflow), the step is cut to -INT64_MAX as CPython
+  // does (so that -step exists), and the length is formed from differences within [-1, n].
   auto clamp = [](int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(v, hi)); };
-  int64_t b, e, len;
+  auto bound = [&](std::optional<int64_t> v, int64_t lo, int64_t hi, int64_t natural) {
+    return v ? clamp(*v < 0 ? *v + n : *v, lo, hi) : natural;
+  };
+  step = std::max(step, -std::numeric_limits<int64_t>::max());
+  int64_t b, len;
   if (step > 0) {
-    b = start ? clamp(*start < 0 ? *start + n : *start, 0, n) : 0;
-    e = stop ? clamp(*stop < 0 ? *stop + n : *stop, 0, n) : n;
-    len = e > b ? (e - b + step - 1) / step : 0;
+    b = bound(start, 0, n, 0);
+    const int64_t e = bound(stop, 0, n, n);
+    len = e > b ? (e - b - 1) / step + 1 : 0;
   } else {
-    b = start ? clamp(*start < 0 ? *start + n : *start, -1, n - 1) : n - 1;
-    e = stop ? clamp(*stop < 0 ? *stop + n : *stop, -1, n - 1) : -1;
-    len = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+    b = bound(start, -1, n - 1, n - 1);
+    const int64_t e = bound(stop, -1, n - 1, -1);
+    len = b > e ? (b - e - 1) / -step + 1 : 0;
   }
   Shape shape = shape_;
   std::vector<int64_t> strides = strides_;
+  const int64_t stride = strides_[static_cast<size_t>(a)];
   shape[static_cast<size_t>(a)] = len;
-  strides[static_cast<size_t>(a)] = strides_[static_cast<size_t>(a)] * step;
-  const int64_t offset = len > 0 ? offset_ + b * strides_[static_cast<size_t>(a)] : offset_;
+  // stride * step overflows only for a step past the axis (one element or none): the step then
+  // never moves, and the stride is kept.
+  int64_t stepped;
+  if (__builtin_mul_overflow(stride, step, &stepped)) stepped = stride;
+  strides[static_cast<size_t>(a)] = stepped;
+  const int64_t offset = len > 0 ? offset_ + b * stride : offset_;
   return view(shape, strides, offset);
 }
 
@@ -291,7 +304,7 @@ Tensor Tensor::narrow(int axis, int64_t start, int64_t length) const {
   const int a = normalize_axis(axis, rank(), "narrow");
   const int64_t n = shape_[static_cast<size_t>(a)];
   const int64_t s = start < 0 ? start + n : start;
-  if (s < 0 || length < 0 || s + length > n) {
+  if (s < 0 || s > n || length < 0 || length > n - s) {
     throw Error("narrow: start " + std::to_string(start) + " and length " + std::to_string(length) +
                 " do not fit axis " + std::to_string(axis) + " of extent " + std::to_string(n));
   }

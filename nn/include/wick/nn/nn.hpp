@@ -109,8 +109,9 @@ class VarStore {
 };
 
 // Writes `value` (broadcast and converted) into `target`'s memory in place: every holder of the
-// tensor sees it. Not recorded by autograd (call it under NoGradGuard for tensors that require
-// grad, as optimizers do).
+// tensor sees it. A value that shares memory with the target (assign(t, t.flip(0))) is read whole
+// before anything is written. Not recorded by autograd (call it under NoGradGuard for tensors that
+// require grad, as optimizers do); a backward that needs the old contents throws.
 void assign(Tensor& target, const Tensor& value);
 
 // Fills a fresh tensor as `init` says, from the counter-based RNG with `seed`.
@@ -160,12 +161,20 @@ class MaxPool2d {
   int64_t kernel, stride, padding;
 };
 
+// PyTorch's defaults: stride = kernel, and with count_include_pad every window is divided by
+// kernel * kernel, the zero padding included (false: by the input elements it covers). No
+// ceil_mode: the output extent is floor((in + 2 padding - kernel) / stride) + 1.
 class AvgPool2d {
  public:
-  explicit AvgPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0)
-      : kernel(kernel), stride(stride > 0 ? stride : kernel), padding(padding) {}
+  explicit AvgPool2d(int64_t kernel, int64_t stride = 0, int64_t padding = 0,
+                     bool count_include_pad = true)
+      : kernel(kernel),
+        stride(stride > 0 ? stride : kernel),
+        padding(padding),
+        count_include_pad(count_include_pad) {}
   Tensor operator()(const Tensor& x) const;
   int64_t kernel, stride, padding;
+  bool count_include_pad;
 };
 
 // Rows of a [num, dim] table (N(0, 1) initialisation) for integer ids of any shape.
