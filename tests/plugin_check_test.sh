@@ -2,23 +2,44 @@
 # `wick plugin check` gives each broken fixture the right verdict and passes the first-party
 # plugins: plugin_check_test.sh WICK FIXTURE_DIR CONF_FIXTURE_DIR SLOW_FIXTURE_DIR
 set -uo pipefail
-wick=$1 fixtures=$2 conf=$3 slow=$4
+wick=$1
+# Absolute, as a vendor's paths would be in the outputs checked below.
+fixtures=$(cd "$2" && pwd) conf=$(cd "$3" && pwd) slow=$(cd "$4" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=0
-expect() {  # expect NAME EXIT_CODE PATTERN ARGS...
+# matches NAME TEXT: every line of $ALSO (EREs) matches some line of TEXT and $NOT (an ERE) none.
+matches() {
+  local name=$1 text=$2 pattern
+  while IFS= read -r pattern; do
+    [[ -z $pattern ]] && continue
+    if ! grep -qE -- "$pattern" <<<"$text"; then
+      echo "FAILED: $name: no line matches /$pattern/"
+      return 1
+    fi
+  done <<<"${ALSO:-}"
+  if [[ -n ${NOT:-} ]] && grep -qE -- "$NOT" <<<"$text"; then
+    echo "FAILED: $name: a line matches /$NOT/, which must not be there"
+    return 1
+  fi
+}
+expect() {  # expect NAME EXIT_CODE PATTERN ARGS...: `wick ARGS plugin check $PLUGIN`
   local name=$1 code=$2 pattern=$3
   shift 3
   local out rc
-  out=$("$wick" "$@" plugin check --report "$work/$name" --suite golden --timeout "${TIMEOUT:-2}" "${PLUGIN:?}" 2>&1)
+  out=$("$wick" "$@" plugin check --report "$work/$name" --suite golden --timeout "${TIMEOUT:-2}" \
+        --jobs "${JOBS:-2}" "${PLUGIN:?}" 2>&1)
   rc=$?
-  if [[ $rc -ne $code ]] || ! grep -qE "$pattern" <<<"$out"; then
+  if [[ $rc -ne $code ]] || ! grep -qE "$pattern" <<<"$out" || ! matches "$name" "$out"; then
     echo "FAILED: $name: exit $rc (want $code), verdict should match /$pattern/:"
-    echo "$out" | tail -n 8
+    echo "$out" | tail -n 12
     failed=1
   else
     echo "ok: $name: $(grep VERDICT <<<"$out" | cut -c1-160)"
   fi
+}
+check() {  # check NAME CONDITION-TEXT: records a failure unless the caller's test held
+  if [[ $2 == ok ]]; then echo "ok: $1"; else echo "FAILED: $1: $2"; failed=1; fi
 }
 PLUGIN=$conf/conf-fixture-crashy.wick-plugin.toml expect crash 1 'VERDICT: FAIL .*CRASH golden/neg.*signal 11'
 PLUGIN=$conf/conf-fixture-oob.wick-plugin.toml expect out-of-bounds 1 'VERDICT: FAIL .*wrote outside output'
@@ -28,6 +49,27 @@ PLUGIN=$fixtures/fixture-wrong-major.wick-plugin.toml expect incompatible 1 'VER
 PLUGIN=$fixtures/fixture-throws.wick-plugin.toml expect exception 1 'VERDICT: FAIL — failed: .*threw an exception'
 PLUGIN=$fixtures/fixture-not-a-plugin.wick-plugin.toml expect not-a-library 1 'VERDICT: FAIL — load failed'
 PLUGIN=$fixtures/fixture-bad-manifest.wick-plugin.toml expect bad-manifest 1 'VERDICT: FAIL — load failed'
+
+# --- issue 21: the blind spots a vendor found -------------------------------------------------
+# N1: a path means that file. The same file in the search path (the SDK template's case: "wick
+# --plugin-path T plugin check T/x.wick-plugin.toml") is that plugin, initialized...
+NOT='not initialized yet|load failed' PLUGIN=$conf/conf-fixture-oob.wick-plugin.toml \
+  expect path-also-in-search-path 1 'VERDICT: FAIL .*wrote outside output' --plugin-path "$conf"
+# ...and another manifest of the same name there (an installed copy) gives way, named in a note.
+clash=$work/installed
+mkdir -p "$clash"
+printf 'name = "conf-fixture-oob"\nlibrary = "libwick-not-this-one.so"\nabi_major = 1\ndevice_kinds = ["other"]\n' \
+  >"$clash/conf-fixture-oob.wick-plugin.toml"
+ALSO="note: $clash/conf-fixture-oob.wick-plugin.toml in the search path has the same name.*this run uses $conf/conf-fixture-oob.wick-plugin.toml" \
+NOT='load failed|disabled by' PLUGIN=$conf/conf-fixture-oob.wick-plugin.toml \
+  expect path-name-clash 1 'VERDICT: FAIL .*wrote outside output' --plugin-path "$clash"
+out=$("$wick" --plugin-path "$clash" conformance --backend "$conf/conf-fixture-oob.wick-plugin.toml" \
+      --case golden/copy/f32/contiguous --report "$work/n1-conformance" 2>&1)
+status=$(grep -c '"status":"PASS"' "$work/n1-conformance/results.jsonl" 2>/dev/null)
+[[ $status == 1 ]] && grep -q "note: $clash/conf-fixture-oob.wick-plugin.toml" <<<"$out" &&
+  ! grep -q 'disabled by' <<<"$out" && r=ok || r="conformance --backend PATH did not run PATH's plugin with a note: $out"
+check conformance-path-name-clash "$r"
+
 # The first-party plugins get the default per-case timeout: a PoCL kernel build on a busy
 # machine can take longer than the 2 s that is plenty for the broken fixtures.
 TIMEOUT=30 PLUGIN=cpu-onednn expect cpu-onednn 0 'VERDICT: PASS'

@@ -85,6 +85,18 @@ void emit(FILE* out, const std::string& line) {
   std::fflush(out);
 }
 
+// The plugin name of --backend: a name as it is; a path loaded (even though its name was disabled
+// with every other manifest: a path means that file), with the registry's note when another
+// manifest of that name is in the search path. Throws when the path's plugin is not usable.
+std::string backend_name(PluginRegistry& registry, const std::string& backend, std::string& note) {
+  if (!is_path(backend)) return backend;
+  const PluginInfo info = registry.load(backend);
+  if (info.state != PluginState::Usable)
+    throw Error("plugin " + backend + " is " + to_string(info.state) + ": " + info.reason);
+  if (const size_t at = info.reason.find("note: "); at != std::string::npos) note = info.reason.substr(at);
+  return info.name;
+}
+
 int run(const Args& args) {
   ConfigOverrides cli;
   if (!args.config_file.empty()) cli.config_file = args.config_file;
@@ -116,12 +128,8 @@ int run(const Args& args) {
       if (keep.count(n) == 0) config.disabled_plugins.push_back(n);
     }
     PluginRegistry registry(config);
-    std::string name = args.backend;
-    if (is_path(args.backend)) {
-      const PluginInfo info = registry.load(args.backend);
-      if (info.state != PluginState::Usable) throw Error("plugin " + args.backend + " is " + to_string(info.state) + ": " + info.reason);
-      name = info.name;
-    }
+    std::string note;
+    const std::string name = backend_name(registry, args.backend, note);
     ExecContext ctx;
     ctx.device = registry.find_device(name);
     if (!ctx.device.valid()) {
@@ -150,6 +158,7 @@ int run(const Args& args) {
              {"description", ctx.device.description()},
              {"version", info ? info->version : ""},
              {"reference", ctx.reference ? ctx.reference->name() : ""}};
+    if (!note.empty()) ready["note"] = note;
     emit(out, "READY " + Result::dump(ready));
 
     std::string line;

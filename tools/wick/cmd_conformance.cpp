@@ -279,6 +279,7 @@ void run_backends(const ConformanceArgs& a, const SupervisorOptions& so,
     }
     const BackendRun run = run_backend(so, b, mine);
     if (!run.error.empty()) std::cerr << "  " << b << ": not run: " << run.error << "\n";
+    if (run.ready.contains("note")) std::cerr << "  " << b << ": " << run.ready.value("note", "") << "\n";
     report.runs.push_back(run);
   }
 }

@@ -95,7 +95,12 @@ class PluginRegistry {
   std::string cpu_device_reason() const;
 
   // Loads one more plugin from an explicit manifest or library path (for `wick conformance
-  // --plugin PATH` and tests). Returns its info; the plugin joins plugins() and devices().
+  // --backend PATH`, `wick plugin check PATH` and tests), initialized. Returns its info; the
+  // plugin joins plugins() and devices(). A path always means that file: when the search path
+  // holds that same file, its entry is the plugin; when it holds another manifest of the same
+  // name (not yet initialized, or set aside by [plugins] disable), that one gives way and the
+  // reason ends with a note naming both files; when that other one is already initialized, the
+  // result is LoadFailed naming both.
   PluginInfo load(const std::string& path);
 
  private:

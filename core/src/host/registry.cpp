@@ -21,6 +21,7 @@
 #include <chrono>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -562,9 +563,11 @@ std::string PluginRegistry::cpu_device_reason() const {
   return impl_->cpu_reason;
 }
 
-PluginInfo PluginRegistry::load(const std::string& path) {
-  std::lock_guard lock(impl_->mutex);
-  fs::path p = fs::absolute(path);
+namespace {
+
+// The manifest an explicit path names: a manifest file, or a bare library whose name comes from its
+// table. A manifest that cannot be read is a LoadFailed `failed`, with the reason.
+Manifest explicit_manifest(const fs::path& p, std::optional<PluginInfo>& failed) {
   Manifest m;
   const std::string f = p.filename().string();
   if (is_manifest_name(f)) {
@@ -576,35 +579,80 @@ PluginInfo PluginRegistry::load(const std::string& path) {
       info.manifest_path = p.string();
       info.state = PluginState::LoadFailed;
       info.reason = e.what();
-      return info;
+      failed = info;
     }
-  } else {
-    // A bare library: its name comes from the table, so read it before building the entry.
-    m.path = "(none: library given directly)";
-    m.library = p.string();
-    m.abi_major = WICK_ABI_MAJOR;
-    try {
-      boost::dll::shared_library lib(
-          boost::dll::fs::path(m.library),
-          boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-      if (lib.has(WICK_PLUGIN_ENTRY_SYMBOL)) {
-        const wick_plugin_api* api = lib.get<const wick_plugin_api*()>(WICK_PLUGIN_ENTRY_SYMBOL)();
-        if (api != nullptr && api->name != nullptr) m.name = api->name;
-      }
-    } catch (...) {
-      // load_manifest reports the failure with the loader's message.
+    return m;
+  }
+  // A bare library: its name comes from the table, so read it before building the entry.
+  m.path = "(none: library given directly)";
+  m.library = p.string();
+  m.abi_major = WICK_ABI_MAJOR;
+  try {
+    boost::dll::shared_library lib(
+        boost::dll::fs::path(m.library),
+        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    if (lib.has(WICK_PLUGIN_ENTRY_SYMBOL)) {
+      const wick_plugin_api* api = lib.get<const wick_plugin_api*()>(WICK_PLUGIN_ENTRY_SYMBOL)();
+      if (api != nullptr && api->name != nullptr) m.name = api->name;
     }
-    if (m.name.empty()) m.name = p.stem().string();
+  } catch (...) {
+    // load_manifest reports the failure with the loader's message.
   }
-  if (impl_->has_plugin(m.name)) {
-    auto it = std::find_if(impl_->entries.begin(), impl_->entries.end(),
-                           [&](const Impl::Entry& e) { return e.info.name == m.name; });
-    return it->info;
+  if (m.name.empty()) m.name = p.stem().string();
+  return m;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return !a.empty() && !b.empty() && fs::equivalent(a, b, ec);
+}
+
+}  // namespace
+
+PluginInfo PluginRegistry::load(const std::string& path) {
+  std::lock_guard lock(impl_->mutex);
+  const fs::path p = fs::absolute(path).lexically_normal();
+  std::optional<PluginInfo> failed;
+  const Manifest m = explicit_manifest(p, failed);
+  if (failed) return *failed;
+  auto& entries = impl_->entries;
+  auto it = std::find_if(entries.begin(), entries.end(),
+                         [&](const Impl::Entry& e) { return e.info.name == m.name; });
+  std::string note;
+  if (it != entries.end()) {
+    const PluginInfo& known = it->info;
+    const bool same = same_file(known.manifest_path, m.path) ||
+                      (!is_manifest_name(p.filename().string()) && same_file(known.library_path, m.library));
+    // The search path's entry for this very file, loaded and not set aside: that is the plugin.
+    if (same && (it->plugin || it->probed)) {
+      impl_->probe(*it);
+      impl_->cpu_known = false;
+      return it->info;
+    }
+    const std::string other = known.manifest_path.empty() ? known.library_path : known.manifest_path;
+    if (!same && it->probed && it->plugin) {
+      // Already initialized and perhaps in use: one process holds one plugin of a name.
+      PluginInfo clash = manifest_info(m, PluginState::LoadFailed, "");
+      clash.reason = "plugin '" + m.name + "' of " + p.string() + " has the name of the plugin " +
+                     other + " already loaded from the search path; one process holds one " +
+                     "plugin of a name: take " + other + " out of the search path to load this one";
+      return clash;
+    }
+    // A path means that file: the search path's entry of the same name (not initialized, set
+    // aside by [plugins] disable, or another file) gives way, and the run says so.
+    if (!same)
+      note = "note: " + other + " in the search path has the same name ('" + m.name +
+             "'); this run uses " + p.string() + ", not that one";
+    entries.erase(it);
   }
-  impl_->entries.push_back(impl_->load_manifest(m));
-  impl_->probe(impl_->entries.back());
+  entries.push_back(impl_->load_manifest(m));
+  impl_->probe(entries.back());
   impl_->cpu_known = false;
-  return impl_->entries.back().info;
+  if (!note.empty()) {
+    log(LogLevel::Warn, note);
+    entries.back().info.reason += "; " + note;
+  }
+  return entries.back().info;
 }
 
 }  // namespace wick
