@@ -11,7 +11,7 @@ if(NOT rc EQUAL 0)
 endif()
 execute_process(COMMAND ${WICK} --plugin-path ${WORK} --device example devices
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "example +1\\.0\\.0 +1\\.1 +usable" OR NOT out MATCHES "Selected device: example:0")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "example +1\\.0\\.0 +1\\.[0-9]+ +usable" OR NOT out MATCHES "Selected device: example:0")
   message(FATAL_ERROR "wick devices did not show the template plugin as usable and selected:\n${out}\n${err}")
 endif()
 message(STATUS "template plugin built and selected:\n${out}")
