@@ -70,6 +70,19 @@ status=$(grep -c '"status":"PASS"' "$work/n1-conformance/results.jsonl" 2>/dev/n
   ! grep -q 'disabled by' <<<"$out" && r=ok || r="conformance --backend PATH did not run PATH's plugin with a note: $out"
 check conformance-path-name-clash "$r"
 
+# N8: the crash reporter's hint reruns the run: its config file, its plugin paths, the manifest.
+printf '[plugins]\npaths = ["%s"]\n' "$conf" >"$work/crash.toml"
+"$wick" --config "$work/crash.toml" conformance --backend conf-fixture-crashy --case golden/neg/f32/contiguous \
+  --report "$work/n8-config" >/dev/null 2>&1
+grep -qF "wick --config $work/crash.toml plugin check $conf/conf-fixture-crashy.wick-plugin.toml runs it" \
+  "$work/n8-config/workers.log" && r=ok || r="no hint with --config: $(grep -h 'crashed with' "$work/n8-config/workers.log")"
+check crash-hint-config "$r"
+"$wick" --plugin-path "$conf" conformance --backend conf-fixture-crashy --case golden/neg/f32/contiguous \
+  --report "$work/n8-path" >/dev/null 2>&1
+grep -qF "wick --plugin-path $conf plugin check $conf/conf-fixture-crashy.wick-plugin.toml runs it" \
+  "$work/n8-path/workers.log" && r=ok || r="no hint with --plugin-path: $(grep -h 'crashed with' "$work/n8-path/workers.log")"
+check crash-hint-plugin-path "$r"
+
 # The first-party plugins get the default per-case timeout: a PoCL kernel build on a busy
 # machine can take longer than the 2 s that is plenty for the broken fixtures.
 TIMEOUT=30 PLUGIN=cpu-onednn expect cpu-onednn 0 'VERDICT: PASS'

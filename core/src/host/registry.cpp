@@ -1,5 +1,6 @@
 #include <wick/registry.hpp>
 
+#include "host/crash_hint.hpp"
 #include "host/device_kinds.hpp"
 #include "host/isolated_plugin.hpp"
 #include "host/loaded_plugin.hpp"
@@ -266,6 +267,43 @@ std::pair<bool, int64_t> isolation_of(const Config& config, const std::string& n
   return out;
 }
 
+namespace {
+
+// A layer of Config::layers that is a config file (not "default", "env ...", "--flag" or "api").
+bool is_file_layer(const std::string& layer) {
+  return !layer.empty() && layer != "default" && layer != "api" && layer.rfind("env ", 0) != 0 &&
+         layer.rfind("--", 0) != 0;
+}
+
+// `wick plugin check` of this manifest with the options of this run: the config file (which holds
+// the plugin's options), the plugin directories given on the command line or through the API, and
+// a word on options that no file holds.
+std::string rerun_command(const Config& config, const Manifest& m) {
+  auto abs = [](const std::string& p) {
+    std::error_code ec;
+    const fs::path a = fs::absolute(p, ec);
+    return text::shell_quote(ec ? p : a.lexically_normal().string());
+  };
+  std::string command = "wick";
+  for (const std::string& layer : config.layers)
+    if (is_file_layer(layer)) command += " --config " + abs(layer);
+  for (size_t i = 0; i < config.plugin_paths.size(); ++i) {
+    const bool from_file = i < config.plugin_paths_where.size() && config.plugin_paths_where[i].line > 0;
+    if (!from_file) command += " --plugin-path " + abs(config.plugin_paths[i]);
+  }
+  command += " plugin check " + abs(m.path);
+  auto options = config.plugin_options.find(m.name);
+  if (options != config.plugin_options.end() && !is_file_layer(options->second.where.file)) {
+    const SourceLocation& where = options->second.where;
+    command += " (its [plugins." + m.name + "] options came from " +
+               (where.file.empty() ? std::string("the API") : where.to_string()) +
+               ", not a file: write them into one for --config)";
+  }
+  return command;
+}
+
+}  // namespace
+
 PluginRegistry::Impl::Entry PluginRegistry::Impl::load_manifest(const Manifest& m) {
   Entry entry;
   entry.info = manifest_info(m, PluginState::LoadFailed, "");
@@ -283,6 +321,8 @@ PluginRegistry::Impl::Entry PluginRegistry::Impl::load_manifest(const Manifest& 
   if (api == nullptr || !check_table(*api, m, entry.info)) return entry;
   entry.plugin = std::make_shared<LoadedPlugin>(std::move(library), api, m.name, m.library);
   entry.info.reason = "loaded; not initialized yet (nothing has needed it)";
+  // Should it kill the process, the crash reporter names the command that reruns it.
+  set_crash_hint(m.name, rerun_command(config, m));
   return entry;
 }
 

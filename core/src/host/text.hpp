@@ -47,6 +47,15 @@ inline std::string join(const std::vector<std::string>& pieces, std::string_view
   return out;
 }
 
+// `s` as one word of a POSIX shell command: as it is when nothing in it is special, else in
+// single quotes.
+inline std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_of(" \t\n'\"\\*?[]$;&|<>()`!#~{}") == std::string::npos) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 // Damerau-Levenshtein distance (optimal string alignment): insertions, deletions, substitutions
 // and transpositions of two adjacent characters each cost 1, so "wran" is 1 away from "warn".
 // ASCII case is ignored: "Priority" is 0 away from "priority".
