@@ -83,6 +83,14 @@ grep -qF "wick --plugin-path $conf plugin check $conf/conf-fixture-crashy.wick-p
   "$work/n8-path/workers.log" && r=ok || r="no hint with --plugin-path: $(grep -h 'crashed with' "$work/n8-path/workers.log")"
 check crash-hint-plugin-path "$r"
 
+# N10: `config check` says an initialize that overran the deadline timed out (it refused nothing).
+printf '[plugins]\npaths = ["%s"]\nprobe_timeout_ms = 200\n\n[plugins.fixture-slow-init]\nlabel = "x"\n' \
+  "$slow" >"$work/slow.toml"
+out=$("$wick" config check "$work/slow.toml" 2>&1)
+grep -q 'timed out in initialize' <<<"$out" && ! grep -q 'refused these options' <<<"$out" && r=ok ||
+  r="config check: $out"
+check config-check-timeout "$r"
+
 # The first-party plugins get the default per-case timeout: a PoCL kernel build on a busy
 # machine can take longer than the 2 s that is plenty for the broken fixtures.
 TIMEOUT=30 PLUGIN=cpu-onednn expect cpu-onednn 0 'VERDICT: PASS'

@@ -39,6 +39,10 @@ const wick_plugin_api* read_table(const Manifest& m, const boost::dll::shared_li
 // against this host and the manifest; false, with the state and reason in info, when one fails.
 bool check_table(const wick_plugin_api& api, const Manifest& m, PluginInfo& info);
 
+// How a plugin's reason starts when its initialize overran [plugins] probe_timeout_ms (the
+// registry writes it; `wick config check` words such a plugin as timed out, not as refusing).
+inline constexpr const char* kInitializeTimedOut = "initialize did not return within ";
+
 // The typed options of a [plugins.<name>] table, pointing into `table` (which must outlive them).
 std::vector<wick_option> plugin_options(const PluginOptions& table);
 

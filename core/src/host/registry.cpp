@@ -385,7 +385,7 @@ void PluginRegistry::Impl::initialize(Entry& entry) {
     worker.detach();
   if (!in_time) {
     info.state = PluginState::Failed;
-    info.reason = "initialize did not return within " + std::to_string(deadline) +
+    info.reason = std::string(kInitializeTimedOut) + std::to_string(deadline) +
                   " ms ([plugins] probe_timeout_ms); the plugin is not used";
     entry.plugin.reset();
     return;

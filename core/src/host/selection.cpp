@@ -3,6 +3,7 @@
 #include <wick/registry.hpp>
 
 #include "host/device_kinds.hpp"
+#include "host/plugin_checks.hpp"
 #include "host/text.hpp"
 
 #include <algorithm>
@@ -82,9 +83,12 @@ std::vector<OptionProblem> check_plugin_options(const PluginRegistry& registry,
         key = options.values[i].first;
         where = options.where_of(i);
       }
-    const std::string verb = info->state == PluginState::Failed
-                                 ? "refused these options"
-                                 : "could not be loaded, so its options cannot be checked";
+    // Say what happened: an initialize that overran its deadline never answered for the options.
+    const bool timed_out = info->reason.rfind(kInitializeTimedOut, 0) == 0;
+    const std::string verb = info->state != PluginState::Failed
+                                 ? "could not be loaded, so its options cannot be checked"
+                             : timed_out ? "timed out in initialize, so these options were not checked"
+                                         : "refused these options";
     problems.push_back({where, table + (key.empty() ? "" : " " + key) + ": plugin '" + plugin +
                                    "' " + verb + ": " + info->reason});
   }
