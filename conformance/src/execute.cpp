@@ -44,13 +44,17 @@ struct GuardedOutputs {
   std::vector<Tensor> guards;  // u8, canary + output bytes + canary
 };
 
+// The bytes of an output's guard buffer: the output's own between two canaries.
+int64_t guarded_bytes(const Expected& e) {
+  int64_t n = 1;
+  for (int64_t d : e.shape) n *= d;
+  return n * static_cast<int64_t>(dtype_size(e.dtype)) + 2 * kCanaryBytes;
+}
+
 GuardedOutputs allocate_guarded_outputs(const Case& c, const Device& device) {
   GuardedOutputs g;
   for (const Expected& e : c.outputs) {
-    int64_t n = 1;
-    for (int64_t d : e.shape) n *= d;
-    const int64_t bytes = n * static_cast<int64_t>(dtype_size(e.dtype));
-    const std::vector<uint8_t> pattern(static_cast<size_t>(bytes + 2 * kCanaryBytes), kCanary);
+    const std::vector<uint8_t> pattern(static_cast<size_t>(guarded_bytes(e)), kCanary);
     Tensor guard = Tensor::from_vector(pattern, {static_cast<int64_t>(pattern.size())}, device);
     std::vector<int64_t> strides(e.shape.size(), 1);
     for (size_t d = e.shape.size(); d-- > 1;) strides[d - 1] = strides[d] * e.shape[d];
@@ -225,6 +229,19 @@ void run_perf(const ExecContext& ctx, const Case& c, Result& r) {
 }
 
 }  // namespace
+
+CaseBuffers case_buffers(const Case& c) {
+  CaseBuffers b;
+  for (const Operand& o : c.inputs) {
+    ++b.count;
+    b.bytes += o.bytes.size();
+  }
+  for (const Expected& e : c.outputs) {
+    ++b.count;
+    b.bytes += static_cast<uint64_t>(guarded_bytes(e));
+  }
+  return b;
+}
 
 Tensor upload(const Operand& operand, const Device& device) {
   const Tensor base = Tensor::from_bytes(operand.bytes.data(), operand.bytes.size(), Shape{operand.storage},

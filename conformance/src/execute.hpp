@@ -30,6 +30,14 @@ struct ExecContext {
 // Never throws: errors become FAIL results with the message.
 Result execute_case(const ExecContext& ctx, const std::string& id);
 
+// The buffers a golden or diff case allocates on the device under test in test mode: one per
+// input and one per guarded output (the output between its canaries), with their bytes.
+struct CaseBuffers {
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+};
+CaseBuffers case_buffers(const Case& c);
+
 // Helpers shared with the ONNX runner.
 Tensor upload(const Operand& operand, const Device& device);
 std::vector<unsigned char> download(const Tensor& t);

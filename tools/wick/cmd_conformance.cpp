@@ -63,28 +63,12 @@ fs::path self_dir() {
   return ec ? fs::current_path() : exe.parent_path();
 }
 
-// The conformance data: the source tree's conformance/ in a build tree, share/wick/conformance
-// when installed; WICK_CONFORMANCE_DIR overrides both.
-std::string conformance_dir() {
-  if (const char* env = ::secure_getenv("WICK_CONFORMANCE_DIR")) return env;
-  std::error_code ec;
-  if (fs::is_directory(WICK_CONFORMANCE_SOURCE_DIR, ec)) return WICK_CONFORMANCE_SOURCE_DIR;
-  return (self_dir().parent_path() / "share" / "wick" / "conformance").string();
-}
-
-std::string quote(const std::string& s) {
-  if (s.find_first_of(" '\"*?[]$;&|<>()") == std::string::npos) return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 // The data files: --golden-dir, --tolerances and --tolerance-overrides, else the defaults.
 struct DataPaths {
   std::string golden, tolerances, overrides;
 };
 DataPaths data_paths(const ConformanceArgs& a) {
-  const std::string dir = conformance_dir();
+  const std::string dir = conformance_data_dir();
   DataPaths p;
   p.golden = a.data_dir.empty() ? dir + "/golden/data" : a.data_dir;
   p.tolerances = a.tolerances.empty() ? dir + "/tolerances.toml" : a.tolerances;
@@ -226,17 +210,17 @@ SupervisorOptions supervisor_options(const ConfigOverrides& overrides, const Con
   const ConformanceArgs defaults;
   auto abs = [](const std::string& p) { return fs::absolute(p).lexically_normal().string(); };
   std::string global, data;  // the CLI's own options, then the conformance command's
-  if (overrides.config_file) global += " --config " + quote(abs(*overrides.config_file));
-  for (const std::string& p : overrides.plugin_paths) global += " --plugin-path " + quote(abs(p));
-  if (a.onnx_dir != defaults.onnx_dir) data += " --onnx-dir " + quote(abs(a.onnx_dir));
-  if (!a.data_dir.empty()) data += " --golden-dir " + quote(abs(a.data_dir));
-  if (!a.tolerances.empty()) data += " --tolerances " + quote(abs(a.tolerances));
-  if (!a.overrides_file.empty()) data += " --tolerance-overrides " + quote(abs(a.overrides_file));
-  if (a.reference != defaults.reference) data += " --reference " + quote(a.reference);
-  if (!a.expectations.empty()) data += " --expectations " + quote(abs(a.expectations));
+  if (overrides.config_file) global += " --config " + shell_quote(abs(*overrides.config_file));
+  for (const std::string& p : overrides.plugin_paths) global += " --plugin-path " + shell_quote(abs(p));
+  if (a.onnx_dir != defaults.onnx_dir) data += " --onnx-dir " + shell_quote(abs(a.onnx_dir));
+  if (!a.data_dir.empty()) data += " --golden-dir " + shell_quote(abs(a.data_dir));
+  if (!a.tolerances.empty()) data += " --tolerances " + shell_quote(abs(a.tolerances));
+  if (!a.overrides_file.empty()) data += " --tolerance-overrides " + shell_quote(abs(a.overrides_file));
+  if (a.reference != defaults.reference) data += " --reference " + shell_quote(a.reference);
+  if (!a.expectations.empty()) data += " --expectations " + shell_quote(abs(a.expectations));
   so.repro = [self, a, global, data](const std::string& spec, const std::string& id) {
-    std::string cmd = self + global + " conformance" + data + " --backend " + quote(spec) +
-                      " --case " + quote(id);
+    std::string cmd = self + global + " conformance" + data + " --backend " + shell_quote(spec) +
+                      " --case " + shell_quote(id);
     if (a.mode != "test") cmd += " --mode " + a.mode;
     if (a.seed != kDefaultBaseSeed) cmd += " --seed " + std::to_string(a.seed);
     return cmd;
@@ -325,6 +309,20 @@ int exit_status(const ReportInput& report, const std::string& fail_on) {
 }
 
 }  // namespace
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_of(" \t\n'\"\\*?[]$;&|<>()`!#~{}") == std::string::npos) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string conformance_data_dir() {
+  if (const char* env = ::secure_getenv("WICK_CONFORMANCE_DIR")) return env;
+  std::error_code ec;
+  if (fs::is_directory(WICK_CONFORMANCE_SOURCE_DIR, ec)) return WICK_CONFORMANCE_SOURCE_DIR;
+  return (self_dir().parent_path() / "share" / "wick" / "conformance").string();
+}
 
 int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& a) {
   const DataPaths paths = data_paths(a);

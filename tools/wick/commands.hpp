@@ -37,10 +37,28 @@ struct ConformanceArgs {
   std::string command_line;
 };
 int run_conformance(const ConfigOverrides& overrides, const ConformanceArgs& args);
+// The conformance data (golden/data, tolerances.toml, tolerance-overrides.toml): the source
+// tree's conformance/ in a build tree, share/wick/conformance when installed;
+// WICK_CONFORMANCE_DIR overrides both.
+std::string conformance_data_dir();
 
-// `wick plugin probe PATH|NAME`: loads and initializes one plugin in this process and prints its
-// state, reason, versions and devices as one JSON line (the first stage of `plugin check`).
+// `s` as one word of a POSIX shell command (repro lines).
+std::string shell_quote(const std::string& s);
+
+// The ops of `wick plugin check`'s smoke set (comma-separated, as `--op` takes them).
+inline constexpr const char* kSmokeOps = "copy,fill,add";
+
+// The stages of `plugin check` that load the plugin into this process; each prints one JSON line.
+// A PATH always means that file (another manifest of its name in the search path gives way, with a
+// note). `wick plugin probe PATH|NAME`: loads and initializes one plugin and prints its state,
+// reason, versions and devices (with what their properties get wrong).
 int run_plugin_probe(const ConfigOverrides& overrides, const std::string& target);
+// `wick plugin buffers PATH|NAME`: writes buffers on every device and reads them back (sizes,
+// offsets, canaries); prints the first byte that does not read back as written.
+int run_plugin_buffers(const ConfigOverrides& overrides, const std::string& target);
+// `wick plugin leaks PATH|NAME`: runs the smoke set in this process and compares the memory (the
+// device's free memory, the heap) before and after; prints a leak with its buffers and bytes.
+int run_plugin_leaks(const ConfigOverrides& overrides, const std::string& target);
 // `wick plugin check PATH|NAME`: probe, claimed capability, smoke set and conformance, each in a
 // child process, then a verdict naming the next thing to fix (exit 0 on PASS, 1 on FAIL).
 struct PluginCheckArgs {

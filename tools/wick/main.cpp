@@ -7,7 +7,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <iostream>
+
+#include <unistd.h>
 
 namespace {
 
@@ -101,10 +104,12 @@ ConfigCommands add_config_command(CLI::App& app, std::string& check_file) {
   return {check_cmd, default_cmd};
 }
 
-// `wick plugin check PLUGIN` and `wick plugin probe PLUGIN`.
+// `wick plugin check PLUGIN` and its in-process stages `wick plugin probe|buffers|leaks PLUGIN`.
 struct PluginCommands {
   CLI::App* check;
   CLI::App* probe;
+  CLI::App* buffers;
+  CLI::App* leaks;
 };
 
 PluginCommands add_plugin_command(CLI::App& app, wick::cli::PluginCheckArgs& check,
@@ -125,7 +130,13 @@ PluginCommands add_plugin_command(CLI::App& app, wick::cli::PluginCheckArgs& che
       "probe", "Load and initialize one plugin here; print its state and devices as JSON");
   plugin_probe_cmd->add_option("plugin", probe_target, "A manifest or library path, or a plugin name")
       ->required();
-  return {plugin_check_cmd, plugin_probe_cmd};
+  CLI::App* buffers_cmd = plugin_cmd->add_subcommand(
+      "buffers", "Write buffers on each device and read them back (sizes, offsets, canaries); JSON");
+  buffers_cmd->add_option("plugin", probe_target, "A manifest or library path, or a plugin name")->required();
+  CLI::App* leaks_cmd = plugin_cmd->add_subcommand(
+      "leaks", "Run the smoke set here, comparing device free memory and heap before and after; JSON");
+  leaks_cmd->add_option("plugin", probe_target, "A manifest or library path, or a plugin name")->required();
+  return {plugin_check_cmd, plugin_probe_cmd, buffers_cmd, leaks_cmd};
 }
 
 std::string command_line(int argc, char** argv) {
@@ -137,6 +148,9 @@ std::string command_line(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Redirected output is line-buffered, so that a plugin that crashes or hangs the process (or a
+  // check killed from outside) leaves every finished line in the file.
+  if (::isatty(STDOUT_FILENO) == 0) std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   // Nothing from a file or a plugin may drive the terminal (docs/security.md).
   wick::cli::EscapeControls escape_out(std::cout), escape_err(std::cerr);
   CLI::App app{
@@ -187,6 +201,8 @@ int main(int argc, char** argv) {
     if (demo_cmd->parsed()) return wick::cli::run_demo(cli);
     if (plugin_check_cmd->parsed()) return wick::cli::run_plugin_check(cli, check);
     if (plugin_probe_cmd->parsed()) return wick::cli::run_plugin_probe(cli, probe_target);
+    if (plugin_cmds.buffers->parsed()) return wick::cli::run_plugin_buffers(cli, probe_target);
+    if (plugin_cmds.leaks->parsed()) return wick::cli::run_plugin_leaks(cli, probe_target);
     if (conf_cmd->parsed()) {
       conf.command_line = command_line(argc, argv);
       return wick::cli::run_conformance(cli, conf);

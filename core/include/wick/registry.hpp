@@ -35,6 +35,11 @@ struct DeviceInfo {
   uint64_t memory_bytes = 0;
   uint64_t capabilities = 0;
   std::optional<uint64_t> free_memory_bytes;  // at probe time, when the plugin can tell
+  // What its properties get wrong against the ABI (wick_plugin.h) and the manifest, one line per
+  // field: a kind outside the enum (taken as other), unknown capability bits, free memory above
+  // the total, a kind the manifest's device_kinds leave out. Logged as warnings; `wick plugin
+  // check` fails on them. Empty for a well-formed device.
+  std::vector<std::string> problems;
 };
 
 struct PluginInfo {

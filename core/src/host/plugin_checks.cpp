@@ -4,6 +4,8 @@
 #include "host/loaded_plugin.hpp"
 #include <wick/safe_file.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <string>
@@ -143,6 +145,58 @@ bool check_table(const wick_plugin_api& api, const Manifest& m, PluginInfo& info
     return false;
   }
   return true;
+}
+
+namespace {
+
+const char* kind_name(int kind) {
+  switch (kind) {
+    case WICK_DEVICE_KIND_CPU: return "cpu";
+    case WICK_DEVICE_KIND_GPU: return "gpu";
+    case WICK_DEVICE_KIND_ACCELERATOR: return "accelerator";
+    case WICK_DEVICE_KIND_OTHER: return "other";
+  }
+  return nullptr;
+}
+
+std::string hex(uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string> device_props_problems(const wick_plugin_api& api, const wick_device_props& props,
+                                               std::optional<uint64_t> free_bytes,
+                                               const std::vector<std::string>& manifest_kinds) {
+  std::vector<std::string> problems;
+  const int kind = static_cast<int>(props.kind);
+  const char* kind_text = kind_name(kind);
+  if (kind_text == nullptr)
+    problems.push_back("kind = " + std::to_string(kind) +
+                       " is not a wick_device_kind (1 cpu, 2 gpu, 3 accelerator, 4 other; the host takes it as other)");
+  // A newer plugin may set bits this host's header does not know yet.
+  const uint64_t unknown = props.capabilities & ~kKnownDeviceCaps;
+  if (unknown != 0 && api.abi_minor <= WICK_ABI_MINOR)
+    problems.push_back("capabilities = " + hex(props.capabilities) + " sets bits " + hex(unknown) +
+                       " that wick_plugin.h (ABI " + std::to_string(WICK_ABI_MAJOR) + "." +
+                       std::to_string(WICK_ABI_MINOR) + ") does not define (known: " +
+                       hex(kKnownDeviceCaps) + ")");
+  if ((props.capabilities & WICK_DEVICE_CAP_BUFFER_COPY) != 0 && api.buffer_copy == nullptr)
+    problems.push_back("capabilities has WICK_DEVICE_CAP_BUFFER_COPY but the table's buffer_copy is NULL");
+  if (free_bytes && props.memory_bytes != 0 && *free_bytes > props.memory_bytes)
+    problems.push_back("free memory (device_get_free_memory) = " + std::to_string(*free_bytes) +
+                       " bytes is more than memory_bytes = " + std::to_string(props.memory_bytes));
+  if (kind_text != nullptr && !manifest_kinds.empty() &&
+      std::find(manifest_kinds.begin(), manifest_kinds.end(), kind_text) == manifest_kinds.end()) {
+    std::string listed;
+    for (const std::string& k : manifest_kinds) listed += (listed.empty() ? "" : ", ") + k;
+    problems.push_back(std::string("kind = ") + kind_text + ", but the manifest's device_kinds are [" +
+                       listed + "]: the host looks for a " + kind_text +
+                       " device only in plugins whose manifest lists that kind");
+  }
+  return problems;
 }
 
 std::vector<wick_option> plugin_options(const PluginOptions& table) {

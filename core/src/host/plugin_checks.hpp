@@ -12,6 +12,8 @@
 
 #include <boost/dll/shared_library.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,20 @@ bool check_table(const wick_plugin_api& api, const Manifest& m, PluginInfo& info
 // How a plugin's reason starts when its initialize overran [plugins] probe_timeout_ms (the
 // registry writes it; `wick config check` words such a plugin as timed out, not as refusing).
 inline constexpr const char* kInitializeTimedOut = "initialize did not return within ";
+
+// Every capability bit wick_plugin.h defines, in one place: the header's mask for its newest
+// minor. Any other bit a plugin sets is malformed, unless the plugin speaks a newer minor.
+static_assert(WICK_ABI_MINOR == 2, "a new ABI minor: use its WICK_DEVICE_CAP_KNOWN_1_<minor> here");
+inline constexpr uint64_t kKnownDeviceCaps = WICK_DEVICE_CAP_KNOWN_1_2;
+
+// What one device's properties get wrong against the ABI and the plugin's manifest, one line per
+// field ("kind = 42 is not a wick_device_kind ..."): a kind outside the enum, capability bits the
+// header does not define, a BUFFER_COPY capability without the buffer_copy slot, free memory above
+// the total, a kind the manifest's device_kinds leave out. Empty when the device is well formed.
+// `free_bytes` is device_get_free_memory's answer, when the plugin gave one.
+std::vector<std::string> device_props_problems(const wick_plugin_api& api, const wick_device_props& props,
+                                               std::optional<uint64_t> free_bytes,
+                                               const std::vector<std::string>& manifest_kinds);
 
 // The typed options of a [plugins.<name>] table, pointing into `table` (which must outlive them).
 std::vector<wick_option> plugin_options(const PluginOptions& table);

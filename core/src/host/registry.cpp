@@ -345,6 +345,23 @@ PluginRegistry::Impl::Entry PluginRegistry::Impl::load_isolated(const Manifest& 
   return entry;
 }
 
+namespace {
+
+// What a device of an initialized plugin shows (`wick devices`, `wick plugin probe`), with what
+// its properties get wrong against the ABI and the manifest, each logged as a warning.
+DeviceInfo describe_device(const LoadedPlugin& plugin, const Device& d,
+                           const std::vector<std::string>& manifest_kinds) {
+  DeviceInfo shown{d.name(), d.description(), d.kind(), d.memory_bytes(), d.capabilities(),
+                   d.free_memory(), {}};
+  shown.problems = device_props_problems(plugin.api(), plugin.props(d.index()),
+                                         shown.free_memory_bytes, manifest_kinds);
+  for (const std::string& p : shown.problems)
+    log(LogLevel::Warn, "plugin '" + plugin.name() + "' device " + d.name() + ": " + p);
+  return shown;
+}
+
+}  // namespace
+
 void PluginRegistry::Impl::initialize(Entry& entry) {
   PluginInfo& info = entry.info;
   // Options from [plugins.<name>], typed.
@@ -417,8 +434,7 @@ void PluginRegistry::Impl::initialize(Entry& entry) {
   for (size_t i = 0; i < plugin.devices().size(); ++i) {
     Device d(entry.plugin, plugin.devices()[i], static_cast<int>(i));
     entry.devices.push_back(d);
-    info.devices.push_back(DeviceInfo{d.name(), d.description(), d.kind(), d.memory_bytes(),
-                                      d.capabilities(), d.free_memory()});
+    info.devices.push_back(describe_device(plugin, d, info.device_kinds));
   }
 }
 

@@ -21,12 +21,15 @@
 #endif
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <typeinfo>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -334,8 +337,36 @@ struct Bridge {
       if (op == nullptr || !instance()) return WICK_SUPPORT_NO_OP;
       return instance()->supports(device, *op);
     } catch (...) {
+      report_supports_failure(op->op);
       return WICK_SUPPORT_ERROR;  // a bug, not a decline: the host reports it as a fault
     }
+  }
+  // The answer WICK_SUPPORT_ERROR has no room for the exception's text, so it goes to stderr, once
+  // per op code (supports runs before every op), where the host's logs and `wick plugin check`
+  // (the workers' log) find it. Called while the exception is being handled.
+  static void report_supports_failure(wick_op_code code) noexcept {
+    try {
+      std::string what;
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+        what = non_standard_exception();
+      }
+      static std::mutex mutex;
+      static std::set<int> reported;
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (!reported.insert(static_cast<int>(code)).second) return;
+      std::fprintf(stderr, "wick-sdk: plugin '%s': supports() threw for op code %d (answered WICK_SUPPORT_ERROR): %s\n",
+                   plugin_name(), static_cast<int>(code), what.c_str());
+    } catch (...) {
+      // Nothing more can be said; the answer already says that supports failed.
+    }
+  }
+  static const char*& plugin_name() {
+    static const char* name = "?";
+    return name;
   }
   static wick_error* op_execute(wick_device* device, const wick_op_desc* op) {
     return guarded([&] {
@@ -353,6 +384,7 @@ struct Bridge {
 
   static const wick_plugin_api* api(const char* name, const char* version, bool with_copy) {
     static const wick_plugin_api table = [&] {
+      plugin_name() = name;
       wick_plugin_api t{};
       t.struct_size = sizeof(wick_plugin_api);
       t.abi_major = WICK_ABI_MAJOR;

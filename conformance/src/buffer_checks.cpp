@@ -1,0 +1,190 @@
+// buffer_checks.cpp — write/read round trips and the leak check of `wick plugin check`
+// (buffer_checks.hpp).
+#include "buffer_checks.hpp"
+
+#include <wick/buffer_io.hpp>
+#include <wick/error.hpp>
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace wick::conformance {
+
+namespace {
+
+constexpr uint64_t kCanaryBytes = 64;
+constexpr uint8_t kCanary = 0x5A;
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+// A pattern that differs from its neighbours, from the canary and from zeroed memory.
+std::vector<uint8_t> pattern(uint64_t n, uint64_t salt) {
+  std::vector<uint8_t> p(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint8_t v = static_cast<uint8_t>((i * 131 + salt * 29 + 7) & 0xFF);
+    p[i] = v == 0 || v == kCanary ? static_cast<uint8_t>(v + 1) : v;
+  }
+  return p;
+}
+
+std::string byte_hex(uint8_t v) {
+  char text[8];
+  std::snprintf(text, sizeof text, "0x%02x", v);
+  return text;
+}
+
+// "" when got equals want; else which of the bytes differ, with the first one's values.
+std::string difference(const std::vector<uint8_t>& want, const std::vector<uint8_t>& got,
+                       uint64_t first_index = 0) {
+  uint64_t first = want.size(), count = 0;
+  for (uint64_t i = 0; i < want.size(); ++i)
+    if (want[i] != got[i]) {
+      first = std::min(first, i);
+      ++count;
+    }
+  if (count == 0) return "";
+  std::string text = std::to_string(count) + " of the " + std::to_string(want.size()) +
+                     " bytes differ, the first at byte " + std::to_string(first + first_index) + " (read " +
+                     byte_hex(got[first]) + ", written " + byte_hex(want[first]) + ")";
+  // Bytes a write never reached may match by chance: most of the tail differing is enough.
+  if (first > 0 && count * 10 >= (want.size() - first) * 9)
+    text += ": the first " + std::to_string(first) + " bytes are right and every one after is not, as a "
+            "write of fewer bytes than asked leaves it";
+  else if (count == want.size())
+    text += ": none of the bytes arrived (a write that did nothing, or a read from elsewhere)";
+  return text;
+}
+
+// A buffer of n bytes written whole with one buffer_write, then read: whole, and from its middle.
+std::string whole_buffer(const Device& device, uint64_t n) {
+  const std::vector<uint8_t> want = pattern(n, n);
+  const Tensor t = Tensor::from_bytes(want.data(), n, Shape{static_cast<int64_t>(n)}, DType::U8, device);
+  std::vector<uint8_t> got(n);
+  read_buffer_bytes(t, 0, got.data(), n);
+  if (std::string d = difference(want, got); !d.empty())
+    return "buffer_write of " + std::to_string(n) + " bytes at offset 0, then buffer_read of them: " + d;
+  const uint64_t half = n / 2;
+  std::vector<uint8_t> tail(n - half);
+  read_buffer_bytes(t, half, tail.data(), tail.size());
+  const std::vector<uint8_t> want_tail(want.begin() + static_cast<int64_t>(half), want.end());
+  if (std::string d = difference(want_tail, tail, half); !d.empty())
+    return "buffer_read of the last " + std::to_string(tail.size()) + " of " + std::to_string(n) +
+           " bytes at offset " + std::to_string(half) + " (the whole buffer read back right): " + d;
+  return "";
+}
+
+// n bytes written at an offset into a buffer of canaries: the bytes land there, and only there.
+std::string between_canaries(const Device& device, uint64_t n) {
+  const uint64_t total = kCanaryBytes + n + kCanaryBytes;
+  const std::vector<uint8_t> canaries(total, kCanary);
+  const Tensor t = Tensor::from_bytes(canaries.data(), total, Shape{static_cast<int64_t>(total)}, DType::U8, device);
+  const std::vector<uint8_t> data = pattern(n, n + 1);
+  write_buffer_bytes(t, kCanaryBytes, data.data(), n);
+  std::vector<uint8_t> got(total);
+  read_buffer_bytes(t, 0, got.data(), total);
+  std::vector<uint8_t> want = canaries;
+  std::copy(data.begin(), data.end(), want.begin() + static_cast<int64_t>(kCanaryBytes));
+  uint64_t before = 0, after = 0;
+  for (uint64_t i = 0; i < kCanaryBytes; ++i) {
+    before += got[i] != kCanary;
+    after += got[total - 1 - i] != kCanary;
+  }
+  const std::string what = "buffer_write of " + std::to_string(n) + " bytes at offset " +
+                           std::to_string(kCanaryBytes) + " into a buffer of " + std::to_string(total) +
+                           " canary bytes";
+  if (before + after > 0)
+    return what + " changed " + std::to_string(before) + " of the " + std::to_string(kCanaryBytes) +
+           " bytes before them and " + std::to_string(after) + " of the " + std::to_string(kCanaryBytes) +
+           " after them: it writes outside the range it was given";
+  const std::vector<uint8_t> got_data(got.begin() + static_cast<int64_t>(kCanaryBytes),
+                                      got.end() - static_cast<int64_t>(kCanaryBytes));
+  if (std::string d = difference(data, got_data); !d.empty())
+    return what + ", read back whole: " + d + " (is the offset ignored?)";
+  return "";
+}
+
+}  // namespace
+
+std::string round_trip_problem(const Device& device) {
+  // The common size first: a short write shows there as the tail it did not write.
+  for (const uint64_t n : {uint64_t{64}, uint64_t{1}, uint64_t{3}, uint64_t{4099}, kMiB + 5}) {
+    try {
+      if (std::string p = whole_buffer(device, n); !p.empty()) return device.name() + ": " + p;
+      if (std::string p = between_canaries(device, n); !p.empty()) return device.name() + ": " + p;
+    } catch (const std::exception& e) {
+      return device.name() + ": with " + std::to_string(n) + " bytes: " + e.what();
+    }
+  }
+  return "";
+}
+
+MemorySample sample_memory(const Device& device) {
+  MemorySample m;
+  m.device_free = device.free_memory();
+  const struct mallinfo2 info = ::mallinfo2();
+  m.heap_in_use = info.uordblks + info.hblkhd;
+  return m;
+}
+
+namespace {
+
+uint64_t fell(uint64_t before, uint64_t after) { return before > after ? before - after : 0; }
+
+std::string mib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f MiB", static_cast<double>(bytes) / static_cast<double>(kMiB));
+  return text;
+}
+
+}  // namespace
+
+LeakCheck check_leaks(const ExecContext& ctx, const std::vector<std::string>& cases) {
+  constexpr int kBigBuffers = 64;
+  constexpr int kPasses = 3;
+  LeakCheck leak;
+  for (const std::string& id : cases) (void)execute_case(ctx, id);  // warm every cache
+  const std::vector<uint8_t> big = pattern(kMiB, 3);                 // not counted against it
+  leak.before = sample_memory(ctx.device);
+  for (int pass = 0; pass < kPasses; ++pass) {
+    for (const std::string& id : cases) {
+      (void)execute_case(ctx, id);
+      const CaseBuffers b = case_buffers(ctx.golden->load(id, ctx.seed));
+      leak.buffers += b.count;
+      leak.bytes += b.bytes;
+    }
+    ++leak.passes;
+  }
+  for (int i = 0; i < kBigBuffers; ++i) {
+    (void)Tensor::from_bytes(big.data(), big.size(), Shape{static_cast<int64_t>(kMiB)}, DType::U8, ctx.device);
+    ++leak.buffers;
+    leak.bytes += kMiB;
+  }
+  leak.after = sample_memory(ctx.device);
+  // What did not come back: the device's own memory where it reports it (a host-memory device's
+  // free memory is the machine's, which every other process moves), and the heap's. A plugin that
+  // keeps what it is given loses all of it; half leaves room for the noise.
+  auto leaked = [&](uint64_t lost) { return lost >= kMiB && lost >= leak.bytes / 2; };
+  const bool own_memory = (ctx.device.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) == 0;
+  const uint64_t device_lost = own_memory && leak.before.device_free && leak.after.device_free
+                                   ? fell(*leak.before.device_free, *leak.after.device_free)
+                                   : 0;
+  const uint64_t heap_lost = fell(leak.after.heap_in_use, leak.before.heap_in_use);  // it grew
+  const bool on_device = leaked(device_lost);
+  if (on_device || leaked(heap_lost)) {
+    const uint64_t lost = on_device ? device_lost : heap_lost;
+    const uint64_t per_buffer = leak.bytes / std::max<uint64_t>(leak.buffers, 1);
+    const uint64_t about = std::min(leak.buffers, lost / std::max<uint64_t>(per_buffer, 1));
+    leak.problem = "buffers leak: the host allocated and freed " + std::to_string(leak.buffers) +
+                   " buffers (" + std::to_string(leak.bytes) + " bytes: the smoke set " +
+                   std::to_string(leak.passes) + " times, then " + std::to_string(kBigBuffers) +
+                   " of 1 MiB), and afterwards " + std::to_string(lost) + " bytes (" + mib(lost) +
+                   ", about " + std::to_string(about) + " buffers' worth) more " +
+                   (on_device ? "of the device's memory (device_get_free_memory)" : "of the process heap") +
+                   " was in use: buffer_free does not give buffers back";
+  }
+  return leak;
+}
+
+}  // namespace wick::conformance
