@@ -4,7 +4,8 @@
 #      Wick::onnx), and an unknown component is refused, naming it;
 #   2. cmake --install into a temporary prefix: no test fixture among the installed plugins;
 #      find_package(Wick) (CMAKE_PREFIX_PATH) and find_package(WickSDK) (the SDK template) work
-#      against it, the consumer runs on the installed plugins, an isolated plugin runs through
+#      against it (the SDK template and the vendor guide are installed, and the installed
+#      template builds), the consumer runs on the installed plugins, an isolated plugin runs through
 #      the installed wick-plugin-host, and pkg-config's wick.pc compiles
 #      and links the same program (wick-nn.pc and wick-onnx.pc the layers' consumer).
 # -DWICK_BUILD=<build> -DSOURCE=<source> -DWORK=<scratch dir>
@@ -72,8 +73,16 @@ run("running the demo on isolated cpu-onednn, from the install"
     ${CMAKE_COMMAND} -E env WICK_PLUGIN_PATH= ${prefix}/bin/wick --config ${WORK}/isolate.toml
     --device cpu-onednn --strict demo)
 
-run("configuring the SDK template against the installed WickSDK"
-    ${CMAKE_COMMAND} -S ${SOURCE}/sdk/template -B ${WORK}/template -G Ninja -DCMAKE_PREFIX_PATH=${prefix})
+# A vendor without the source tree: the install holds the template and the guide it follows.
+foreach(f share/wick/sdk/template/CMakeLists.txt share/wick/sdk/template/example_plugin.cpp
+          share/doc/wick/writing-a-plugin.md share/doc/wick/conformance.md share/doc/wick/ops.md
+          share/doc/wick/config.md share/doc/wick/ops/elementwise.md)
+  if(NOT EXISTS ${prefix}/${f})
+    message(FATAL_ERROR "the install lacks ${f}, which the vendor guide needs")
+  endif()
+endforeach()
+run("configuring the installed SDK template against the installed WickSDK"
+    ${CMAKE_COMMAND} -S ${prefix}/share/wick/sdk/template -B ${WORK}/template -G Ninja -DCMAKE_PREFIX_PATH=${prefix})
 run("building the SDK template against the installed WickSDK" ${CMAKE_COMMAND} --build ${WORK}/template)
 if(NOT EXISTS ${WORK}/template/example.wick-plugin.toml)
   message(FATAL_ERROR "the template built no manifest")
