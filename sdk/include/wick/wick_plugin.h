@@ -24,8 +24,8 @@
  * any call but initialize and shutdown. A device that declares WICK_DEVICE_CAP_CONCURRENT (1.2)
  * is not serialised at all: the host may call it from several threads at once, and each call
  * must then be safe alongside any other on that device. Each thread's calls still take effect in
- * the order it makes them; work two threads queue at the same time has no order between them,
- * and the host never gives two threads' concurrent calls a buffer that one of them writes.
+ * the order it makes them; work two threads queue at the same time has no order between them
+ * (two threads writing one buffer at once is the application's race, as in any runtime).
  * The plugin-wide slots (initialize, device_get, device_get_props, shutdown) are never called
  * concurrently with each other.
  */
