@@ -2,16 +2,16 @@
 // ([plugins.NAME] isolate = true). Started by libwick, never by hand:
 //   wick-plugin-host --fd N --parent PID LIBRARY
 // It serves the plugin ABI on file descriptor N (core/src/host/isolation_server.cpp) and dies with its
-// parent.
+// parent process (a watchdog thread; PR_SET_PDEATHSIG would follow the parent's spawning thread).
 #include "host/isolated_plugin.hpp"
 
-#include <sys/prctl.h>
-#include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 int main(int argc, char** argv) {
   int fd = -1;
@@ -36,8 +36,17 @@ int main(int argc, char** argv) {
                  "wick-plugin-host --fd N [--parent PID] LIBRARY\n");
     return 2;
   }
-  // Dies with the host: a host killed mid-call leaves no plugin process behind.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (parent > 0 && ::getppid() != static_cast<pid_t>(parent)) return 1;  // already orphaned
+  // Dies with the host: a host killed mid-call, even mid-call of a plugin that never returns, leaves
+  // no plugin process behind. PR_SET_PDEATHSIG cannot say that: its "parent" is the thread that
+  // spawned the child, so a host thread that restarted a plugin and then ended would kill it. A
+  // thread of our own watches the parent process instead (the host ends: we are reparented).
+  if (parent > 0) {
+    if (::getppid() != static_cast<pid_t>(parent)) return 1;  // already orphaned
+    std::thread([parent] {
+      while (::getppid() == static_cast<pid_t>(parent))
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      ::_exit(1);
+    }).detach();
+  }
   return wick::isolation::serve(fd, library);
 }

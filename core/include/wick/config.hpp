@@ -110,8 +110,23 @@ struct ConfigOverrides {
 };
 
 // Keys of a [plugins.<name>] table that the host reads itself and never passes to the plugin:
-// isolate (run the plugin in a child process) and isolate_timeout_ms.
+// isolate (run the plugin in a child process), isolate_timeout_ms, isolate_restarts and
+// isolate_restart_backoff_ms.
 bool is_host_plugin_option(const std::string& key);
+
+// What those keys say for one plugin (the defaults when its table does not set them).
+struct IsolationOptions {
+  bool isolate = false;
+  int64_t timeout_ms = 0;            // each call's deadline; 0: none
+  int restarts = 3;                  // how often a dead or late child is replaced, at most
+  int64_t restart_backoff_ms = 100;  // the first restart waits this long after the death, then x2
+};
+inline constexpr int kMaxIsolateRestarts = 1000;
+inline constexpr int64_t kMaxIsolateBackoffMs = 600000;
+
+// The isolation options of `plugin` in `config`. Throws ConfigError naming the key's place
+// (file:line:column) and the values allowed when one has the wrong type or range.
+IsolationOptions isolation_options(const Config& config, const std::string& plugin);
 
 // Environment lookup, injectable for tests. The default reads with secure_getenv, so that
 // variables which lead to loading code are ignored in setuid/setgid processes. A null EnvLookup

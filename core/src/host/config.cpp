@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <system_error>
 #include <type_traits>
@@ -542,6 +543,11 @@ disable = []
 # strings; the plugin rejects keys it does not know. For example:
 # [plugins.cpu-onednn]
 # threads = 4
+# Four keys of such a table are the host's own: isolate = true runs the plugin in a child process,
+# where a crash or hang fails a call instead of the program; isolate_timeout_ms bounds each call
+# (0: no deadline); a dead child is replaced on the next call isolate_restarts times at most
+# (default 3; 0: never), the first time isolate_restart_backoff_ms after its death (default 100,
+# doubled for each restart).
 
 [log]
 # One of off, error, warn, info, debug.
@@ -616,7 +622,45 @@ Config apply_config_file(Config base, const std::string& path) {
 }
 
 bool is_host_plugin_option(const std::string& key) {
-  return key == "isolate" || key == "isolate_timeout_ms";
+  return key == "isolate" || key == "isolate_timeout_ms" || key == "isolate_restarts" ||
+         key == "isolate_restart_backoff_ms";
+}
+
+IsolationOptions isolation_options(const Config& config, const std::string& plugin) {
+  IsolationOptions out;
+  auto found = config.plugin_options.find(plugin);
+  if (found == config.plugin_options.end()) return out;
+  const PluginOptions& table = found->second;
+  for (size_t i = 0; i < table.values.size(); ++i) {
+    const auto& [key, value] = table.values[i];
+    auto bad = [&](const std::string& allowed) {
+      throw ConfigError("[plugins." + toml_key(plugin) + "] " + key + " at " +
+                        table.where_of(i).to_string() + " must be " + allowed);
+    };
+    // A whole number in [lo, hi], else the error saying so.
+    auto whole = [&](int64_t lo, int64_t hi, const std::string& allowed) {
+      const int64_t* n = std::get_if<int64_t>(&value);
+      if (n == nullptr || *n < lo || *n > hi) bad(allowed);
+      return *n;
+    };
+    if (key == "isolate") {
+      const bool* b = std::get_if<bool>(&value);
+      if (b == nullptr) bad("true or false");
+      out.isolate = *b;
+    } else if (key == "isolate_timeout_ms") {
+      out.timeout_ms = whole(0, std::numeric_limits<int64_t>::max(),
+                             "a whole number of milliseconds >= 0 (0: no deadline)");
+    } else if (key == "isolate_restarts") {
+      out.restarts = static_cast<int>(whole(0, kMaxIsolateRestarts,
+                                            "a whole number from 0 (never restart) to " +
+                                                std::to_string(kMaxIsolateRestarts)));
+    } else if (key == "isolate_restart_backoff_ms") {
+      out.restart_backoff_ms = whole(0, kMaxIsolateBackoffMs,
+                                     "a whole number of milliseconds from 0 to " +
+                                         std::to_string(kMaxIsolateBackoffMs));
+    }
+  }
+  return out;
 }
 
 std::optional<std::string> secure_env(const char* name) {

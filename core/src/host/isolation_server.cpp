@@ -11,7 +11,9 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <unordered_set>
@@ -34,6 +36,7 @@ using wire::send_message;
 struct Server {
   const wick_plugin_api* api = nullptr;
   std::unordered_set<uint64_t> devices, buffers;
+  uint64_t seq = 0;  // the request being served; its reply repeats it
 
   static uint64_t id(const void* p) { return reinterpret_cast<uint64_t>(p); }
   wick_device* device(uint64_t id) {
@@ -126,6 +129,7 @@ struct Server {
   // The reply to a call that returned `err`: its status and message (freeing it), or OK.
   Out reply(wick_error* err) {
     Out o;
+    o.put<uint64_t>(seq);
     if (err == nullptr) {
       o.put<uint32_t>(WICK_STATUS_OK);
       return o;
@@ -136,9 +140,16 @@ struct Server {
     return o;
   }
 
+  // A failed hello (no sequence number: no request came yet), or a failed call.
   static Out failure(const std::string& message) {
     Out o;
     o.put<uint32_t>(WICK_STATUS_INTERNAL);
+    o.str(message);
+    return o;
+  }
+  Out failed_call(const std::string& message) const {
+    Out o;
+    o.put<uint64_t>(seq).put<uint32_t>(WICK_STATUS_INTERNAL);
     o.str(message);
     return o;
   }
@@ -147,6 +158,7 @@ struct Server {
   // Serves one request; false after shutdown.
   bool handle(In& in, Out& o) {
     const auto call = static_cast<Call>(in.get<uint32_t>());
+    seq = in.get<uint64_t>();
     switch (call) {
       case Call::Initialize: return initialize(in, o);
       case Call::Shutdown: return shutdown(o);
@@ -339,7 +351,8 @@ int serve(int fd, const std::string& library) {
   if (api.abi_minor >= 1 && api.struct_size >= WICK_PLUGIN_API_SIZE_1_1 &&
       api.device_get_free_memory != nullptr)
     has |= kHasFreeMemory;
-  hello.put<uint32_t>(WICK_STATUS_OK).put<uint32_t>(api.abi_major).put<uint32_t>(api.abi_minor);
+  hello.put<uint32_t>(WICK_STATUS_OK).put<uint32_t>(wire::kWireVersion);
+  hello.put<uint32_t>(api.abi_major).put<uint32_t>(api.abi_minor);
   hello.put<uint64_t>(api.struct_size).put<uint64_t>(api.flags).put<uint32_t>(has);
   hello.cstr(api.name).cstr(api.version);
   // A NULL required slot is named, so that the host judges the table as it would in process.
@@ -348,14 +361,20 @@ int serve(int fd, const std::string& library) {
   if (!send_message(fd, hello)) return 1;
   std::vector<uint8_t> message;
   for (;;) {
-    if (recv_message(fd, message, -1) != RecvResult::Ok) return 0;  // the host went away
+    if (recv_message(fd, message, -1, wire::kMaxRequest) != RecvResult::Ok) {
+      // The host went away without shutting the plugin down (it was killed, or it ended with
+      // _exit): end at once, running neither the plugin's shutdown nor its static destructors, so
+      // that shutdown runs exactly when the host asks for it, never by a race with the host's end.
+      std::fflush(nullptr);
+      ::_exit(0);
+    }
     In in(message.data(), message.size());
     Out reply;
     bool more = true;
     try {
       more = server.handle(in, reply);
     } catch (const std::exception& e) {
-      reply = Server::failure(std::string("wick-plugin-host: ") + e.what());
+      reply = server.failed_call(std::string("wick-plugin-host: ") + e.what());
     }
     if (!send_message(fd, reply)) return 0;
     if (!more) return 0;

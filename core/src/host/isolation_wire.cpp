@@ -88,12 +88,26 @@ bool send_message(int fd, const Out& m) {
   return send_all(fd, &n, sizeof n) && send_all(fd, m.data().data(), m.data().size());
 }
 
-RecvResult recv_message(int fd, std::vector<uint8_t>& into, int64_t timeout_ms) {
+uint64_t reply_bound(Call c, uint64_t read_bytes) {
+  return c == Call::Read ? std::max(kMaxReply, kReplyHeader + read_bytes) : kMaxReply;
+}
+
+RecvResult recv_message(int fd, std::vector<uint8_t>& into, int64_t timeout_ms, uint64_t max_bytes,
+                        uint64_t* announced) {
   uint64_t n = 0;
   if (RecvResult r = recv_all(fd, &n, sizeof n, timeout_ms); r != RecvResult::Ok) return r;
-  if (n > kMaxMessage + 4096) return RecvResult::Closed;
+  if (announced != nullptr) *announced = n;
+  if (n > max_bytes) return RecvResult::TooLong;
   into.resize(n);
   return recv_all(fd, into.data(), n, timeout_ms);
+}
+
+bool readable_now(int fd) {
+  pollfd pfd{fd, POLLIN, 0};
+  int r;
+  while ((r = ::poll(&pfd, 1, 0)) < 0 && errno == EINTR) {
+  }
+  return r > 0;
 }
 
 void put_op(Out& o, const wick_op_desc& op, uint64_t (*buffer_id)(const wick_buffer*)) {

@@ -1,10 +1,14 @@
 // isolation_wire.hpp — the wire format between the host's proxy table (isolated_plugin.cpp) and
 // the call server in the child (isolation_server.cpp, wick-plugin-host), core internal.
 //
-// Wire format: each message is a 64-bit little-endian length, then that many bytes. A request
-// starts with a Call (u32); a reply with a status (u32, WICK_STATUS_OK or the plugin's error code),
-// then on error the message, else the call's results. Integers are host-endian: both ends are the
-// same machine.
+// Wire format: each message is a 64-bit length, then that many bytes. A request starts with a Call
+// (u32) and its sequence number (u64, one more for each request); a reply with the sequence number
+// of the request it answers, then a status (u32, WICK_STATUS_OK or the plugin's error code), then on
+// error the message, else the call's results. The hello (the child's first message) starts with a
+// status and kWireVersion. Integers are host-endian: both ends are the same machine.
+//
+// The host trusts nothing the child sends: every reply is bounded before it is received (by what
+// its call can need: reply_bound), and a reply that breaks the format is a Malformed error.
 #pragma once
 
 #include <wick/error.hpp>
@@ -41,9 +45,29 @@ const char* call_name(Call c);
 constexpr uint32_t kHasBufferCopy = 1u << 0;
 constexpr uint32_t kHasFreeMemory = 1u << 1;
 
-// Largest message either side accepts (a buffer_write of 4 GiB is split by the host).
-constexpr uint64_t kMaxMessage = uint64_t(1) << 32;
+// Changes whenever the format does: a wick-plugin-host from another build is refused by name.
+constexpr uint32_t kWireVersion = 2;
+
 constexpr uint64_t kChunk = uint64_t(1) << 30;  // buffer reads and writes go in pieces this big
+// Largest request the child accepts: a chunk and its call's header.
+constexpr uint64_t kMaxRequest = kChunk + 4096;
+// Largest reply to a call other than buffer_read, and the largest hello: room for an error message,
+// names and results, never a buffer's contents.
+constexpr uint64_t kMaxReply = uint64_t(1) << 20;
+// The most devices one isolated plugin may report.
+constexpr uint64_t kMaxDevices = 1024;
+// Bytes in front of every reply's results: the sequence number and the status.
+constexpr uint64_t kReplyHeader = sizeof(uint64_t) + sizeof(uint32_t);
+
+// The most bytes a reply to `c` may have: kMaxReply, or for a buffer_read of `read_bytes` the
+// header and those bytes.
+uint64_t reply_bound(Call c, uint64_t read_bytes);
+
+// A message that breaks the format (too short, a field out of range).
+class Malformed : public Error {
+ public:
+  explicit Malformed(const std::string& what) : Error(what) {}
+};
 
 // ---- encoding --------------------------------------------------------------------------------
 
@@ -84,7 +108,9 @@ class In {
     return v;
   }
   const uint8_t* take(uint64_t n) {
-    if (n > left_) throw Error("malformed message between the host and wick-plugin-host");
+    if (n > left_)
+      throw Malformed("a field of " + std::to_string(n) + " bytes where " + std::to_string(left_) +
+                      " are left");
     const uint8_t* at = p_;
     p_ += n;
     left_ -= n;
@@ -105,10 +131,17 @@ class In {
 // Sends the whole message; false when the peer is gone (no SIGPIPE: MSG_NOSIGNAL).
 bool send_message(int fd, const Out& m);
 
-enum class RecvResult { Ok, Closed, TimedOut };
+enum class RecvResult { Ok, Closed, TimedOut, TooLong };
 
-// Receives one message into `into`, waiting at most `timeout_ms` for each part (<= 0: forever).
-RecvResult recv_message(int fd, std::vector<uint8_t>& into, int64_t timeout_ms);
+// Receives one message of at most `max_bytes` into `into`, waiting at most `timeout_ms` for each
+// part (<= 0: forever). A longer one is TooLong before anything is allocated or read beyond its
+// length field, which goes to *announced (when given).
+RecvResult recv_message(int fd, std::vector<uint8_t>& into, int64_t timeout_ms, uint64_t max_bytes,
+                        uint64_t* announced = nullptr);
+
+// True when bytes are waiting on `fd` (or it is closed): before a request, bytes the child sent
+// unasked.
+bool readable_now(int fd);
 
 // Op descriptors: the params struct's bytes, then the arrays its pointers point to, then the
 // tensors. Buffers travel as the child's handles (0 for none, as in supports()).

@@ -116,7 +116,7 @@ struct PluginRegistry::Impl {
   void compute_dirs();
   void discover();
   Entry load_manifest(const Manifest& manifest);
-  Entry load_isolated(const Manifest& manifest, int64_t timeout_ms);
+  Entry load_isolated(const Manifest& manifest, const IsolationOptions& options);
   void initialize(Entry& entry);
   // Initializes the entry if nobody has yet: plugins are probed when something needs them.
   void probe(Entry& entry) {
@@ -240,33 +240,6 @@ void PluginRegistry::Impl::discover() {
   }
 }
 
-// [plugins.<name>] isolate and isolate_timeout_ms: whether to run the plugin in a child process,
-// and how long to wait for each of its calls (0: no deadline). Throws naming the key's position
-// when a value has the wrong type.
-std::pair<bool, int64_t> isolation_of(const Config& config, const std::string& name) {
-  std::pair<bool, int64_t> out{false, 0};
-  auto found = config.plugin_options.find(name);
-  if (found == config.plugin_options.end()) return out;
-  const PluginOptions& table = found->second;
-  for (size_t i = 0; i < table.values.size(); ++i) {
-    const auto& [key, value] = table.values[i];
-    if (key == "isolate") {
-      const bool* b = std::get_if<bool>(&value);
-      if (b == nullptr)
-        throw Error("[plugins." + name + "] isolate at " + table.where_of(i).to_string() +
-                    " must be true or false");
-      out.first = *b;
-    } else if (key == "isolate_timeout_ms") {
-      const int64_t* ms = std::get_if<int64_t>(&value);
-      if (ms == nullptr || *ms < 0)
-        throw Error("[plugins." + name + "] isolate_timeout_ms at " + table.where_of(i).to_string() +
-                    " must be a whole number of milliseconds >= 0 (0: no deadline)");
-      out.second = *ms;
-    }
-  }
-  return out;
-}
-
 namespace {
 
 // A layer of Config::layers that is a config file (not "default", "env ...", "--flag" or "api").
@@ -307,14 +280,14 @@ std::string rerun_command(const Config& config, const Manifest& m) {
 PluginRegistry::Impl::Entry PluginRegistry::Impl::load_manifest(const Manifest& m) {
   Entry entry;
   entry.info = manifest_info(m, PluginState::LoadFailed, "");
-  std::pair<bool, int64_t> isolation;
+  IsolationOptions isolation;
   try {
-    isolation = isolation_of(config, m.name);
+    isolation = isolation_options(config, m.name);
   } catch (const std::exception& e) {
     entry.info.reason = e.what();
     return entry;
   }
-  if (isolation.first) return load_isolated(m, isolation.second);
+  if (isolation.isolate) return load_isolated(m, isolation);
   boost::dll::shared_library library;
   if (!check_manifest_abi(m, entry.info) || !load_library(m, library, entry.info)) return entry;
   const wick_plugin_api* api = read_table(m, library, entry.info);
@@ -326,14 +299,15 @@ PluginRegistry::Impl::Entry PluginRegistry::Impl::load_manifest(const Manifest& 
   return entry;
 }
 
-PluginRegistry::Impl::Entry PluginRegistry::Impl::load_isolated(const Manifest& m, int64_t timeout_ms) {
+PluginRegistry::Impl::Entry PluginRegistry::Impl::load_isolated(const Manifest& m,
+                                                                const IsolationOptions& options) {
   Entry entry;
   entry.info = manifest_info(m, PluginState::LoadFailed, "");
   entry.info.isolated = true;
   if (!check_manifest_abi(m, entry.info) || !library_file_ok(m, entry.info)) return entry;
   isolation::Isolated child;
   try {
-    child = isolation::start(m.name, m.library, timeout_ms);
+    child = isolation::start(m.name, m.library, options, config.probe_timeout_ms);
   } catch (const std::exception& e) {
     entry.info.reason = e.what();
     return entry;
