@@ -734,3 +734,34 @@ TEST_CASE("a plugin that crashes the process in ordinary use is named on stderr"
   CHECK_THAT(err, Contains("wick: plugin 'conf-fixture-crashy' crashed with signal 11 (SEGV) in "
                            "op_execute"));
 }
+
+TEST_CASE("two runtimes of one process share a plugin initialized with the same options, and a "
+          "third with other options is refused naming both",
+          "[loader][shared]") {
+  wick::Config cfg = wick::default_config();
+  cfg.plugin_paths = {WICK_FIXTURE_DIR, WICK_PLUGIN_BUILD_DIR};
+  cfg.priority = {wick::DeviceEntry{"fixture-good", {}}};
+  cfg.plugin_options["fixture-good"].values = {{"label", std::string("a")}};
+  cfg.log_level = "error";
+  wick::Runtime first(cfg, kIsolated);
+  wick::Runtime second(cfg, kIsolated);  // the SDK used to answer "initialize called twice"
+  REQUIRE(first.default_device().plugin_name() == "fixture-good");
+  REQUIRE(second.default_device().plugin_name() == "fixture-good");
+  const auto info = second.registry().find("fixture-good");
+  REQUIRE(info != nullptr);
+  CHECK(info->state == wick::PluginState::Usable);
+  CHECK_THAT(info->reason, Contains("label: a") && Contains("shared with another runtime"));
+  // One device, one set of buffers: a tensor made through one runtime works through the other.
+  const wick::Tensor x = wick::Tensor::from_vector<float>({1, 2, 3}, {3}, first.default_device());
+  const wick::Tensor y = wick::Tensor::full({3}, 10.0, wick::DType::F32, second.default_device());
+  CHECK((x + y).to_vector<float>() == std::vector<float>{11, 12, 13});
+
+  wick::Config other = cfg;
+  other.plugin_options["fixture-good"].values = {{"label", std::string("b")}};
+  const wick::PluginRegistry third(other, kIsolated);
+  const auto refused = third.find("fixture-good");
+  REQUIRE(refused != nullptr);
+  CHECK(refused->state == wick::PluginState::Failed);
+  CHECK_THAT(refused->reason, Contains("already initialized in this process") &&
+                                  Contains("{label=\"a\"}") && Contains("{label=\"b\"}"));
+}

@@ -107,6 +107,7 @@ class LoadedPlugin {
   // Called by the registry after a successful initialize.
   void set_initialized(std::vector<wick_device*> devices, std::vector<wick_device_props> props);
   const std::vector<wick_device*>& devices() const { return devices_; }
+  bool initialized() const { return initialized_; }
   const wick_device_props& props(int index) const { return props_.at(static_cast<size_t>(index)); }
 
  private:

@@ -4,6 +4,7 @@
 #include "host/device_kinds.hpp"
 #include "host/isolated_plugin.hpp"
 #include "host/loaded_plugin.hpp"
+#include "host/shared_plugins.hpp"
 #include "host/manifest.hpp"
 #include "host/plugin_checks.hpp"
 #include <wick/safe_file.hpp>
@@ -118,6 +119,10 @@ struct PluginRegistry::Impl {
   Entry load_manifest(const Manifest& manifest);
   Entry load_isolated(const Manifest& manifest, const IsolationOptions& options);
   void initialize(Entry& entry);
+  // A plugin another registry initialized: usable here when this config gives it the same options.
+  void adopt_shared(Entry& entry, const std::string& options, const std::string& options_where);
+  // The entry's devices and state once its plugin is initialized.
+  void become_usable(Entry& entry, const std::string& message);
   // Initializes the entry if nobody has yet: plugins are probed when something needs them.
   void probe(Entry& entry) {
     if (entry.probed) return;
@@ -288,8 +293,15 @@ PluginRegistry::Impl::Entry PluginRegistry::Impl::load_manifest(const Manifest& 
     return entry;
   }
   if (isolation.isolate) return load_isolated(m, isolation);
+  if (!check_manifest_abi(m, entry.info)) return entry;
+  // Initialized by another live registry of this process: share it (initialize runs once).
+  if (std::shared_ptr<LoadedPlugin> live = shared_plugin(m.library); live && live->name() == m.name) {
+    entry.plugin = std::move(live);
+    entry.info.reason = "loaded; initialized by another runtime of this process";
+    return entry;
+  }
   boost::dll::shared_library library;
-  if (!check_manifest_abi(m, entry.info) || !load_library(m, library, entry.info)) return entry;
+  if (!load_library(m, library, entry.info)) return entry;
   const wick_plugin_api* api = read_table(m, library, entry.info);
   if (api == nullptr || !check_table(*api, m, entry.info)) return entry;
   entry.plugin = std::make_shared<LoadedPlugin>(std::move(library), api, m.name, m.library);
@@ -356,6 +368,10 @@ void PluginRegistry::Impl::initialize(Entry& entry) {
   state->plugin = entry.plugin;
   if (found != config.plugin_options.end()) state->table = found->second;
   state->options = plugin_options(state->table);
+  if (entry.plugin->initialized()) {  // shared with another runtime (load_manifest)
+    adopt_shared(entry, describe_options(state->options), options_where);
+    return;
+  }
   state->result.struct_size = sizeof(state->result);
   std::packaged_task<void()> task([state] {
     try {
@@ -394,18 +410,42 @@ void PluginRegistry::Impl::initialize(Entry& entry) {
     return;
   }
   const std::string message = result.message != nullptr ? result.message : "";
-  if (result.num_devices == 0) {
+  if (!info.isolated)
+    share_plugin(entry.plugin->library_path(), entry.plugin, describe_options(state->options), message);
+  become_usable(entry, message);
+}
+
+void PluginRegistry::Impl::adopt_shared(Entry& entry, const std::string& options,
+                                        const std::string& options_where) {
+  const SharedInit first = shared_init(*entry.plugin);
+  if (first.options != options) {
+    entry.info.state = PluginState::Failed;
+    entry.info.reason = "already initialized in this process by another runtime with options {" +
+                        first.options + "}, and this runtime asks for {" + options + "}" +
+                        (options_where.empty() ? "" : " (options from " + options_where + ")") +
+                        ": a plugin library is initialized once per process, so every runtime "
+                        "must give it the same options";
+    entry.plugin.reset();
+    return;
+  }
+  become_usable(entry, first.message);
+  entry.info.reason += "; shared with another runtime of this process";
+}
+
+void PluginRegistry::Impl::become_usable(Entry& entry, const std::string& message) {
+  PluginInfo& info = entry.info;
+  const LoadedPlugin& plugin = *entry.plugin;
+  const size_t n = plugin.devices().size();
+  if (n == 0) {
     info.state = PluginState::Unavailable;
     info.reason = message.empty() ? "the plugin found no device" : message;
     return;
   }
   info.state = PluginState::Usable;
-  info.reason = std::to_string(result.num_devices) +
-                (result.num_devices == 1 ? " device" : " devices") +
+  info.reason = std::to_string(n) + (n == 1 ? " device" : " devices") +
                 (message.empty() ? "" : " (" + message + ")") +
                 (info.isolated ? "; isolated in a child process" : "");
-  const LoadedPlugin& plugin = *entry.plugin;
-  for (size_t i = 0; i < plugin.devices().size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     Device d(entry.plugin, plugin.devices()[i], static_cast<int>(i));
     entry.devices.push_back(d);
     info.devices.push_back(describe_device(plugin, d, info.device_kinds));
