@@ -35,6 +35,7 @@ namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Matches;
 using wick::PluginState;
+using wick::test::ScopedEnv;
 
 namespace {
 
@@ -88,32 +89,6 @@ bool has_fixture_plugin(const wick::PluginRegistry& registry) {
 std::string word_regex(const std::string& word) {
   return ".*\\b" + word + "\\b.*";
 }
-
-// Sets (or unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // Changes the current directory for one scope.
 class ScopedCwd {

@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,33 @@ inline std::unique_ptr<Runtime> fixture_runtime(bool strict, std::vector<std::st
   c.log_level = "error";
   return std::make_unique<Runtime>(c, RegistryOptions{false, false});
 }
+
+// Sets (or, with nullopt, unsets) an environment variable for one scope (a child process started
+// meanwhile sees it).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 // Reads `fd` (a pipe from a child process) to its end and closes it, then waits for the child
 // `pid`; returns what was read, with the child's wait status in `status`.
