@@ -225,7 +225,7 @@ TEST_CASE("broadcast gradients are summed back to each operand's shape", "[autog
   CHECK(values(c.grad()) == std::vector<double>{9, 9});  // sum(a + b) per row: 2 + 3 + 4
 }
 
-TEST_CASE("max ties share the gradient; maximum ties give each side half", "[autograd]") {
+TEST_CASE("max ties share the gradient, and maximum ties give each side half", "[autograd]") {
   Tensor x = Tensor::from_vector<double>({1, 5, 5, 2}, cpu()).set_requires_grad();
   x.max({0}).backward();
   CHECK(values(x.grad()) == std::vector<double>{0, 0.5, 0.5, 0});

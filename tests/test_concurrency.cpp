@@ -110,7 +110,7 @@ TEST_CASE("calls on one device are serialised, calls on two devices of one plugi
 }
 
 TEST_CASE("a device that declares WICK_DEVICE_CAP_CONCURRENT takes calls from several threads at "
-          "once; its sibling stays serialised",
+          "once, and its sibling stays serialised",
           "[concurrency]") {
   // The first test case's runtime is gone: the plugin was shut down and can start again.
   auto rt = threads_runtime(0);

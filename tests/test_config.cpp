@@ -93,7 +93,7 @@ std::string normal(const std::string& path) { return fs::path(path).lexically_no
 // ---------------------------------------------------------------------------------------------
 // The default
 
-TEST_CASE("the default config is cuda, opencl, cpu; not strict; log level warn", "[config]") {
+TEST_CASE("the default config is cuda, opencl, cpu, not strict, log level warn", "[config]") {
   const Config config = wick::default_config();
   CHECK(names(config) == std::vector<std::string>{"cuda", "opencl:gpu", "opencl:accelerator", "cpu"});
   CHECK_FALSE(config.strict);

@@ -177,7 +177,7 @@ TEST_CASE("a vendor's CPU-kind plugin first in the search path and the priority 
   CHECK(rt->fallbacks()[0].op == "matmul");
 }
 
-TEST_CASE("[devices] fallback names the CPU device fallbacks run on; a bad one says why",
+TEST_CASE("[devices] fallback names the CPU device fallbacks run on, and a bad one says why",
           "[fallback][config]") {
   auto runtime = [](const std::string& fallback) {
     Config c = default_config();

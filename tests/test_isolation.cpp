@@ -70,7 +70,7 @@ bool ends_within(pid_t pid, double seconds) {
 
 }  // namespace
 
-TEST_CASE("an isolated plugin that crashes gives an error naming it; the program goes on",
+TEST_CASE("an isolated plugin that crashes gives an error naming it, and the program goes on",
           "[isolation]") {
   auto rt = runtime_with("[plugins.conf-fixture-crashy]\nisolate = true\n");
   const PluginInfo info = info_of(rt->registry().plugins(), "conf-fixture-crashy");

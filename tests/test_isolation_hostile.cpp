@@ -143,7 +143,7 @@ TEST_CASE("short, truncated, extra and garbage replies are protocol errors namin
   }
 }
 
-TEST_CASE("a child that dies in the middle of a reply fails that call; the next one restarts it",
+TEST_CASE("a child that dies in the middle of a reply fails that call, and the next one restarts it",
           "[isolation][hostile]") {
   const Hostile hostile("die:buffer_read");
   auto rt = hostile_runtime();

@@ -192,7 +192,7 @@ TEST_CASE("binary ops broadcast NumPy-style and name shapes on mismatch", "[tens
   CHECK_THROWS_WITH(a + bad, Catch::Contains("add: shapes [2, 3] and [2] do not broadcast"));
 }
 
-TEST_CASE("integer arithmetic wraps and divides toward zero; x / 0 is 0", "[tensor][ops][edge]") {
+TEST_CASE("integer arithmetic wraps and divides toward zero, and x / 0 is 0", "[tensor][ops][edge]") {
   const int32_t mx = std::numeric_limits<int32_t>::max(), mn = std::numeric_limits<int32_t>::min();
   Tensor a = Tensor::from_vector<int32_t>({mx, -7, 7, mn, 5}, cpu());
   Tensor b = Tensor::from_vector<int32_t>({1, 2, -2, -1, 0}, cpu());
@@ -271,7 +271,7 @@ TEST_CASE("matmul: 2-D, batched with broadcasting, 1-D operands, strided inputs"
   CHECK_THROWS_WITH(a.matmul(a), Catch::Contains("inner dimensions 3 and 2 differ"));
 }
 
-TEST_CASE("sum over axes with keepdim; integers widen to 64 bits", "[tensor][reduce]") {
+TEST_CASE("sum over axes with keepdim, and integers widen to 64 bits", "[tensor][reduce]") {
   Tensor t = arange(24, cpu()).reshape({2, 3, 4});
   // Sum over axis 1: element [i][k] = sum_j (12i + 4j + k) = 36i + 12 + 3k
   CHECK(t.sum({1}).to_vector<float>() == std::vector<float>{12, 15, 18, 21, 48, 51, 54, 57});

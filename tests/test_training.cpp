@@ -94,7 +94,7 @@ TEST_CASE("SGD, Adam and AdamW take PyTorch's steps, fused or as separate ops", 
   }
 }
 
-TEST_CASE("cross-entropy, MSE and BCE-with-logits match hand-worked values; accuracy counts rows",
+TEST_CASE("cross-entropy, MSE and BCE-with-logits match hand-worked values, and accuracy counts rows",
           "[training][nn]") {
   for (const Device& device : devices()) {
     INFO(device.name());

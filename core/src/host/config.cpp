@@ -632,7 +632,10 @@ IsolationOptions isolation_options(const Config& config, const std::string& plug
   if (found == config.plugin_options.end()) return out;
   const PluginOptions& table = found->second;
   for (size_t i = 0; i < table.values.size(); ++i) {
-    const auto& [key, value] = table.values[i];
+    // Named references, not a structured binding: clang 14 (the sanitizer builds) cannot capture
+    // a binding in a lambda.
+    const std::string& key = table.values[i].first;
+    const OptionValue& value = table.values[i].second;
     auto bad = [&](const std::string& allowed) {
       throw ConfigError("[plugins." + toml_key(plugin) + "] " + key + " at " +
                         table.where_of(i).to_string() + " must be " + allowed);
