@@ -2,7 +2,8 @@
 # The test job (CI runs it: .ci/run): set up, build, check the layout's sizes, run the whole test
 # suite — on this CPU as oneDNN sees it, then with oneDNN held to AVX2 and to SSE4.1, so that a
 # machine with AVX-512 also checks the code paths an AVX2-only or older CPU takes (no bf16 kernels
-# in oneDNN below AVX-512, other JIT kernels) — then fuzzing and the suite under ASan+UBSan.
+# in oneDNN below AVX-512, other JIT kernels) — then fuzzing, the suite under ASan+UBSan and the
+# threaded tests under TSan.
 # Each stage prints the time it took, and after each ctest pass every test's time is compared with
 # its timeout (scripts/ctest_budget.py: a test over half of its timeout fails the job).
 # The long checks have scripts of their own and a short version here: 5-epoch training
@@ -65,6 +66,14 @@ stage "the ASan+UBSan suite"
 asan_build="${WICK_SANITIZE_BUILD_DIR:-$root/build-asan}"
 WICK_SANITIZE_BUILD_DIR="$asan_build" "$root/scripts/sanitize.sh" asan --output-junit "$asan_build/ctest-asan.xml"
 python3 "$root/scripts/ctest_budget.py" "$asan_build" "$asan_build/ctest-asan.xml" "ASan+UBSan"
+
+# Threads (issue 21): the host's per-device locks, a concurrent device without them (cpu-onednn),
+# eight threads on one device per backend and backward from eight threads, under TSan
+# (scripts/sanitize.sh tsan builds only what those tests need: about 2 minutes).
+stage "the TSan threads suite"
+tsan_build="$root/build-tsan"
+WICK_SANITIZE_BUILD_DIR="$tsan_build" "$root/scripts/sanitize.sh" tsan --output-junit "$tsan_build/ctest-tsan.xml"
+python3 "$root/scripts/ctest_budget.py" "$tsan_build" "$tsan_build/ctest-tsan.xml" "TSan"
 
 stage ""
 echo "test: the whole job took $((SECONDS - job_start)) s"
