@@ -14,6 +14,7 @@ namespace {
 
 std::unique_ptr<wick::Runtime> g_runtime;  // made empty before main, filled in main
 std::optional<wick::Tensor> g_tensor;
+std::optional<wick::Tensor> g_opencl;  // on opencl's device, where it is usable
 
 }  // namespace
 
@@ -31,5 +32,12 @@ int main() {
   g_tensor = wick::Tensor::full({8}, 3.0, wick::DType::F32, d);
   // A second tensor on the CPU plugin too (oneDNN's statics are in play there).
   static const wick::Tensor on_cpu = wick::Tensor::full({8}, 1.0, wick::DType::F32, g_runtime->cpu_device());
-  return g_tensor->to_vector<float>().at(7) == 3.0f && on_cpu.to_vector<float>().at(0) == 1.0f ? 0 : 3;
+  // And one on opencl (a static Tensor there segfaulted at exit, issue 22).
+  if (const wick::Device ocl = g_runtime->registry().find_device("opencl"); ocl.valid())
+    g_opencl = wick::Tensor::full({8}, 2.0, wick::DType::F32, ocl);
+  const bool ocl_ok = !g_opencl || g_opencl->to_vector<float>().at(3) == 2.0f;
+  return g_tensor->to_vector<float>().at(7) == 3.0f && on_cpu.to_vector<float>().at(0) == 1.0f &&
+                 ocl_ok
+             ? 0
+             : 3;
 }
