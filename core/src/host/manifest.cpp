@@ -44,9 +44,11 @@ Manifest parse_manifest(const std::string& text, const fs::path& path) {
     if (n != nullptr) os << ":" << n->source().begin.line << ":" << n->source().begin.column;
     return os.str();
   };
-  auto name = t["name"].value<std::string>();
-  auto library = t["library"].value<std::string>();
-  auto major = t["abi_major"].value<int64_t>();
+  // value_exact: a key of another TOML type is an error, never converted (toml++'s value<int64_t>
+  // casts a float such as 2e21 to an integer, which overflows).
+  auto name = t["name"].value_exact<std::string>();
+  auto library = t["library"].value_exact<std::string>();
+  auto major = t["abi_major"].value_exact<int64_t>();
   if (!name || name->empty())
     throw std::runtime_error(where("name") + ": 'name' must be a non-empty string");
   if (!library || library->empty())
@@ -56,12 +58,22 @@ Manifest parse_manifest(const std::string& text, const fs::path& path) {
   m.abi_major = *major;
   fs::path lib(*library);
   m.library = (lib.is_absolute() ? lib : path.parent_path() / lib).lexically_normal().string();
-  if (const toml::array* kinds = t["device_kinds"].as_array()) {
-    for (const toml::node& k : *kinds) {
-      if (auto s = k.value<std::string>()) m.device_kinds.push_back(*s);
+  if (const toml::node* kinds = t["device_kinds"].node()) {
+    const toml::array* list = kinds->as_array();
+    if (list == nullptr)
+      throw std::runtime_error(where("device_kinds") + ": 'device_kinds' must be an array of strings");
+    for (const toml::node& k : *list) {
+      auto s = k.value_exact<std::string>();
+      if (!s)
+        throw std::runtime_error(where("device_kinds") + ": 'device_kinds' must be an array of strings");
+      m.device_kinds.push_back(*s);
     }
   }
-  m.first_party = t["first_party"].value<bool>().value_or(false);
+  if (const toml::node* fp = t["first_party"].node()) {
+    auto b = fp->value_exact<bool>();
+    if (!b) throw std::runtime_error(where("first_party") + ": 'first_party' must be true or false");
+    m.first_party = *b;
+  }
   return m;
 }
 
