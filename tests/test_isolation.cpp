@@ -117,6 +117,34 @@ TEST_CASE("an isolated plugin that hangs is killed after isolate_timeout_ms", "[
                         Catch::Contains("op_execute") && Catch::Contains("killed"));
 }
 
+TEST_CASE("a stopped isolated child fails its call at the deadline, named as stopped, and is "
+          "restarted",
+          "[isolation][restart]") {
+  // With no deadline (the default before issue 22) a child stopped by SIGSTOP hung its host for
+  // good; the default is now 60 s, shortened here.
+  const test::ScratchFile marker("stopped-marker");
+  auto rt = test::isolated_runtime(marker_config(marker.path(), "stopped") +
+                                   "isolate_timeout_ms = 400\nisolate_restart_backoff_ms = 0\n");
+  const Device dev = rt->registry().find_device("fixture-shutdown-marker");
+  rt->set_strict(true);
+  Tensor a = Tensor::from_vector<float>({1, 2}, {2}, dev);
+  CHECK((a + a).to_vector<float>() == std::vector<float>{2, 4});
+  const pid_t child = test::plugin_host_pid(kMarkerLibrary);
+  REQUIRE(child > 0);
+  REQUIRE(::kill(child, SIGSTOP) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH((a + a).to_vector<float>(),
+                    Catch::Contains("did not answer within 400 ms") &&
+                        Catch::Contains("its process was stopped: SIGSTOP") &&
+                        Catch::Contains("killed"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  CHECK(ends_within(child, 3.0));  // SIGKILL ends a stopped process too
+  // The next call starts a new child; the old one's buffers are lost, new ones work.
+  const Tensor b = Tensor::from_vector<float>({3, 4}, {2}, dev);
+  CHECK((b + b).to_vector<float>() == std::vector<float>{6, 8});
+  CHECK(test::plugin_host_pid(kMarkerLibrary) != child);
+}
+
 TEST_CASE("isolate and isolate_timeout_ms are the host's: checked, and not passed to the plugin",
           "[isolation][config]") {
   {
@@ -136,7 +164,7 @@ TEST_CASE("isolate and isolate_timeout_ms are the host's: checked, and not passe
   }
   const IsolationOptions defaults = isolation_options(default_config(), "conf-fixture-crashy");
   CHECK_FALSE(defaults.isolate);
-  CHECK(defaults.timeout_ms == 0);
+  CHECK(defaults.timeout_ms == 60000);  // a minute: a stopped or stuck child never hangs its host
   CHECK(defaults.restarts == 3);
   CHECK(defaults.restart_backoff_ms == 100);
   const IsolationOptions set = isolation_options(

@@ -114,10 +114,15 @@ struct ConfigOverrides {
 // isolate_restart_backoff_ms.
 bool is_host_plugin_option(const std::string& key);
 
+// isolate_timeout_ms when a table does not set it: a minute per call. A child that stops answering
+// (stopped with SIGSTOP, deadlocked, spinning) fails its call after it and is killed and restarted;
+// no call of a working plugin on a realistic input takes that long, and 0 asks for no deadline.
+inline constexpr int64_t kDefaultIsolateTimeoutMs = 60000;
+
 // What those keys say for one plugin (the defaults when its table does not set them).
 struct IsolationOptions {
   bool isolate = false;
-  int64_t timeout_ms = 0;            // each call's deadline; 0: none
+  int64_t timeout_ms = kDefaultIsolateTimeoutMs;  // each call's deadline; 0: none
   int restarts = 3;                  // how often a dead or late child is replaced, at most
   int64_t restart_backoff_ms = 100;  // the first restart waits this long after the death, then x2
 };

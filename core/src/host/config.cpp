@@ -545,7 +545,7 @@ disable = []
 # threads = 4
 # Four keys of such a table are the host's own: isolate = true runs the plugin in a child process,
 # where a crash or hang fails a call instead of the program; isolate_timeout_ms bounds each call
-# (0: no deadline); a dead child is replaced on the next call isolate_restarts times at most
+# (default 60000; 0: no deadline); a dead child is replaced on the next call isolate_restarts times at most
 # (default 3; 0: never), the first time isolate_restart_backoff_ms after its death (default 100,
 # doubled for each restart).
 

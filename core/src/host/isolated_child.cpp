@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -33,7 +34,7 @@ namespace {
 ProxyError g_out_of_memory{WICK_STATUS_OUT_OF_MEMORY,
                            "out of host memory while reporting an isolated plugin's error"};
 
-// How long a shutdown at exit may take when isolate_timeout_ms sets no deadline.
+// The longest a shutdown at exit may take (isolate_timeout_ms when that is shorter).
 constexpr int64_t kExitShutdownMs = 10000;
 
 // How long the hello of a new process may take (loading the library, before any plugin code runs).
@@ -43,6 +44,22 @@ std::string signal_text(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return std::to_string(sig) + " (" + (abbrev != nullptr ? std::string("SIG") + abbrev : "?") +
          ", " + strsignal(sig) + ")";
+}
+
+// " (its process was stopped: ...)" when `pid` is stopped (SIGSTOP, SIGTSTP) or traced: the
+// reason a late call is most often late by hand; else "".
+std::string stopped_note(pid_t pid) {
+  if (pid <= 0) return "";
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "re");
+  if (f == nullptr) return "";
+  char text[512] = {};
+  const size_t n = std::fread(text, 1, sizeof text - 1, f);
+  std::fclose(f);
+  const char* close = std::strrchr(text, ')');  // the name, in parentheses, may hold anything
+  if (close == nullptr || close + 2 >= text + n) return "";
+  if (close[2] == 'T') return " (its process was stopped: SIGSTOP or SIGTSTP)";
+  if (close[2] == 't') return " (its process was stopped by a debugger)";
+  return "";
 }
 
 // Waits up to a second for `pid` to end by itself, then kills it; its wait status, or -1.
@@ -95,7 +112,7 @@ Child::~Child() {
 }
 
 int64_t Child::exit_timeout_ms() const {
-  return s_.call_timeout_ms > 0 ? s_.call_timeout_ms : kExitShutdownMs;
+  return s_.call_timeout_ms > 0 ? std::min(s_.call_timeout_ms, kExitShutdownMs) : kExitShutdownMs;
 }
 
 void Child::close_process() {
@@ -357,7 +374,7 @@ Child::Reply Child::exchange(Call c, const Out& request, uint64_t read_bytes, in
     return failed("did not answer within " + std::to_string(timeout) + " ms ([plugins." +
                       s_.plugin +
                       (c == Call::Initialize ? "] probe_timeout_ms" : "] isolate_timeout_ms") +
-                      "); its process was killed",
+                      ")" + stopped_note(pid_.load()) + "; its process was killed",
                   true);
   if (got == RecvResult::TooLong)
     return failed("broke the wire protocol (a reply of " + std::to_string(announced) +

@@ -133,7 +133,7 @@ class Child {
   // `timeout_ms` (<= 0: forever), and ends the process; later calls fail. Idempotent. The
   // destructor does it too, waiting at most exit_timeout_ms().
   void shutdown(int64_t timeout_ms);
-  // isolate_timeout_ms, or 10 s when that is 0.
+  // isolate_timeout_ms, at most 10 s (10 s when that is 0).
   int64_t exit_timeout_ms() const;
   // At exit, when `mutex` cannot be had: kills the process without a word.
   void kill_now();
