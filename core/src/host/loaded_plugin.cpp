@@ -2,6 +2,8 @@
 
 #include "host/crash_hint.hpp"
 
+#include <wick/mapped_file.hpp>
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -27,6 +29,9 @@ void write_str(const char* s) {
 
 // Async-signal-safe: write(2) only, then the previous disposition for the signal.
 void on_crash(int sig, siginfo_t* info, void* context) {
+  // A read of a mapped file that shrank meanwhile (a plugin copying a weight file's bytes): the
+  // mapping takes it, and the loader reports the file (wick/mapped_file.hpp).
+  if (detail::absorb_mapped_fault(sig, info != nullptr ? info->si_addr : nullptr)) return;
   size_t i = 0;
   while (i < sizeof kCrashSignals / sizeof kCrashSignals[0] && kCrashSignals[i] != sig) ++i;
   if (t_plugin != nullptr) {

@@ -1,13 +1,13 @@
-// safetensors.cpp — loading (mmap, then one copy per tensor onto its device), saving (temporary
+// safetensors.cpp — loading (mmap, then one copy per tensor onto its device; MappedFile), saving (temporary
 // file, fsync, rename) and state-dict checks. The header's validation is safetensors_header.cpp.
 #include <wick/safetensors.hpp>
 
+#include <wick/mapped_file.hpp>
 #include <wick/safe_file.hpp>
 #include <wick/shape.hpp>
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,53 +30,29 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 namespace wick::safetensors {
 namespace {
 
-// A whole file mapped read-only; unmapped when it goes.
-class Mapping {
- public:
-  explicit Mapping(const std::string& path) {
-    if (auto why = safe_file::refuse(path, std::numeric_limits<uint64_t>::max()))
-      throw Error(path + ": " + *why);
-    // O_NONBLOCK: should the file have been swapped for a FIFO since the check, open does not wait.
-    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd_ < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd_);
-      throw Error(path + ": is not a regular file");
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ == 0) return;  // parse() reports it as too short; mmap of 0 bytes is an error
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
-    if (p == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd_);
-      throw Error(path + ": cannot map " + std::to_string(size_) + " bytes: " + std::strerror(err));
-    }
-    data_ = static_cast<const uint8_t*>(p);
-  }
-  ~Mapping() {
-    if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
-    ::close(fd_);
-  }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-
-  const uint8_t* data() const { return data_ ? data_ : reinterpret_cast<const uint8_t*>(""); }
-  size_t size() const { return size_; }
-
- private:
-  int fd_ = -1;
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-};
-
+// One tensor of the file on `device`. With `mapped`, a page of it gone (the file was truncated
+// while mapped: the copy read zeros there) is an error naming the file, never the zeros.
 Tensor copy_entry(const uint8_t* file, const Header& h, const Entry& e, const Device& device,
-                  const std::string& source) {
+                  const std::string& source, const MappedFile* mapped = nullptr) {
+  Tensor t;
   try {
-    return Tensor::from_bytes(file + h.data_start + e.begin, e.end - e.begin, e.shape, e.dtype,
-                              device);
+    t = Tensor::from_bytes(file + h.data_start + e.begin, e.end - e.begin, e.shape, e.dtype,
+                           device);
   } catch (const Error& err) {
+    if (mapped != nullptr) mapped->check_intact("copying tensor '" + printable_name(e.name) + "'");
     throw Error(source + ": tensor '" + printable_name(e.name) + "': " + err.what());
+  }
+  if (mapped != nullptr) mapped->check_intact("copying tensor '" + printable_name(e.name) + "'");
+  return t;
+}
+
+// The header of a mapped file; an error that comes from the file shrinking under the parse says so.
+Header parse_mapped(const MappedFile& m) {
+  try {
+    return parse(m.data(), m.size(), m.path());
+  } catch (const Error&) {
+    m.check_intact("reading its header");
+    throw;
   }
 }
 
@@ -279,8 +255,12 @@ File load_bytes(const void* data, size_t size, const Device& device, const std::
 }
 
 File load(const std::string& path, const Device& device) {
-  const Mapping m(path);
-  return load_bytes(m.data(), m.size(), device, path);
+  const MappedFile m(path);
+  const Header h = parse_mapped(m);
+  File out;
+  out.metadata = h.metadata;
+  for (const Entry& e : h.entries) out.tensors[e.name] = copy_entry(m.data(), h, e, device, path, &m);
+  return out;
 }
 
 std::string save_bytes(const std::map<std::string, Tensor>& tensors,
@@ -347,14 +327,15 @@ void check_state_dict(const std::map<std::string, Tensor>& expected,
 std::map<std::string, Tensor> load_state_dict(const std::string& path,
                                               const std::map<std::string, Tensor>& expected,
                                               const Device& device, bool allow_extra) {
-  const Mapping m(path);
-  const Header h = parse(m.data(), m.size(), path);
+  const MappedFile m(path);
+  const Header h = parse_mapped(m);
   check_state_dict(expected, h, path, allow_extra);
   std::map<std::string, Tensor> out;
   for (const Entry& e : h.entries) {
     auto it = expected.find(e.name);
     if (it == expected.end()) continue;  // an extra tensor, allowed
-    out[e.name] = copy_entry(m.data(), h, e, device.valid() ? device : it->second.device(), path);
+    out[e.name] =
+        copy_entry(m.data(), h, e, device.valid() ? device : it->second.device(), path, &m);
   }
   return out;
 }
