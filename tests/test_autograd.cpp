@@ -575,6 +575,37 @@ TEST_CASE("backward names the op and the saved tensor that an in-place write cha
   }
 }
 
+TEST_CASE("a unary op saves only what its backward reads: writing the other is no error",
+          "[autograd]") {
+  for (const Device& d : devices()) {
+    INFO(d.name());
+    // exp's gradient is g * exp(x), read from its output: its input may change after the forward
+    // pass (PyTorch allows it too). log's is g / x: there the write is refused.
+    for (const bool is_exp : {true, false}) {
+      Tensor leaf = Tensor::from_vector<float>({1, 2}, d).set_requires_grad();
+      const Tensor x = leaf + Tensor::zeros({2}, DType::F32, d);  // add saves nothing
+      const Tensor y = (is_exp ? x.exp() : x.log()).sum();
+      dispatch_in_place(WICK_OP_COPY, nullptr, {Tensor::from_vector<float>({5, 5}, d)}, {x});
+      if (is_exp) {
+        y.backward();
+        const std::vector<float> g = leaf.grad().to_vector<float>();
+        CHECK(g[0] == Approx(std::exp(1.0)).epsilon(1e-6));
+        CHECK(g[1] == Approx(std::exp(2.0)).epsilon(1e-6));
+      } else {
+        CHECK_THROWS_WITH(y.backward(), Catch::Contains("backward: log needs its input 0"));
+      }
+    }
+    // neg reads neither: its input and output may both be written.
+    Tensor leaf = Tensor::from_vector<float>({1, 2}, d).set_requires_grad();
+    const Tensor x = leaf + Tensor::zeros({2}, DType::F32, d);
+    const Tensor y = x.neg();
+    dispatch_in_place(WICK_OP_COPY, nullptr, {Tensor::from_vector<float>({5, 5}, d)}, {x});
+    dispatch_in_place(WICK_OP_COPY, nullptr, {Tensor::from_vector<float>({7, 7}, d)}, {y});
+    y.sum().backward();
+    CHECK(leaf.grad().to_vector<float>() == std::vector<float>{-1, -1});
+  }
+}
+
 TEST_CASE("to(device) sends the gradient back to the source device", "[autograd]") {
   if (devices().size() < 2) return;
   const Device other = devices()[1];

@@ -251,14 +251,45 @@ bool saves_operands(wick_op_code op) {
 
 }  // namespace
 
+// Which of its input (x) and output (y) unary_rule reads for `op`: only those are saved, so that
+// an in-place write to the other is no error at backward (as in PyTorch) and its memory is not
+// held until then.
+struct UnaryNeeds {
+  bool x, y;
+};
+UnaryNeeds unary_needs(wick_op_code op) {
+  switch (op) {
+    case WICK_OP_NEG:
+    case WICK_OP_SIGN:
+    case WICK_OP_FLOOR:
+    case WICK_OP_CEIL:
+    case WICK_OP_ROUND:
+    case WICK_OP_AFFINE: return {false, false};
+    case WICK_OP_EXP:
+    case WICK_OP_SQRT:
+    case WICK_OP_RECIP:
+    case WICK_OP_TANH:
+    case WICK_OP_ERFINV:
+    case WICK_OP_SIGMOID:
+    case WICK_OP_TAN:
+    case WICK_OP_EXPM1:
+    case WICK_OP_CBRT:
+    case WICK_OP_RELU: return {false, true};
+    case WICK_OP_RSQRT:
+    case WICK_OP_ELU: return {true, true};
+    default: return {true, false};
+  }
+}
+
 Tensor unary(wick_op_code op, const Tensor& x, const wick_unary_params* params) {
   Tensor y = without_grad([&] { return x.apply(op, params); });
   if (!is_float(y.dtype())) return y;
   const double alpha = params ? params->alpha : 0.0;
+  const UnaryNeeds needs = unary_needs(op);
+  // A rule that reads neither still needs g's shape and dtype only (zeros_like(g), g * alpha).
   return record(sdk::op_name(op), y, {&x},
-                [op, alpha, xs = saved(x), ys = saved(y)](const Tensor& g, const Node&) {
-                  return Grads{unary_rule(op, alpha, xs, ys, g)};
-                });
+                [op, alpha, xs = needs.x ? saved(x) : Tensor(), ys = needs.y ? saved(y) : Tensor()](
+                    const Tensor& g, const Node&) { return Grads{unary_rule(op, alpha, xs, ys, g)}; });
 }
 
 Tensor clamp(const Tensor& x, double lo, double hi) {
