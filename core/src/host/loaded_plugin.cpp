@@ -1,6 +1,7 @@
 #include "host/loaded_plugin.hpp"
 
 #include "host/crash_hint.hpp"
+#include "host/signal_chain.hpp"
 
 #include <wick/mapped_file.hpp>
 
@@ -65,18 +66,7 @@ void on_crash(int sig, siginfo_t* info, void* context) {
     write_str(t_plugin);
     write_str("] isolate = true in the config runs it in one always.\n");
   }
-  const struct sigaction& previous = g_previous[i];
-  if ((previous.sa_flags & SA_SIGINFO) != 0 && previous.sa_sigaction != nullptr) {
-    previous.sa_sigaction(sig, info, context);
-    return;
-  }
-  if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN &&
-      previous.sa_handler != nullptr) {
-    previous.sa_handler(sig);
-    return;
-  }
-  ::signal(sig, SIG_DFL);  // the default: terminate (with a core where enabled), as without us
-  ::raise(sig);
+  detail::pass_to_previous(g_previous[i], sig, info, context);
 }
 
 void install_crash_reporter() {

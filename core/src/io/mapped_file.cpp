@@ -6,6 +6,8 @@
 #include <wick/error.hpp>
 #include <wick/safe_file.hpp>
 
+#include "host/signal_chain.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -36,18 +38,7 @@ struct sigaction g_previous_bus;
 
 void on_bus(int sig, siginfo_t* info, void* context) {
   if (detail::absorb_mapped_fault(sig, info != nullptr ? info->si_addr : nullptr)) return;
-  const struct sigaction& previous = g_previous_bus;
-  if ((previous.sa_flags & SA_SIGINFO) != 0 && previous.sa_sigaction != nullptr) {
-    previous.sa_sigaction(sig, info, context);
-    return;
-  }
-  if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN &&
-      previous.sa_handler != nullptr) {
-    previous.sa_handler(sig);
-    return;
-  }
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
+  detail::pass_to_previous(g_previous_bus, sig, info, context);
 }
 
 void install_bus_handler() {
