@@ -95,6 +95,8 @@ static_assert(WICK_OP_CUMMAX == 412);
 static_assert(WICK_OP_CUMMIN == 413);
 static_assert(WICK_OP_MATMUL == 500);
 static_assert(WICK_OP_CONV == 501);
+static_assert(WICK_OP_CONV_GRAD_INPUT == 502);   // 1.3
+static_assert(WICK_OP_CONV_GRAD_WEIGHT == 503);  // 1.3
 static_assert(WICK_OP_WINDOW_SUM == 510);
 static_assert(WICK_OP_WINDOW_PROD == 511);
 static_assert(WICK_OP_WINDOW_MAX == 512);
@@ -131,6 +133,8 @@ TEST_CASE("Every op of the table has a unique code and name, and looks up both w
 
 TEST_CASE("The table's params column names each op's params struct") {
   CHECK(sdk::op_info(WICK_OP_CONV)->params_size == sizeof(wick_conv_params));
+  CHECK(sdk::op_info(WICK_OP_CONV_GRAD_INPUT)->params_size == sizeof(wick_conv_params));
+  CHECK(sdk::op_info(WICK_OP_CONV_GRAD_WEIGHT)->params_size == sizeof(wick_conv_params));
   CHECK(sdk::op_info(WICK_OP_REDUCE_SUM)->params_size == sizeof(wick_reduce_params));
   CHECK(sdk::op_info(WICK_OP_ADD)->params_size == 0);
   CHECK(sdk::op_info(WICK_OP_SORT)->outputs == 2);

@@ -1,5 +1,6 @@
-"""Golden cases of conv and the window ops (window_sum/prod/max/min, window_scatter_max/min): sliding
-windows over strided, padded and dilated axes, sized by one rule (conv_out)."""
+"""Golden cases of conv, its two gradients (conv_grad_input, conv_grad_weight) and the window ops
+(window_sum/prod/max/min, window_scatter_max/min): sliding windows over strided, padded and dilated
+axes, sized by one rule (conv_out)."""
 import math
 
 import numpy as np
@@ -48,19 +49,21 @@ def conv_ref(x, w, strides, lo, hi, dil, idil, groups):
     return out, scale
 
 
+CONV_CONFIGS = [
+    ("1d", [2, 3, 9], [4, 3, 3], [1], [0], [0], [1], [1], 1),
+    ("1d_stride_pad", [1, 2, 10], [3, 2, 4], [2], [1], [2], [1], [1], 1),
+    ("2d", [1, 2, 5, 6], [3, 2, 3, 3], [1, 1], [0, 0], [0, 0], [1, 1], [1, 1], 1),
+    ("2d_pad_stride_dil", [2, 2, 7, 6], [2, 2, 3, 2], [2, 1], [1, 0], [2, 1], [2, 1], [1, 1], 1),
+    ("2d_groups", [1, 4, 5, 5], [6, 2, 3, 3], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], 2),
+    ("2d_depthwise", [1, 3, 4, 4], [3, 1, 2, 2], [1, 1], [0, 0], [0, 0], [1, 1], [1, 1], 3),
+    ("1d_transposed", [1, 2, 5], [2, 2, 3], [1], [2], [2], [1], [2], 1),
+    ("3d", [1, 1, 3, 4, 4], [2, 1, 2, 2, 2], [1, 1, 1], [0, 0, 0], [0, 0, 0], [1, 1, 1], [1, 1, 1], 1),
+]
+
+
 def family_conv():
-    configs = [
-        ("1d", [2, 3, 9], [4, 3, 3], [1], [0], [0], [1], [1], 1),
-        ("1d_stride_pad", [1, 2, 10], [3, 2, 4], [2], [1], [2], [1], [1], 1),
-        ("2d", [1, 2, 5, 6], [3, 2, 3, 3], [1, 1], [0, 0], [0, 0], [1, 1], [1, 1], 1),
-        ("2d_pad_stride_dil", [2, 2, 7, 6], [2, 2, 3, 2], [2, 1], [1, 0], [2, 1], [2, 1], [1, 1], 1),
-        ("2d_groups", [1, 4, 5, 5], [6, 2, 3, 3], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], 2),
-        ("2d_depthwise", [1, 3, 4, 4], [3, 1, 2, 2], [1, 1], [0, 0], [0, 0], [1, 1], [1, 1], 3),
-        ("1d_transposed", [1, 2, 5], [2, 2, 3], [1], [2], [2], [1], [2], 1),
-        ("3d", [1, 1, 3, 4, 4], [2, 1, 2, 2, 2], [1, 1, 1], [0, 0, 0], [0, 0, 0], [1, 1, 1], [1, 1, 1], 1),
-    ]
     for dt in FLOATS:
-        for cid_s, xs, ws, st, lo, hi, dil, idil, groups in configs:
+        for cid_s, xs, ws, st, lo, hi, dil, idil, groups in CONV_CONFIGS:
             cid = "%s/%s" % (dt, cid_s)
             rng = rng_for("conv", cid)
             x = Operand(dt, gen_values(rng, dt, xs, (-2, 2)))
@@ -74,6 +77,85 @@ def family_conv():
                   [(dt, [4, 32, 32, 32])],
                   params={"spatial_rank": 2, "strides": [1, 1], "padding_lo": [1, 1], "padding_hi": [1, 1],
                           "dilations": [1, 1], "input_dilations": [1, 1], "groups": 1}, tol="matmul", k=144)
+
+
+def conv_products(xs, ws, strides, lo, hi, dil, idil, groups):
+    """Every product conv forms: (x index, w index, y index) for each tap that reads a real input."""
+    N, C = xs[:2]
+    O = ws[0]
+    sp, ks = xs[2:], ws[2:]
+    r = len(sp)
+    osp = [conv_out(sp[i], ks[i], strides[i], lo[i], hi[i], dil[i], idil[i]) for i in range(r)]
+    cg, og = C // groups, O // groups
+    for n in range(N):
+        for o in range(O):
+            for opos in np.ndindex(*osp):
+                for c in range(cg):
+                    for kpos in np.ndindex(*ks):
+                        ipos = []
+                        for i in range(r):
+                            p = opos[i] * strides[i] + kpos[i] * dil[i] - lo[i]
+                            if p < 0 or p % idil[i] != 0 or p // idil[i] >= sp[i]:
+                                break
+                            ipos.append(p // idil[i])
+                        else:
+                            yield (n, o // og * cg + c) + tuple(ipos), (o, c) + kpos, (n, o) + opos
+    return osp
+
+
+def conv_grad_refs(x, w, dy, strides, lo, hi, dil, idil, groups):
+    """The gradients of sum(conv(x, w) * dy) with respect to x and w (exact sums), with scales."""
+    x, w, dy = (np.asarray(a, dtype=object) for a in (x, w, dy))
+    dx_terms, dw_terms = {}, {}
+    for xi, wi, yi in conv_products(list(x.shape), list(w.shape), strides, lo, hi, dil, idil, groups):
+        dx_terms.setdefault(xi, []).append(float(dy[yi]) * float(w[wi]))
+        dw_terms.setdefault(wi, []).append(float(x[xi]) * float(dy[yi]))
+    out = []
+    for shape, terms in ((x.shape, dx_terms), (w.shape, dw_terms)):
+        g = np.empty(shape, dtype=object)
+        scale = np.zeros(shape, dtype=np.float64)
+        for idx in np.ndindex(*shape):
+            t = terms.get(idx, [])
+            g[idx] = math.fsum(t)
+            scale[idx] = sum(abs(v) for v in t)
+        out += [g, scale]
+    return out
+
+
+def family_conv_grad():
+    """conv_grad_input (dy, w -> dx) and conv_grad_weight (x, dy -> dw) over conv's geometries, with
+    an input row no window reads (its gradient 0) and an empty batch."""
+    configs = CONV_CONFIGS + [
+    ("2d_unread_rows", [1, 2, 8, 8], [3, 2, 2, 2], [3, 3], [0, 0], [0, 0], [1, 1], [1, 1], 1),
+    ("1d_negative_padding", [1, 2, 10], [2, 2, 3], [2], [-1], [1], [1], [1], 1),
+    ("1d_empty_batch", [0, 2, 6], [3, 2, 3], [1], [1], [1], [1], [1], 1),
+    ]
+    for dt in FLOATS:
+        for cid_s, xs, ws, st, lo, hi, dil, idil, groups in configs:
+            cid = "%s/%s" % (dt, cid_s)
+            rng = rng_for("conv_grad", cid)
+            ys = [xs[0], ws[0]] + [conv_out(xs[2 + i], ws[2 + i], st[i], lo[i], hi[i], dil[i], idil[i])
+                                   for i in range(len(st))]
+            x = Operand(dt, gen_values(rng, dt, xs, (-2, 2)))
+            w = Operand(dt, gen_values(rng, dt, ws, (-2, 2)))
+            dy = Operand(dt, gen_values(rng, dt, ys, (-2, 2)))
+            dx, dx_scale, dw, dw_scale = conv_grad_refs(x.values, w.values, dy.values, st, lo, hi, dil, idil,
+                                                        groups)
+            params = {"spatial_rank": len(st), "strides": st, "padding_lo": lo, "padding_hi": hi,
+                      "dilations": dil, "input_dilations": idil, "groups": groups}
+            taps = int(np.prod(ws[2:]))
+            add_case("conv_grad_input", cid, dt, [dy, w], [expected_json(dt, dx, dx_scale)], params=params,
+                     tol="matmul", k=max(1, ws[0] // groups * taps))
+            add_case("conv_grad_weight", cid, dt, [x, dy], [expected_json(dt, dw, dw_scale)], params=params,
+                     tol="matmul", k=max(1, int(np.prod(ys)) // max(1, ws[0])))
+        params = {"spatial_rank": 2, "strides": [1, 1], "padding_lo": [1, 1], "padding_hi": [1, 1],
+                  "dilations": [1, 1], "input_dilations": [1, 1], "groups": 1}
+        add_large("conv_grad_input", dt + "/large", dt,
+                  [(dt, [4, 32, 32, 32], [-1, 1]), (dt, [32, 16, 3, 3], [-1, 1])], [(dt, [4, 16, 32, 32])],
+                  params=params, tol="matmul", k=288)
+        add_large("conv_grad_weight", dt + "/large", dt,
+                  [(dt, [4, 16, 32, 32], [-1, 1]), (dt, [4, 32, 32, 32], [-1, 1])], [(dt, [32, 16, 3, 3])],
+                  params=params, tol="matmul", k=4096)
 
 
 WINDOW_IDENT = {"window_sum": 0.0, "window_prod": 1.0, "window_max": -math.inf, "window_min": math.inf}

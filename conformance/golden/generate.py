@@ -34,7 +34,7 @@ import crmath
 from cases import ADVERSARIAL, ALL, BASE_SEED, BITS, CASES, FLOATS, FORMAT, INTS, LARGE, OP_TABLE, OPS, SINTS, \
     TINY, Operand, add_case, add_large, expected_json, gen_values, int_extremes, is_float, is_signed, rand_floats, \
     rand_ints, rng_for, round_float, wrap_int
-from conv import family_conv, family_window
+from conv import family_conv, family_conv_grad, family_window
 from creation import family_fill, family_iota, family_rng
 from fused import family_fused
 from index import family_index
@@ -456,6 +456,7 @@ def main():
     family_cum()
     family_matmul()
     family_conv()
+    family_conv_grad()
     family_window()
     family_index()
     family_fused()

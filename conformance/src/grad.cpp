@@ -357,6 +357,8 @@ void nn_cases(Builder& b) {
 void not_differentiated(Builder& b) {
   const std::vector<std::pair<std::string, std::string>> list = {
       {"adam_update", "an optimizer step (wick/optim.hpp), run without grad: autograd never records it"},
+      {"conv_grad_input", "conv's backward (run by its rule, without grad): autograd never records it; conv's grad cases check it"},
+      {"conv_grad_weight", "conv's backward (run by its rule, without grad): autograd never records it; conv's grad cases check it"},
   };
   for (const auto& [op, why] : list) {
     if (op_code_of(op) != WICK_OP_INVALID) b.add(op, "not-differentiated", {}, nullptr).skip = why;

@@ -66,6 +66,26 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor conv(const Tensor& x, const Tensor& weight, const std::vector<int64_t>& strides,
             const std::vector<int64_t>& padding, const std::vector<int64_t>& dilations,
             int64_t groups);
+// A convolution's geometry as its backward rule keeps it: per spatial axis the strides, padding
+// and dilations, and the groups.
+struct ConvSpec {
+  size_t r = 0;
+  int64_t groups = 1;
+  std::vector<int64_t> s, lo, hi, d;
+  // From Tensor::conv's arguments, for r spatial axes.
+  static ConvSpec of(size_t r, const std::vector<int64_t>& strides,
+                     const std::vector<int64_t>& padding, const std::vector<int64_t>& dilations,
+                     int64_t groups);
+  // The params of the forward op and of its two gradient ops; valid while this spec lives.
+  wick_conv_params params() const;
+};
+// conv's gradients composed from forward convolutions (what its rule runs where the device has no
+// WICK_OP_CONV_GRAD_INPUT / _WEIGHT): the input's from the output's gradient g and the weight w,
+// the weight's from the input x and g.
+Tensor conv_grad_input_composed(const ConvSpec& c, const Tensor& g, const Tensor& w,
+                                const Shape& x_shape);
+Tensor conv_grad_weight_composed(const ConvSpec& c, const Tensor& x, const Tensor& g,
+                                 const Shape& w_shape);
 Tensor window_reduce(const Tensor& x, const std::string& op, const std::vector<int64_t>& window,
                      const std::vector<int64_t>& strides,
                      const std::vector<std::pair<int64_t, int64_t>>& padding,

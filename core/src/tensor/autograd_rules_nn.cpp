@@ -1,8 +1,10 @@
 // autograd_rules_nn.cpp — backward rules of matmul, convolution, window reductions and pooling,
 // softmax and the normalisations (autograd_rules.hpp). The transposes of convolution and window
-// sums are themselves a convolution and a window sum over the gradient spread out by the strides.
+// sums are themselves a convolution and a window sum over the gradient spread out by the strides;
+// convolution's run as the device's own gradient ops where its plugin has them.
 #include "tensor/autograd_rules.hpp"
 
+#include <wick/direct.hpp>
 #include <wick/dispatch.hpp>
 #include "tensor/ops_common.hpp"
 #include <wick/shape.hpp>
@@ -105,72 +107,132 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 // ---- convolution --------------------------------------------------------------------------------
 
+namespace {
+
+Shape with_spatial(Shape lead, const Tensor& t, size_t from) {
+  for (size_t i = from; i < static_cast<size_t>(t.rank()); ++i) lead.push_back(t.shape()[i]);
+  return lead;
+}
+
+// Conv's gradient op `op` (WICK_OP_CONV_GRAD_INPUT or _WEIGHT) into a new tensor of `shape`, when
+// the device's plugin runs it for these operands; an undefined tensor when not (an older plugin,
+// a device without the kernel, mixed dtypes): the caller then composes it from forward
+// convolutions, so no device falls back to the CPU for it.
+Tensor conv_grad_on_device(wick_op_code op, const ConvSpec& spec, const Tensor& a, const Tensor& b,
+                           const Shape& shape) {
+  if (a.dtype() != b.dtype() || !(a.device() == b.device())) return {};
+  Tensor out = Tensor::empty(shape, a.dtype(), a.device());
+  if (out.numel() == 0) return out;
+  const wick_conv_params p = spec.params();
+  if (query_op_direct(out.device(), op, &p, {a, b}, {out}) != WICK_SUPPORT_YES) return {};
+  dispatch(op, &p, {a, b}, {out});
+  return out;
+}
+
+}  // namespace
+
+// d x composed: the gradient spread by the strides, convolved (stride 1, dilation d) with the
+// weight flipped in space and with in/out channels swapped within each group.
+Tensor conv_grad_input_composed(const ConvSpec& c, const Tensor& g, const Tensor& w,
+                                const Shape& x_shape) {
+  const int64_t ch = x_shape[1], o = w.shape()[0];
+  const int64_t cg = ch / c.groups, og = o / c.groups;
+  std::vector<int64_t> in, k, spread_len;
+  for (size_t i = 0; i < c.r; ++i) {
+    in.push_back(x_shape[2 + i]);
+    k.push_back(w.shape()[2 + i]);
+    const int64_t out_len = g.shape()[2 + i];
+    spread_len.push_back(out_len > 0 ? (out_len - 1) * c.s[i] + 1 : 0);
+  }
+  Tensor wt = w.reshape(with_spatial({c.groups, og, cg}, w, 2)).transpose(1, 2);
+  wt = wt.reshape(with_spatial({ch, og}, w, 2));
+  for (size_t i = 0; i < c.r; ++i) wt = wt.flip(static_cast<int>(2 + i));
+  const TransposedPadding tp(in, spread_len, k, c.d, c.lo);
+  std::vector<int64_t> pad;
+  for (size_t i = 0; i < c.r; ++i) pad.insert(pad.end(), {tp.lo[i], tp.hi[i]});
+  const Tensor gx = spread(g, 2, c.s).conv(wt.contiguous(), {}, pad, c.d, c.groups);
+  return tp.cut(gx, 2, in);
+}
+
+// d weight composed: a convolution of the input (batch and channel axes swapped, channels as
+// (group, n)) by the gradient (as (group, o) x n kernels), stride d and dilation s.
+Tensor conv_grad_weight_composed(const ConvSpec& c, const Tensor& x, const Tensor& g,
+                                 const Shape& w_shape) {
+  const int64_t n = x.shape()[0], ch = x.shape()[1], o = w_shape[0];
+  const int64_t cg = ch / c.groups, og = o / c.groups;
+  std::vector<int> xp{2, 1, 0}, gp{1, 2, 0};
+  for (size_t i = 0; i < c.r; ++i) {
+    xp.push_back(static_cast<int>(3 + i));
+    gp.push_back(static_cast<int>(3 + i));
+  }
+  const Tensor xs = x.reshape(with_spatial({n, c.groups, cg}, x, 2))
+                        .permute(xp)
+                        .reshape(with_spatial({cg, c.groups * n}, x, 2));
+  const Tensor gs = g.reshape(with_spatial({n, c.groups, og}, g, 2))
+                        .permute(gp)
+                        .reshape(with_spatial({o, n}, g, 2));
+  std::vector<int64_t> pad;
+  for (size_t i = 0; i < c.r; ++i) pad.insert(pad.end(), {c.lo[i], c.hi[i]});
+  Tensor gw = xs.conv(gs, c.d, pad, c.s, c.groups);
+  for (size_t i = 0; i < c.r; ++i) gw = gw.narrow(static_cast<int>(2 + i), 0, w_shape[2 + i]);
+  return gw.transpose(0, 1);
+}
+
+ConvSpec ConvSpec::of(size_t r, const std::vector<int64_t>& strides,
+                      const std::vector<int64_t>& padding, const std::vector<int64_t>& dilations,
+                      int64_t groups) {
+  ConvSpec c;
+  c.r = r;
+  c.groups = groups;
+  c.s = per_axis(strides, r, 1);
+  c.d = per_axis(dilations, r, 1);
+  if (padding.size() == 2 * r) {
+    for (size_t i = 0; i < r; ++i) {
+      c.lo.push_back(padding[2 * i]);
+      c.hi.push_back(padding[2 * i + 1]);
+    }
+  } else {
+    c.lo = c.hi = per_axis(padding, r, 0);
+  }
+  return c;
+}
+
+wick_conv_params ConvSpec::params() const {
+  wick_conv_params p{};
+  p.struct_size = sizeof(p);
+  p.spatial_rank = static_cast<int32_t>(r);
+  p.strides = s.data();
+  p.padding_lo = lo.data();
+  p.padding_hi = hi.data();
+  p.dilations = d.data();
+  p.input_dilations = nullptr;
+  p.groups = groups;
+  return p;
+}
+
 Tensor conv(const Tensor& x, const Tensor& weight, const std::vector<int64_t>& strides,
             const std::vector<int64_t>& padding, const std::vector<int64_t>& dilations,
             int64_t groups) {
   Tensor y = without_grad([&] { return x.conv(weight, strides, padding, dilations, groups); });
-  const size_t r = static_cast<size_t>(x.rank() - 2);
-  std::vector<int64_t> lo, hi;
-  if (padding.size() == 2 * r) {
-    for (size_t i = 0; i < r; ++i) {
-      lo.push_back(padding[2 * i]);
-      hi.push_back(padding[2 * i + 1]);
-    }
-  } else {
-    lo = hi = per_axis(padding, r, 0);
-  }
-  return record(
-      "conv", y, {&x, &weight},
-      [r, groups, lo, hi, s = per_axis(strides, r, 1), d = per_axis(dilations, r, 1),
-       xd = saved(x), wd = saved(weight)](const Tensor& g, const Node& node) {
-        const int64_t n = xd.shape()[0], c = xd.shape()[1], o = wd.shape()[0];
-        const int64_t cg = c / groups, og = o / groups;
-        std::vector<int64_t> in, k, out_len, spread_len;
-        for (size_t i = 0; i < r; ++i) {
-          in.push_back(xd.shape()[2 + i]);
-          k.push_back(wd.shape()[2 + i]);
-          out_len.push_back(g.shape()[2 + i]);
-          spread_len.push_back(out_len.back() > 0 ? (out_len.back() - 1) * s[i] + 1 : 0);
-        }
-        auto with_spatial = [&](Shape lead, const Tensor& t, size_t from) {
-          for (size_t i = from; i < static_cast<size_t>(t.rank()); ++i) lead.push_back(t.shape()[i]);
-          return lead;
-        };
-        Grads result(2);
-        if (node.wants(0)) {
-          // d x: the gradient spread by the strides, convolved (stride 1, dilation d) with the
-          // weight flipped in space and with in/out channels swapped within each group.
-          Tensor wt = wd.reshape(with_spatial({groups, og, cg}, wd, 2)).transpose(1, 2);
-          wt = wt.reshape(with_spatial({c, og}, wd, 2));
-          for (size_t i = 0; i < r; ++i) wt = wt.flip(static_cast<int>(2 + i));
-          const TransposedPadding tp(in, spread_len, k, d, lo);
-          std::vector<int64_t> pad;
-          for (size_t i = 0; i < r; ++i) pad.insert(pad.end(), {tp.lo[i], tp.hi[i]});
-          const Tensor gx = spread(g, 2, s).conv(wt.contiguous(), {}, pad, d, groups);
-          result[0] = tp.cut(gx, 2, in);
-        }
-        if (node.wants(1)) {
-          // d weight: a convolution of the input (batch and channel axes swapped, channels as
-          // (group, n)) by the gradient (as (group, o) x n kernels), stride d and dilation s.
-          std::vector<int> xp{2, 1, 0}, gp{1, 2, 0};
-          for (size_t i = 0; i < r; ++i) {
-            xp.push_back(static_cast<int>(3 + i));
-            gp.push_back(static_cast<int>(3 + i));
-          }
-          const Tensor xs = xd.reshape(with_spatial({n, groups, cg}, xd, 2))
-                                .permute(xp)
-                                .reshape(with_spatial({cg, groups * n}, xd, 2));
-          const Tensor gs = g.reshape(with_spatial({n, groups, og}, g, 2))
-                                .permute(gp)
-                                .reshape(with_spatial({o, n}, g, 2));
-          std::vector<int64_t> pad;
-          for (size_t i = 0; i < r; ++i) pad.insert(pad.end(), {lo[i], hi[i]});
-          Tensor gw = xs.conv(gs, d, pad, s, groups);
-          for (size_t i = 0; i < r; ++i) gw = gw.narrow(static_cast<int>(2 + i), 0, k[i]);
-          result[1] = gw.transpose(0, 1);
-        }
-        return result;
-      });
+  const ConvSpec c =
+      ConvSpec::of(static_cast<size_t>(x.rank() - 2), strides, padding, dilations, groups);
+  return record("conv", y, {&x, &weight},
+                [c, xd = saved(x), wd = saved(weight)](const Tensor& g, const Node& node) {
+                  // The device's own gradient kernels (cpu-onednn: oneDNN's backward-data and
+                  // backward-weights primitives) where it has them, else forward convolutions.
+                  Grads result(2);
+                  if (node.wants(0)) {
+                    result[0] = conv_grad_on_device(WICK_OP_CONV_GRAD_INPUT, c, g, wd, xd.shape());
+                    if (!result[0].defined())
+                      result[0] = conv_grad_input_composed(c, g, wd, xd.shape());
+                  }
+                  if (node.wants(1)) {
+                    result[1] = conv_grad_on_device(WICK_OP_CONV_GRAD_WEIGHT, c, xd, g, wd.shape());
+                    if (!result[1].defined())
+                      result[1] = conv_grad_weight_composed(c, xd, g, wd.shape());
+                  }
+                  return result;
+                });
 }
 
 // ---- window reductions --------------------------------------------------------------------------

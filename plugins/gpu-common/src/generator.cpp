@@ -229,6 +229,8 @@ sdk::DTypeSet generated_dtypes(wick_op_code op) {
     case sdk::OpKind::NN:
       if (op == WICK_OP_MATMUL) return all;
       if (op == WICK_OP_CONV) return sdk::dtypes_of(sdk::DTypeClass::NUM);
+      // No kernels: the core composes conv's gradients from conv where a device lacks them.
+      if (op == WICK_OP_CONV_GRAD_INPUT || op == WICK_OP_CONV_GRAD_WEIGHT) return 0;
       return sdk::dtypes_of(sdk::DTypeClass::NUM) & sdk::dtypes_of(info->dtypes);  // window ops
     case sdk::OpKind::REDUCE:
     case sdk::OpKind::SCAN: return all;

@@ -29,7 +29,8 @@
  * in[1] if true, in[2] if false); 400..499 reductions (the output keeps the input's rank, reduced
  * axes extent 1; ARGMAX/ARGMIN give i32 or i64) and scans; 500..599 linear algebra and nn
  * (MATMUL: in[0] [..., M, K] x in[1] [..., K, N] -> out[0] [..., M, N], batch dims broadcast by
- * the host); 600..699 indexing and sorting (indices i32 or i64; out of range is an
+ * the host; CONV_GRAD_INPUT and CONV_GRAD_WEIGHT, ABI 1.3, conv's two gradients: wick_plugin.h);
+ * 600..699 indexing and sorting (indices i32 or i64; out of range is an
  * INVALID_ARGUMENT error); 700..799 optional fused ops, each with a composite in the host. Integer
  * division truncates toward zero and x / 0 is 0 on integers. Semantics: docs/ops.md.
  *
@@ -125,6 +126,8 @@
   X(CUMMIN,             413, cummin,             SCAN,    1, 1, 1, axis,      ANY,      SAME) \
   X(MATMUL,             500, matmul,             NN,      2, 2, 1, none,      ANY,      SAME) \
   X(CONV,               501, conv,               NN,      2, 2, 1, conv,      NUM,      SAME) \
+  X(CONV_GRAD_INPUT,    502, conv_grad_input,    NN,      2, 2, 1, conv,      FLOAT,    SAME) \
+  X(CONV_GRAD_WEIGHT,   503, conv_grad_weight,   NN,      2, 2, 1, conv,      FLOAT,    SAME) \
   X(WINDOW_SUM,         510, window_sum,         NN,      1, 1, 1, window,    NUM,      SAME) \
   X(WINDOW_PROD,        511, window_prod,        NN,      1, 1, 1, window,    NUM,      SAME) \
   X(WINDOW_MAX,         512, window_max,         NN,      1, 1, 1, window,    ANY,      SAME) \

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define WICK_ABI_MAJOR 1
-#define WICK_ABI_MINOR 2
+#define WICK_ABI_MINOR 3
 
 /* The one symbol every plugin exports. */
 #define WICK_PLUGIN_ENTRY_SYMBOL "wick_plugin_get_api"
@@ -154,6 +154,8 @@ typedef enum wick_device_kind {
 #define WICK_DEVICE_CAP_CONCURRENT ((uint64_t)1 << 6)
 /* Every capability bit this header defines: a device that sets another is malformed. */
 #define WICK_DEVICE_CAP_KNOWN_1_2 ((uint64_t)0x7f)
+/* 1.3 defined no bit. */
+#define WICK_DEVICE_CAP_KNOWN_1_3 WICK_DEVICE_CAP_KNOWN_1_2
 
 typedef struct wick_device_props {
   size_t struct_size; /* set by the host; the plugin fills only fields inside it */
@@ -274,7 +276,14 @@ typedef struct wick_axis_params {
 
 /* WICK_OP_CONV: in[0] input [N, C, spatial...], in[1] weight [O, C / groups, kernel...],
  * out[0] [N, O, out spatial...]. Arrays have spatial_rank entries and are valid during the call;
- * input_dilations may be NULL (all 1; > 1 gives a transposed convolution). */
+ * input_dilations may be NULL (all 1; > 1 gives a transposed convolution).
+ * 1.3, the two gradients of that convolution (same params; floats; out spatial as CONV gives it):
+ *   WICK_OP_CONV_GRAD_INPUT: in[0] the output's gradient [N, O, out spatial...], in[1] the weight
+ *     [O, C / groups, kernel...], out[0] the input's gradient [N, C, spatial...].
+ *   WICK_OP_CONV_GRAD_WEIGHT: in[0] the input [N, C, spatial...], in[1] the output's gradient
+ *     [N, O, out spatial...], out[0] the weight's gradient [O, C / groups, kernel...].
+ * Both overwrite out[0] (no accumulation into it). A plugin older than 1.3 answers NO_OP and the
+ * host composes them from CONV. */
 typedef struct wick_conv_params {
   size_t struct_size;
   int32_t spatial_rank;
@@ -444,6 +453,8 @@ typedef struct wick_plugin_api {
    sizeof(((wick_plugin_api*)0)->device_get_free_memory))
 /* 1.2 appended a capability bit, no slot: its table is the size of 1.1's. */
 #define WICK_PLUGIN_API_SIZE_1_2 WICK_PLUGIN_API_SIZE_1_1
+/* 1.3 appended two op codes, no slot. */
+#define WICK_PLUGIN_API_SIZE_1_3 WICK_PLUGIN_API_SIZE_1_2
 
 /* The entry point every plugin exports under WICK_PLUGIN_ENTRY_SYMBOL. No side effects: it may
  * be called before the host decided to use the plugin. Returns a static table, never NULL. */
