@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/, clang with ASan+UBSan) in build-fuzz/ and runs each: first on
 # its checked-in regression inputs (fuzz/regressions/<name>/: every input that once crashed it, run
-# once), then fuzzing from its seed corpus for SECONDS. Exits non-zero on any crash, sanitizer
+# once), then fuzzing from its seed corpus for SECONDS (among the seeds, one of many entries for
+# each target: fuzz/make_many_entry_seeds.py). Exits non-zero on any crash, sanitizer
 # report, timeout or out-of-memory, leaving the input under build-fuzz/artifacts/<name>/.
 #   scripts/fuzz.sh [SECONDS] [NAME...]    NAME: config manifest safetensors idx onnx_proto onnx_import
 # fuzz_onnx_import lowers models onto the main build's cpu-onednn plugin: build that first
@@ -21,16 +22,16 @@ cmake --build "$fuzz_build" -j "$(nproc)" --target $(printf 'fuzz_%s ' "${names[
 
 seeds_of() {
   case "$1" in
-    config) echo "$root/configs" ;;
+    config) echo "$root/configs $root/fuzz/seeds/config" ;;
     manifest) echo "$root/fuzz/seeds/manifest" ;;
     safetensors) echo "$root/tests/data/safetensors" ;;
-    idx) echo "$root/tests/data/idx" ;;
+    idx) echo "$root/tests/data/idx $root/fuzz/seeds/idx" ;;
     onnx_proto | onnx_import)
       if [ ! -d "$fuzz_build/seeds/$1" ] && [ -d "$node_dir" ]; then
         python3 "$root/fuzz/make_onnx_seeds.py" "$node_dir" "$fuzz_build/seeds/onnx_proto" \
           "$fuzz_build/seeds/onnx_import" >/dev/null
       fi
-      echo "$fuzz_build/seeds/$1" ;;
+      echo "$fuzz_build/seeds/$1 $root/fuzz/seeds/$1" ;;
   esac
 }
 

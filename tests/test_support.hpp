@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -88,6 +90,21 @@ inline std::string drain_child(int fd, pid_t pid, int& status) {
   status = 0;
   ::waitpid(pid, &status, 0);
   return got;
+}
+
+// Wall-clock seconds of the fastest of `tries` calls of `work`: the call least disturbed by other
+// load on the machine. The linear-time tests compare an input with one of ten times its entries
+// (linear: about 10x the time; quadratic: about 100x).
+template <class F>
+double fastest_seconds(int tries, F&& work) {
+  double best = 0;
+  for (int k = 0; k < tries; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    work();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = k == 0 ? s : std::min(best, s);
+  }
+  return best;
 }
 
 }  // namespace wick::test

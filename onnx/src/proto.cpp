@@ -9,10 +9,11 @@ namespace wick::onnx {
 
 namespace {
 
-// A cursor over one message's bytes.
+// A cursor over one message's bytes. `what` names the file in errors; it outlives every Reader (a
+// parse_* call's argument), and is not copied into each: a model has millions of sub-messages.
 class Reader {
  public:
-  Reader(const unsigned char* p, size_t n, const std::string& what) : p_(p), end_(p + n), what_(what) {}
+  Reader(const unsigned char* p, size_t n, const std::string& what) : p_(p), end_(p + n), what_(&what) {}
   bool done() const { return p_ >= end_; }
 
   uint64_t varint() {
@@ -33,7 +34,7 @@ class Reader {
   Reader sub() {
     const uint64_t n = varint();
     if (n > static_cast<uint64_t>(end_ - p_)) fail("length past the end");
-    Reader r(p_, static_cast<size_t>(n), what_);
+    Reader r(p_, static_cast<size_t>(n), *what_);
     p_ += n;
     return r;
   }
@@ -75,13 +76,13 @@ class Reader {
     }
   }
   [[noreturn]] void fail(const std::string& why) const {
-    throw ReadError("ONNX protobuf " + what_ + ": " + why);
+    throw ReadError("ONNX protobuf " + *what_ + ": " + why);
   }
 
  private:
   const unsigned char* p_;
   const unsigned char* end_;
-  std::string what_;
+  const std::string* what_;
 };
 
 float as_float(uint32_t bits) {
