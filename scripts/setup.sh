@@ -9,6 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libboost-filesystem-dev          # Boost.DLL (plugin loading)
   libdnnl-dev                                   # oneDNN: the CPU plugin's math library
+  libsleef-dev                                  # SLEEF: the CPU plugin's vector exp, tanh, erf... (per-ISA, picked at run time)
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo  # OpenCL plugin; PoCL is the CPU OpenCL device
   libtomlplusplus-dev                           # config and plugin manifests
   nlohmann-json3-dev libcli11-dev               # the wick CLI

@@ -5,6 +5,7 @@
 // compute in f32 (f64 for f64) and round once on store.
 #include "matmul.hpp"
 #include "onednn.hpp"
+#include "vector_math.hpp"
 
 #include <wick/sdk/op_shapes.hpp>
 
@@ -74,6 +75,16 @@ std::vector<C> read_values(const wick_tensor_desc& d) {
 
 // ---- softmax and log_softmax --------------------------------------------------------------------
 
+// out[i] = exp(in[i]) for i < n: on the vector kernels (vector_math.hpp) where the plugin has them.
+template <class C>
+void exp_run(const C* in, C* out, int64_t n) {
+  if constexpr (vecmath::kAvailable) {
+    vecmath::apply(vecmath::Fn::EXP, in, out, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = std::exp(in[i]);
+  }
+}
+
 // Softmax of one line of n values: max first (NaN wins, so a NaN line stays NaN), then exp(x -
 // max).
 template <class C, bool Log, class Load, class Store>
@@ -84,16 +95,18 @@ void softmax_line(int64_t n, std::vector<C>& tmp, Load load, Store store) {
     tmp[static_cast<size_t>(i)] = v;
     if (v > m || v != v) m = v;
   }
+  for (int64_t i = 0; i < n; ++i) tmp[static_cast<size_t>(i)] -= m;
   C sum = 0;
   if constexpr (Log) {
-    for (int64_t i = 0; i < n; ++i) sum += std::exp(tmp[static_cast<size_t>(i)] - m);
+    thread_local std::vector<C> e;
+    e.resize(static_cast<size_t>(n));
+    exp_run(tmp.data(), e.data(), n);
+    for (int64_t i = 0; i < n; ++i) sum += e[static_cast<size_t>(i)];
     const C lse = std::log(sum);
-    for (int64_t i = 0; i < n; ++i) store(i, tmp[static_cast<size_t>(i)] - m - lse);
+    for (int64_t i = 0; i < n; ++i) store(i, tmp[static_cast<size_t>(i)] - lse);
   } else {
-    for (int64_t i = 0; i < n; ++i) {
-      tmp[static_cast<size_t>(i)] = std::exp(tmp[static_cast<size_t>(i)] - m);
-      sum += tmp[static_cast<size_t>(i)];
-    }
+    exp_run(tmp.data(), tmp.data(), n);
+    for (int64_t i = 0; i < n; ++i) sum += tmp[static_cast<size_t>(i)];
     const C inv = C(1) / sum;
     for (int64_t i = 0; i < n; ++i) store(i, tmp[static_cast<size_t>(i)] * inv);
   }

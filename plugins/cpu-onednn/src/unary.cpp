@@ -1,9 +1,12 @@
 // Unary elementwise kernels (docs/ops/elementwise.md): math and activations on floats; neg, abs,
 // sign, sqr, relu and affine on floats and integers; the predicates is_nan, is_inf and logical_not
 // (any dtype -> bool); bitwise_not (integers, bool), popcount and clz (integers). f16/bf16 are
-// computed in f32 and rounded once on store.
+// computed in f32 and rounded once on store. The transcendental float ops run on SLEEF's vector
+// functions (vector_math.hpp) where the plugin is built with them, by float_fn's formulas.
 #include "elementwise_loops.hpp"
+#include "vector_math.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -171,6 +174,68 @@ C float_fn(C x, const Scalars& s) {
   }
 }
 
+// The vector function computing float_fn<Code> (vector_math.hpp), or -1 where there is none.
+template <int Code>
+constexpr int vector_fn() {
+  using vecmath::Fn;
+  if constexpr (!vecmath::kAvailable) return -1;
+  switch (Code) {
+    case WICK_OP_EXP: return static_cast<int>(Fn::EXP);
+    case WICK_OP_LOG: return static_cast<int>(Fn::LOG);
+    case WICK_OP_TANH: return static_cast<int>(Fn::TANH);
+    case WICK_OP_ERF: return static_cast<int>(Fn::ERF);
+    case WICK_OP_ERFC: return static_cast<int>(Fn::ERFC);
+    case WICK_OP_SIN: return static_cast<int>(Fn::SIN);
+    case WICK_OP_COS: return static_cast<int>(Fn::COS);
+    case WICK_OP_TAN: return static_cast<int>(Fn::TAN);
+    case WICK_OP_ASIN: return static_cast<int>(Fn::ASIN);
+    case WICK_OP_ACOS: return static_cast<int>(Fn::ACOS);
+    case WICK_OP_ATAN: return static_cast<int>(Fn::ATAN);
+    case WICK_OP_SINH: return static_cast<int>(Fn::SINH);
+    case WICK_OP_COSH: return static_cast<int>(Fn::COSH);
+    case WICK_OP_ASINH: return static_cast<int>(Fn::ASINH);
+    case WICK_OP_ACOSH: return static_cast<int>(Fn::ACOSH);
+    case WICK_OP_ATANH: return static_cast<int>(Fn::ATANH);
+    case WICK_OP_EXPM1: return static_cast<int>(Fn::EXPM1);
+    case WICK_OP_LOG1P: return static_cast<int>(Fn::LOG1P);
+    case WICK_OP_CBRT: return static_cast<int>(Fn::CBRT);
+    case WICK_OP_POWF: return static_cast<int>(Fn::POW);
+    case WICK_OP_SIGMOID: return static_cast<int>(Fn::SIGMOID);
+    case WICK_OP_SILU: return static_cast<int>(Fn::SILU);
+    case WICK_OP_ELU: return static_cast<int>(Fn::ELU);
+    case WICK_OP_GELU_TANH: return static_cast<int>(Fn::GELU_TANH);
+    case WICK_OP_GELU_ERF: return static_cast<int>(Fn::GELU_ERF);
+    default: return -1;
+  }
+}
+
+// f16/bf16 and strided rows go through a block of this many compute-type values.
+constexpr int64_t kVectorBlock = 256;
+
+// out[i] = fn(in[i]) on the vector kernels: contiguous f32/f64 rows in place, others through a block.
+template <class T>
+void map_unary_vector(const Context& ctx, const wick_op_desc& op, vecmath::Fn fn, double alpha) {
+  using C = compute_t<T>;
+  const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
+  const T* pi = data_of<const T>(in);
+  T* po = data_of<T>(out);
+  const C a = static_cast<C>(alpha);
+  parallel_rows<2>(ctx, out, {out.strides, in.strides}, [&](const sdk::Row<2>& r) {
+    T* o = po + r.offset[0];
+    const T* x = pi + r.offset[1];
+    if constexpr (std::is_same_v<T, C>) {
+      if (r.stride[0] == 1 && r.stride[1] == 1) return vecmath::apply(fn, x, o, r.length, a);
+    }
+    C block[kVectorBlock];
+    for (int64_t s = 0; s < r.length; s += kVectorBlock) {
+      const int64_t m = std::min(kVectorBlock, r.length - s);
+      for (int64_t i = 0; i < m; ++i) block[i] = static_cast<C>(x[(s + i) * r.stride[1]]);
+      vecmath::apply(fn, block, block, m, a);
+      for (int64_t i = 0; i < m; ++i) o[(s + i) * r.stride[0]] = static_cast<T>(block[i]);
+    }
+  });
+}
+
 // Integer arithmetic (wraps, docs/ops.md): neg and abs of MIN give MIN, neg of unsigned wraps.
 template <int Code, class T>
 T int_fn(T x, T alpha, T beta) {
@@ -249,6 +314,8 @@ void unary_execute(Context& ctx, const wick_op_desc& op) {
       // Hoist the mode out of the loop.
       if (s.mode == WICK_ROUND_HALF_TO_EVEN) map_unary_same<T>(ctx, op, [](C x) { return round_half_even(x); });
       else map_unary_same<T>(ctx, op, [](C x) { return round_half_away(x); });
+    } else if constexpr (vector_fn<Code>() >= 0) {
+      map_unary_vector<T>(ctx, op, static_cast<vecmath::Fn>(vector_fn<Code>()), s.alpha);
     } else {
       map_unary_same<T>(ctx, op, [s](C x) { return float_fn<Code, C>(x, s); });
     }

@@ -1,0 +1,67 @@
+// vector_math.hpp — transcendental functions over contiguous f32 and f64 runs on SLEEF's vector
+// functions (libsleef, 1-ULP "u10" variants; erfc is SLEEF's 1.5-ULP u15), one translation unit
+// per ISA (vector_math_{sse2,sse4,avx2,avx512}.cpp, each built with its own -m flags) and the
+// widest the CPU has picked at run time, capped by ONEDNN_MAX_CPU_ISA as oneDNN is.
+//
+// Only the per-ISA files hold code beyond baseline x86-64, all of it in namespaces named
+// vecmath_isa_* (tests/baseline_isa_test.sh allows ymm and zmm registers in those functions only).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace wick::cpu::vecmath {
+
+// Whether the plugin is built with the vector kernels (x86-64 only; elsewhere the scalar loops).
+#ifdef WICK_CPU_VECTOR_MATH
+inline constexpr bool kAvailable = true;
+#else
+inline constexpr bool kAvailable = false;
+#endif
+
+// The ISA levels, narrowest first; each TU's kernels need the CPU features named.
+enum class Isa : int {
+  SSE2 = 0,  // baseline x86-64
+  SSE41,     // SSE4.1
+  AVX2,      // AVX2 and FMA
+  AVX512,    // AVX-512F
+};
+inline constexpr int kIsaCount = 4;
+const char* isa_name(Isa isa);
+
+// The functions: libm's, and the activations the plugin's scalar path defines (unary.cpp
+// float_fn) by the same formulas, on the vector functions. gelu_tanh and gelu_erf compute in f64
+// for f32 input too (docs/ops/elementwise.md). `alpha` is pow's exponent and elu's alpha.
+enum class Fn : int {
+  EXP, LOG, TANH, ERF, ERFC, SIN, COS, TAN, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH,
+  EXPM1, LOG1P, CBRT, POW, SIGMOID, SILU, ELU, GELU_TANH, GELU_ERF,
+};
+inline constexpr int kFnCount = static_cast<int>(Fn::GELU_ERF) + 1;
+const char* fn_name(Fn fn);
+
+// One ISA's kernels: out[i] = f(in[i]) for i < n. `in` may equal `out`. Thread-safe.
+struct Kernels {
+  void (*f32)(Fn fn, const float* in, float* out, int64_t n, float alpha);
+  void (*f64)(Fn fn, const double* in, double* out, int64_t n, double alpha);
+};
+
+// Whether this CPU (and OS) can run `isa`'s kernels.
+bool cpu_has(Isa isa);
+// The kernels of `isa`; only call them where cpu_has(isa).
+const Kernels& kernels_of(Isa isa);
+
+// The cap an ONEDNN_MAX_CPU_ISA value sets (oneDNN's names, any case: SSE41, AVX, AVX2,
+// AVX2_VNNI, AVX512_CORE, AVX512_CORE_AMX, ..., ALL, DEFAULT); nullopt for no cap (unset, empty,
+// ALL, DEFAULT, or a name oneDNN does not know, which it ignores too).
+std::optional<Isa> parse_isa_cap(std::string_view value);
+
+// The ISA the plugin's kernels run on: the widest cpu_has, at most the cap of
+// ONEDNN_MAX_CPU_ISA as read at the first call (oneDNN too reads it once).
+Isa active_isa();
+
+// f over a contiguous run on active_isa()'s kernels.
+void apply(Fn fn, const float* in, float* out, int64_t n, float alpha = 0.0f);
+void apply(Fn fn, const double* in, double* out, int64_t n, double alpha = 0.0);
+
+}  // namespace wick::cpu::vecmath
