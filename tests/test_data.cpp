@@ -1,14 +1,13 @@
 // IDX files (fixtures of tests/data/make_idx_fixtures.py, values stated here as the script computes
 // them), corrupt IDX files, the seeded permutation (checked against the script's own
 // implementation), datasets and batches, and Debian's Fashion-MNIST when it is installed.
+#include "address_limit.hpp"
 #include "test_support.hpp"
 
 #include <wick/nn/data.hpp>
 
 #include <catch2/catch.hpp>
 
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -32,53 +31,12 @@ std::string read_bytes(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;  // their shadow memory cannot live under RLIMIT_AS
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
-// The address space this process maps now, in bytes (VmSize of /proc/self/status).
-uint64_t mapped_bytes() {
-  std::ifstream f("/proc/self/status");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
-  return 0;
-}
-
 // read_idx_array(path) in a child process whose address space may grow by only `headroom` bytes:
 // "error: <what>" for a wick::Error, "bad_alloc" for a bare std::bad_alloc, "ok" when it loads.
 std::string read_idx_short_of_memory(const std::string& path, uint64_t headroom) {
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(fds[0]);
-    std::string out;
-    const rlimit limit{mapped_bytes() + headroom, RLIM_INFINITY};
-    if (::setrlimit(RLIMIT_AS, &limit) != 0) out = "setrlimit failed";
-    try {
-      if (out.empty()) out = data::read_idx_array(path).bytes.empty() ? "ok (empty)" : "ok";
-    } catch (const Error& e) {
-      out = std::string("error: ") + e.what();
-    } catch (const std::bad_alloc&) {
-      out = "bad_alloc";
-    } catch (...) {
-      out = "another exception";
-    }
-    (void)!::write(fds[1], out.data(), out.size());
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  int status = 0;
-  return wick::test::drain_child(fds[0], pid, status);
+  return test::in_child_with_headroom(headroom, [&] {
+    return std::string(data::read_idx_array(path).bytes.empty() ? "ok (empty)" : "ok");
+  });
 }
 
 }  // namespace
@@ -115,7 +73,7 @@ TEST_CASE("IDX files of every type load with their values, raw or gzip'd", "[dat
 
 TEST_CASE("an IDX file too big for the memory left is a wick::Error naming the file and the size",
           "[data][idx]") {
-  if (kSanitized) {
+  if (test::kSanitized) {
     WARN("skipped: RLIMIT_AS cannot bound a sanitizer's address space");
     return;
   }

@@ -42,12 +42,13 @@ class BufferPool {
     return mem;
   }
 
-  // Keeps `mem` for reuse, or releases it when the pool is full.
-  void give(ClMem mem, uint64_t capacity) {
+  // Keeps `mem` for reuse (true), or releases it when the pool is full (false).
+  bool give(ClMem mem, uint64_t capacity) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (bytes_ + capacity > limit_) return;  // mem is released here
+    if (bytes_ + capacity > limit_) return false;  // mem is released here
     free_.emplace(capacity, std::move(mem));
     bytes_ += capacity;
+    return true;
   }
 
   // Releases every kept buffer (before retrying an allocation the driver refused).

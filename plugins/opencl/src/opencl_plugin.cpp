@@ -5,6 +5,7 @@
 // compile). The ops and dtypes it runs are those of the shared kernel description (gpu-common),
 // answered by a kernel table per device (f64 only where cl_khr_fp64 is present); anything else is
 // answered "unsupported" so the host falls back.
+#include "address_space.hpp"
 #include "buffer_pool.hpp"
 #include "cl_error.hpp"
 #include "cl_handle.hpp"
@@ -21,12 +22,14 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -78,6 +81,8 @@ struct OpenClDevice final : wick_device {
   // lazily and aborts in an assertion when the host then has no memory for them, so the device's
   // own limit is enforced here, as an out-of-memory error.
   std::atomic<uint64_t> live_bytes{0};
+  // A tensor's buffer was released (not kept) since the last address-space shortfall.
+  std::atomic<bool> released{false};
 };
 
 struct OpenClBuffer final : wick_buffer {
@@ -155,12 +160,18 @@ cl_device_type parse_device_type(const std::string& text) {
 
 sdk::KernelTable<OpenClDevice> make_kernel_table(bool has_fp64);  // below, with the kernels
 
+// What initialize() reads from [plugins.opencl] for every device it opens.
+struct DeviceOptions {
+  std::string build_options;
+  std::optional<uint64_t> pool_bytes;  // the pool's bound; default: memory/4, at most 1 GiB
+};
+
 std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id id,
                                           const std::string& platform_name,
-                                          const std::string& build_options) {
+                                          const DeviceOptions& options) {
   auto dev = std::make_unique<OpenClDevice>();
   dev->id = id;
-  dev->build_options = build_options;
+  dev->build_options = options.build_options;
   dev->name = device_string(id, CL_DEVICE_NAME, "an OpenCL device of " + platform_name);
   const std::string& where = dev->name;
   dev->vendor = device_string(id, CL_DEVICE_VENDOR, where);
@@ -175,8 +186,9 @@ std::unique_ptr<OpenClDevice> open_device(cl_platform_id platform, cl_device_id 
       device_info<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, "clGetDeviceInfo", where);
   dev->compute_units =
       device_info<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS, "clGetDeviceInfo", where);
-  // Freed buffers kept for reuse: up to a quarter of the device's memory, at most 1 GiB.
-  dev->pool.set_limit(std::min<uint64_t>(dev->memory_bytes / 4, uint64_t{1} << 30));
+  // Freed buffers kept for reuse: by default up to a quarter of the device's memory, at most 1 GiB.
+  dev->pool.set_limit(
+      options.pool_bytes.value_or(std::min<uint64_t>(dev->memory_bytes / 4, uint64_t{1} << 30)));
   const std::string extensions = device_string(id, CL_DEVICE_EXTENSIONS, where);
   dev->has_fp64 = has_extension(extensions, "cl_khr_fp64");
   // Execute only enqueues, so ops are asynchronous; fp16 is reported, though ADD does not use it.
@@ -325,15 +337,70 @@ void launch(OpenClDevice& dev, const gpu::KernelCall& call) {
            ("clEnqueueNDRangeKernel(" + call.kernel + ")").c_str(), dev.name);
 }
 
+// On PoCL, whose device memory is this process's: refuses a buffer of `bytes` (for a request of
+// `requested`) that would not fit the address-space limit, after releasing the kept buffers and
+// draining the queue. Returns whether a limit is set: then the caller has PoCL map the buffer at
+// once, which the next check counts.
+bool check_address_space(OpenClDevice& dev, uint64_t bytes, uint64_t requested, const char* what) {
+  if (!dev.pocl) return false;
+  const AddressLimits limits = address_limits();
+  if (!limits.any()) return false;
+  const uint64_t mapping = pocl_mapping_bytes(bytes);
+  std::string why = address_space_shortfall(limits, mapping);
+  if (why.empty()) return true;
+  const bool released = dev.released.exchange(false);
+  const bool kept = dev.pool.bytes() > 0;
+  dev.pool.clear();
+  cl_check(clFinish(dev.queue.get()), "clFinish", dev.name);
+  // PoCL unmaps a released buffer when its worker drops the last command's reference to it, on a
+  // loaded machine some ms after clFinish returns (seen: 0 to 15): where buffers were released,
+  // more looks, 50 ms at most (on this failing path only).
+  why = address_space_shortfall(limits, mapping);
+  for (int look = 0; look < (released || kept ? 50 : 0) && !why.empty(); ++look) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    why = address_space_shortfall(limits, mapping);
+  }
+  if (!why.empty())
+    throw sdk::Error(WICK_STATUS_OUT_OF_MEMORY,
+                     std::string(what) + " of " + std::to_string(requested) + " bytes on " +
+                         dev.name + " does not fit the process's address-space limit: " + why +
+                         ", and PoCL maps " + std::to_string(mapping) +
+                         " bytes for it in this process (opencl on PoCL: device memory is host "
+                         "memory); free tensors or raise the limit");
+  return true;
+}
+
+// A new buffer of `bytes` (for a request of `requested`). Where the driver refuses, the kept
+// buffers go first and it is asked once more.
+ClMem create_buffer(OpenClDevice& dev, uint64_t bytes, uint64_t requested, const char* what) {
+  const bool limited = check_address_space(dev, bytes, requested, what);
+  const std::string call = std::string("clCreateBuffer (") + what + ")";
+  for (int attempt = 0;; ++attempt) {
+    cl_int status = CL_SUCCESS;
+    ClMem mem(clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
+    if (status == CL_SUCCESS) {
+      // Mapped now: a migration whose content is undefined maps the buffer without touching it.
+      const cl_mem m = mem.get();
+      if (limited)
+        cl_check(clEnqueueMigrateMemObjects(dev.queue.get(), 1, &m,
+                                            CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, nullptr,
+                                            nullptr),
+                 "clEnqueueMigrateMemObjects", dev.name);
+      return mem;
+    }
+    if (attempt > 0 || dev.pool.bytes() == 0) cl_check(status, call.c_str(), dev.name);
+    dev.pool.clear();
+  }
+}
+
 // A device buffer of at least `bytes` that lives with the device (the error report, scratch for
 // multi-pass kernels), grown when a launch needs more.
 cl_mem device_buffer(OpenClDevice& dev, ClMem& buffer, size_t& size, size_t bytes,
                      const char* what) {
   if (!buffer || size < bytes) {
+    if (buffer) dev.released = true;
     buffer = ClMem();
-    cl_int status = CL_SUCCESS;
-    buffer = ClMem(clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
-    cl_check(status, (std::string("clCreateBuffer (") + what + ")").c_str(), dev.name);
+    buffer = create_buffer(dev, bytes, bytes, what);
     size = bytes;
   }
   return buffer.get();
@@ -422,12 +489,27 @@ Discovery discover(const std::vector<cl_platform_id>& platforms, cl_device_type 
   return d;
 }
 
+// [plugins.opencl] pool_mb: the bound of each device's buffer pool in MiB (0: no reuse).
+std::optional<uint64_t> pool_bytes(sdk::Options& options) {
+  const std::optional<int64_t> mb = options.get_int("pool_mb");
+  if (!mb) return std::nullopt;
+  constexpr int64_t kMaxMb = int64_t{1} << 40;  // 1 EiB: beyond any device, and no overflow
+  if (*mb < 0 || *mb > kMaxMb)
+    throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                     "option 'pool_mb' must be a size in MiB >= 0" +
+                         std::string(*mb < 0 ? "" : " and <= " + std::to_string(kMaxMb)) +
+                         ", got " + std::to_string(*mb));
+  return static_cast<uint64_t>(*mb) << 20;
+}
+
 class OpenClPlugin final : public sdk::Plugin {
  public:
   sdk::InitResult initialize(sdk::Options& options) override {
     const std::string device_type = options.get_string("device_type").value_or("all");
     const cl_device_type wanted = parse_device_type(device_type);
-    const std::string build_options = options.get_string("build_options").value_or("");
+    DeviceOptions device_options;
+    device_options.build_options = options.get_string("build_options").value_or("");
+    device_options.pool_bytes = pool_bytes(options);
     // Which platform (its name contains this text) and which of the matching devices (by index).
     const std::string platform_filter = options.get_string("platform").value_or("");
     const std::optional<int64_t> device_index = options.get_int("device");
@@ -476,7 +558,7 @@ class OpenClPlugin final : public sdk::Plugin {
     }
     for (const Candidate& c : candidates) {
       try {
-        devices_.push_back(open_device(c.platform, c.id, c.platform_name, build_options));
+        devices_.push_back(open_device(c.platform, c.id, c.platform_name, device_options));
       } catch (const sdk::Error& e) {
         notes += std::string("; skipped a device: ") + e.what();
       }
@@ -533,14 +615,7 @@ class OpenClPlugin final : public sdk::Plugin {
                            std::to_string(dev.live_bytes.load()) +
                            " bytes in use exceeds CL_DEVICE_GLOBAL_MEM_SIZE (" +
                            std::to_string(dev.memory_bytes) + " bytes) on " + dev.name);
-    for (int attempt = 0; !buffer->mem; ++attempt) {
-      cl_int status = CL_SUCCESS;
-      buffer->mem = ClMem(clCreateBuffer(dev.context.get(), CL_MEM_READ_WRITE, buffer->capacity,
-                                         nullptr, &status));
-      if (status == CL_SUCCESS) break;
-      if (attempt > 0 || dev.pool.bytes() == 0) cl_check(status, "clCreateBuffer", dev.name);
-      dev.pool.clear();
-    }
+    if (!buffer->mem) buffer->mem = create_buffer(dev, buffer->capacity, size_bytes, "buffer");
     dev.live_bytes += buffer->capacity;
     return buffer.release();
   }
@@ -549,11 +624,14 @@ class OpenClPlugin final : public sdk::Plugin {
     auto* b = static_cast<OpenClBuffer*>(buffer);
     try {
       if (b != nullptr && b->mem) {
-        as_device(b->device).live_bytes -= b->capacity;
-        as_device(b->device).pool.give(std::move(b->mem), b->capacity);
+        OpenClDevice& dev = as_device(b->device);
+        dev.live_bytes -= b->capacity;
+        if (!dev.pool.give(std::move(b->mem), b->capacity)) dev.released = true;
       }
     } catch (...) {
       // Out of memory for the pool's bookkeeping: the buffer is released below instead.
+      if (b != nullptr && b->device != nullptr)
+        static_cast<OpenClDevice*>(b->device)->released = true;
     }
     delete b;
   }
