@@ -92,6 +92,14 @@ inline std::string drain_child(int fd, pid_t pid, int& status) {
   return got;
 }
 
+// Whether `t_big` seconds for `n_big` entries is linear given `t_small` for `n_small` (a
+// hundredth of them, say): at most 8 times the proportional time, which leaves room for a small
+// input that fits the caches and a busy machine, while a quadratic reader takes n_big / n_small
+// times the proportional time (100x for a hundredth).
+inline bool linear_time(double t_small, size_t n_small, double t_big, size_t n_big) {
+  return t_big < 8.0 * t_small * static_cast<double>(n_big) / static_cast<double>(n_small);
+}
+
 // Wall-clock seconds of the fastest of `tries` calls of `work`: the call least disturbed by other
 // load on the machine. The linear-time tests compare an input with one of ten times its entries
 // (linear: about 10x the time; quadratic: about 100x).

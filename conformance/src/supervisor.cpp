@@ -284,17 +284,21 @@ class BackendSession {
       on_eof(w);
       return true;
     }
+    // Only the new bytes are searched for line ends, and the lines taken are erased once: a long
+    // line arriving in many reads (or many lines in one) costs time linear in its length.
+    const size_t searched = w.buffer.size();
     w.buffer.append(buf, static_cast<size_t>(n));
-    size_t nl;
-    while ((nl = w.buffer.find('\n')) != std::string::npos) {
-      const std::string line = w.buffer.substr(0, nl);
-      w.buffer.erase(0, nl + 1);
+    size_t start = 0, nl = searched;
+    while ((nl = w.buffer.find('\n', nl)) != std::string::npos) {
+      const std::string line = w.buffer.substr(start, nl - start);
+      start = ++nl;
       if (line.rfind("READY ", 0) == 0) {
-        if (!on_ready(w, line)) return false;
+        if (!on_ready(w, line)) return false;  // every worker stopped, its buffer cleared
       } else if (w.current >= 0) {
         on_result_line(w, line);
       }
     }
+    w.buffer.erase(0, start);
     return true;
   }
   bool on_ready(Worker& w, const std::string& line) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace wick {
@@ -57,9 +58,11 @@ struct KnownDevices {
 std::vector<OptionProblem> check_plugin_options(const PluginRegistry& registry,
                                                 const Config& config) {
   std::vector<OptionProblem> problems;
+  // A set, not a search per table: a 1 MiB config holds tens of thousands of each.
+  const std::unordered_set<std::string> disabled(config.disabled_plugins.begin(),
+                                                 config.disabled_plugins.end());
   for (const auto& [plugin, options] : config.plugin_options) {
-    const auto& disabled = config.disabled_plugins;
-    if (std::find(disabled.begin(), disabled.end(), plugin) != disabled.end()) continue;
+    if (disabled.count(plugin) != 0) continue;
     const std::string table = "[plugins." + plugin + "]";
     const std::unique_ptr<PluginInfo> info = registry.find(plugin);
     if (info == nullptr || info->state == PluginState::NotFound) {
