@@ -69,8 +69,9 @@ Kernel kernel_of(int op) {
   }
 }
 
-// The oneDNN engine, stream and primitive cache; created by the plugin, used by matmul.
-Context::Onednn* create_onednn(int threads);
+// The oneDNN engine, streams and plan cache (at most plan_cache_bytes over all threads); created
+// by the plugin, used by the oneDNN kernels.
+Context::Onednn* create_onednn(int threads, uint64_t plan_cache_bytes);
 void destroy_onednn(Context::Onednn* onednn);
 
 // The element pointer of a descriptor's element [0, ..., 0].

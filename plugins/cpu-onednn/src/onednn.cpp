@@ -26,7 +26,10 @@ std::atomic<uint64_t> g_next_id{1};  // Onednn::id_: one per plugin initialize, 
 
 }  // namespace
 
-Context::Onednn::Onednn(int thread_count) : threads(thread_count), id_(g_next_id++) {
+Context::Onednn::Onednn(int thread_count, uint64_t plan_cache_bytes)
+    : threads(thread_count),
+      id_(g_next_id++),
+      plan_budget_(std::make_shared<PlanBudget>(plan_cache_bytes)) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   using prop = dnnl::prop_kind;
@@ -94,7 +97,7 @@ Context::Onednn::Local& Context::Onednn::local() {
   thread_local uint64_t owner = 0;
   thread_local std::unique_ptr<Local> state;
   if (owner != id_) {
-    state = std::make_unique<Local>(engine);
+    state = std::make_unique<Local>(engine, plan_budget_);
     owner = id_;
   }
   return *state;
@@ -108,8 +111,8 @@ void Context::Onednn::set_threads(int n) {
   if (omp_get_max_threads() != n) omp_set_num_threads(n);
 }
 
-Context::Onednn* create_onednn(int threads) {
-  return new Context::Onednn(threads);
+Context::Onednn* create_onednn(int threads, uint64_t plan_cache_bytes) {
+  return new Context::Onednn(threads, plan_cache_bytes);
 }
 void destroy_onednn(Context::Onednn* onednn) {
   delete onednn;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kernels.hpp"
+#include "plan_cache.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -12,12 +13,12 @@
 #include <mutex>
 #include <new>
 #include <string>
-#include <unordered_map>
 
 namespace wick::cpu {
 
 struct Context::Onednn {
-  explicit Onednn(int threads);
+  // plan_cache_bytes: the bound on the bytes every thread's plans hold together.
+  Onednn(int threads, uint64_t plan_cache_bytes);
 
   const int threads;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
@@ -39,7 +40,8 @@ struct Context::Onednn {
   // The device is concurrent (WICK_DEVICE_CAP_CONCURRENT): several host threads may run ops at
   // once. oneDNN's primitives may be created and executed in parallel but must run on the thread
   // that created them (its shared scratchpad, DNNL_ENABLE_CONCURRENT_EXEC=OFF), so each calling
-  // thread has its own stream and its own plans (stream(), plan()); nothing here is shared.
+  // thread has its own stream and its own plans (stream(), plan()); nothing here is shared but
+  // the count of the bytes all plans hold (an atomic).
 
   // oneDNN (OpenMP build) runs on omp_get_max_threads() of the calling thread, a per-thread
   // setting: a host thread other than the one that initialised the plugin would get the default
@@ -60,31 +62,34 @@ struct Context::Onednn {
 
   // A prepared plan (primitives, descriptors, reorders) per key, the calling thread's own;
   // creating a primitive costs 0.3-1.2 ms, executing a cached one about a microsecond. Keys start
-  // with the op's name.
+  // with the op's name. Every thread's plans together are bounded in bytes (PlanCache: this
+  // thread's least recently used go first); the reference is valid until the calling thread's next
+  // plan() that makes a plan.
   template <class Plan, class Make>
   Plan& plan(const std::string& key, Make&& make) {
-    auto& plans = local().plans;
-    auto it = plans.find(key);
-    if (it == plans.end()) {
-      // A bound on memory for programs with ever-changing shapes; rebuilding is only slower.
-      if (plans.size() >= kMaxPlans) plans.clear();
-      it = plans.emplace(key, std::shared_ptr<void>(std::make_shared<Plan>(make()))).first;
-    }
-    return *static_cast<Plan*>(it->second.get());
+    PlanCache& plans = local().plans;
+    if (void* hit = plans.find(key)) return *static_cast<Plan*>(hit);
+    // Measured on a miss only: a hit costs a hash lookup, as before the bound.
+    static std::atomic<uint64_t> typical_bytes{0};  // of a Plan, over every plugin and thread
+    PlanMeter meter(typical_bytes);
+    std::shared_ptr<void> made = std::make_shared<Plan>(make());
+    const uint64_t bytes = meter.bytes();
+    return *static_cast<Plan*>(plans.insert(key, std::move(made), bytes));
   }
 
  private:
   // One thread's oneDNN state for one Onednn (told apart by `id_`, never reused, so a thread
   // that outlives a shut-down plugin never runs the old engine's plans on the new one).
   struct Local {
-    explicit Local(const dnnl::engine& e) : stream(e) {}
+    Local(const dnnl::engine& e, std::shared_ptr<PlanBudget> budget)
+        : stream(e), plans(std::move(budget)) {}
     dnnl::stream stream;
-    std::unordered_map<std::string, std::shared_ptr<void>> plans;
+    PlanCache plans;
   };
   Local& local();
   static void set_threads(int n);
-  static constexpr size_t kMaxPlans = 4096;
   const uint64_t id_;
+  const std::shared_ptr<PlanBudget> plan_budget_;
 };
 
 // Cache keys: raw bytes of the values, cheaper than text.
