@@ -29,6 +29,7 @@ inline void report_bytes(benchmark::State& state, double bytes_per_iteration) {
 
 // Registration hooks of the benchmark files; each pair is named "<case>/wick" and "<case>/<ref>".
 void register_linalg();       // bench_linalg.cpp: matmul and conv against raw oneDNN
+void register_unary();        // bench_unary.cpp: exp, tanh, sigmoid, GELU against oneDNN eltwise
 void register_elementwise();  // bench_elementwise.cpp: add, sum and per-op overhead against plain
                               // loops
 

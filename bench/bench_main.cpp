@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("cpu_plugin", info->reason);
   bench::register_linalg();
   bench::register_elementwise();
+  bench::register_unary();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
