@@ -151,9 +151,13 @@ TEST_CASE(
 
 TEST_CASE("the opencl option pool_mb refuses a value that is not a size in MiB, naming the option",
           "[memory][opencl][config]") {
-  for (const auto& [value, why] : std::vector<std::pair<OptionValue, std::string>>{
+  for (const auto& bad : std::vector<std::pair<OptionValue, std::string>>{
            {int64_t{-1}, "option 'pool_mb' must be a size in MiB >= 0, got -1"},
            {std::string("64"), "option 'pool_mb' must be an integer"}}) {
+    // Named references, not a structured binding: clang 14 (the sanitizer builds) cannot capture
+    // a binding in a lambda.
+    const OptionValue& value = bad.first;
+    const std::string& why = bad.second;
     const std::string got = test::in_child([&] {
       auto rt = runtime_with({{"pool_mb", value}});
       const auto info = rt->registry().find("opencl");
