@@ -1,4 +1,5 @@
 // The cpu-onednn plugin: one CPU device, host-memory buffers, a table of kernels.
+#include "denormals.hpp"
 #include "host_allocator.hpp"
 #include "kernels.hpp"
 #include "onednn.hpp"
@@ -55,9 +56,19 @@ class CpuPlugin final : public sdk::Plugin {
                            std::to_string(kMaxPlanCacheMb) + " (MiB), got " +
                            std::to_string(plan_cache_mb));
     }
+    flush_denormals_ = options.get_bool("flush_denormals").value_or(false);
+    if (flush_denormals_ && !kCanFlushDenormals) {
+      throw sdk::Error(WICK_STATUS_UNSUPPORTED,
+                       "option 'flush_denormals' needs an x86-64 CPU (MXCSR's FTZ and DAZ); this "
+                       "build is for another architecture");
+    }
     ctx_.threads = static_cast<int>(threads);
     // oneDNN (OpenMP build) and our own loops share this one OpenMP pool.
     omp_set_num_threads(ctx_.threads);
+    if (flush_denormals_) {
+#pragma omp parallel num_threads(ctx_.threads)
+      flush_denormals_on_this_thread();
+    }
     // The plugin's plan cache, bounded in bytes, is the only cache: oneDNN's own (1024 primitives
     // by default, counted in primitives) would keep the primitives of evicted plans alive. Measured
     // over 1000 distinct matmuls whose primitives were dropped: 40 MB of heap stayed in use with
@@ -132,6 +143,7 @@ class CpuPlugin final : public sdk::Plugin {
   }
 
   void execute(wick_device* /*device*/, const wick_op_desc& op) override {
+    const FlushScope flush(flush_denormals_);
     kernels_.execute(ctx_, op);
   }
 
@@ -145,6 +157,7 @@ class CpuPlugin final : public sdk::Plugin {
   KernelTable kernels_;
   std::string name_;
   std::string note_;
+  bool flush_denormals_ = false;  // [plugins.cpu-onednn] flush_denormals (denormals.hpp)
 };
 
 }  // namespace wick::cpu
