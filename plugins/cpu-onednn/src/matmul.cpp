@@ -156,7 +156,7 @@ using LoopAcc = std::conditional_t<std::is_integral_v<T>, uint64_t,
                                    std::conditional_t<std::is_same_v<T, double>, double, float>>;
 
 // out = a x b per batch element, row by row: acc[j] += a[i, p] * b[p, j] walks b along its rows,
-// which the compiler vectorises when b's rows are contiguous. Integers (and bool) accumulate in
+// which the compiler vectorises when b's rows are contiguous; where b's columns are, dot products. Integers (and bool) accumulate in
 // uint64_t, which wraps like the narrower type does.
 template <class T>
 void matmul_loop(const Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
@@ -185,6 +185,19 @@ void matmul_loop(const Context& ctx, const wick_tensor_desc& a, const wick_tenso
     const T* x = pa + off[1] + i * am;
     const T* y = pb + off[2];
     T* z = po + off[0] + i * om;
+    if (ak == 1 && bk == 1 && bn != 1) {
+      // b's columns are contiguous (b a transposed weight, x W^T): one vectorised dot product per
+      // output element. Walking b along its rows here strides by bn: 20x slower at 1x256 by
+      // 256x128 (35 us against 1.6).
+      for (int64_t j = 0; j < n; ++j) {
+        const T* yc = y + j * bn;
+        A dot = A(0);
+#pragma omp simd reduction(+ : dot)
+        for (int64_t p = 0; p < k; ++p) dot += static_cast<A>(x[p]) * static_cast<A>(yc[p]);
+        z[j * on] = cast_value<T>(dot);
+      }
+      return;
+    }
     std::fill(acc.begin(), acc.end(), A(0));
     A* s = acc.data();
     for (int64_t p = 0; p < k; ++p) {
