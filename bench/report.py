@@ -31,6 +31,10 @@ RATIO_TARGETS = [
     ("cl_matmul_f32_512", "wick", "clblast", 1.0),
     ("cl_matmul_f32_1024", "wick", "clblast", 1.0),
     ("cl_add_f32_10000000", "wick", "copy", 0.8),
+    # issue 23, against libtorch in the same process (wick_bench_libtorch): the per-op overhead of
+    # a 1-element add and an MLP forward at batch 1 at most libtorch's time.
+    ("add_f32_1", "wick", "libtorch", 1.0),
+    ("mlp_f32_784x256x128x10_b1", "wick", "libtorch", 1.0),
 ]
 # (case, maximum median seconds of the Wick variant)
 TIME_TARGETS = [("add_f32_1", 1e-6)]

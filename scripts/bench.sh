@@ -9,6 +9,10 @@
 #                                         # driver's buffer copy) and bench/first_op.sh
 #   scripts/bench.sh --threads            # requests/s from 1, 2, 4 host threads on one CPU device,
 #                                         # against the same behind one lock (bench/threads.cpp)
+#   scripts/bench.sh --libtorch           # per-op overhead and a batch-1 MLP against libtorch in
+#                                         # the same process (bench/bench_libtorch.cpp; needs
+#                                         # Debian's libtorch-dev and, for its BLAS,
+#                                         # libopenblas0-pthread)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${WICK_BUILD_DIR:-$root/build}"
@@ -19,6 +23,21 @@ if [[ "${1:-}" == "--threads" ]]; then
   shift
   ninja -C "$build" -j "${WICK_BUILD_JOBS:-$(nproc)}" wick_bench_threads
   exec "$build/bin/wick_bench_threads" "$@"
+fi
+if [[ "${1:-}" == "--libtorch" ]]; then
+  shift
+  if ! dpkg-query -W -f='${Status}' libtorch-dev 2>/dev/null | grep -q "install ok installed"; then
+    echo "bench.sh --libtorch needs libtorch-dev (and libopenblas0-pthread): apt-get install them" >&2
+    exit 1
+  fi
+  cmake "$build" >/dev/null  # finds Torch if it was installed after the first configure
+  ninja -C "$build" -j "${WICK_BUILD_JOBS:-$(nproc)}" wick_bench_libtorch
+  out="${WICK_BENCH_OUT:-$build/bench_libtorch.json}"
+  # OpenBLAS's own thread pool on top of libtorch's oversubscribes the cores: one thread.
+  OPENBLAS_NUM_THREADS=1 "$build/bin/wick_bench_libtorch" --benchmark_repetitions="${WICK_BENCH_REPETITIONS:-10}" \
+    --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+    --benchmark_out="$out" --benchmark_out_format=json "$@" >&2
+  exec /usr/bin/python3 "$root/bench/report.py" "$out"
 fi
 if [[ "${1:-}" == "--opencl" ]]; then
   shift
