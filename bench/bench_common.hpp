@@ -32,5 +32,7 @@ void register_linalg();       // bench_linalg.cpp: matmul and conv against raw o
 void register_unary();        // bench_unary.cpp: exp, tanh, sigmoid, GELU against oneDNN eltwise
 void register_elementwise();  // bench_elementwise.cpp: add, sum and per-op overhead against plain
                               // loops
+void register_attention();    // bench_attention.cpp: fused attention against the composite and
+                              // oneDNN's matmul, softmax, matmul
 
 }  // namespace wick::bench

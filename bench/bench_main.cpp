@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   bench::register_linalg();
   bench::register_elementwise();
   bench::register_unary();
+  bench::register_attention();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

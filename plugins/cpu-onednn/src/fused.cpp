@@ -1,13 +1,10 @@
 // Fused ops for f32, f64, f16 and bf16: softmax and log_softmax (oneDNN softmax_v2 for f32 when it
 // has an optimised implementation for the layout; f16 and bf16 in a loop in f64), layer_norm
 // (oneDNN for dense f32/bf16 rows when this CPU has a bf16 kernel), rms_norm, batch_norm
-// (inference) and scaled-dot-product attention (two matmuls around a row softmax). The other loops
-// compute in f32 (f64 for f64) and round once on store.
-#include "matmul.hpp"
+// (inference) and adam_update (attention is in attention.cpp). The other loops compute in f32
+// (f64 for f64) and round once on store.
 #include "onednn.hpp"
 #include "vector_math.hpp"
-
-#include <wick/sdk/op_shapes.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -427,92 +424,6 @@ void batch_norm_execute(Context& ctx, const wick_op_desc& op) {
               [&](auto tag) { batch_norm_loop<typename decltype(tag)::type>(ctx, op); });
 }
 
-// ---- attention ----------------------------------------------------------------------------------
-
-wick_support attention_supports(const wick_op_desc& op) {
-  if (op.params == nullptr || !sdk::attention_shapes_ok(op)) return WICK_SUPPORT_NO_PARAMS;
-  return is_float_dtype(op.inputs[0].dtype) ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
-}
-
-// q k^T in C (f32, or f64 for f64) through run_matmul, then scale, mask, causal and a row softmax
-// in place, then P v. The 16-bit floats are converted to f32 first.
-template <class T>
-void attention_run(Context& ctx, const wick_op_desc& op) {
-  using C = Compute<T>;
-  constexpr wick_dtype ct = std::is_same_v<C, double> ? WICK_DTYPE_F64 : WICK_DTYPE_F32;
-  const auto& p = *static_cast<const wick_attention_params*>(op.params);
-  const wick_tensor_desc* q = &op.inputs[0];
-  const wick_tensor_desc* k = &op.inputs[1];
-  const wick_tensor_desc* v = &op.inputs[2];
-  const wick_tensor_desc* o = &op.outputs[0];
-  Dense cq, ck, cv, co;
-  if (q->dtype != ct) {
-    cq.load(*q, ct);
-    ck.load(*k, ct);
-    cv.load(*v, ct);
-    co.allocate(*o, ct);
-    q = &cq.desc;
-    k = &ck.desc;
-    v = &cv.desc;
-    o = &co.desc;
-  }
-  const int r = q->rank;
-  const int64_t l = q->shape[r - 2], s = k->shape[r - 2];
-  // k^T: the last two axes swapped, as a view.
-  std::vector<int64_t> kt_shape(k->shape, k->shape + r), kt_strides(k->strides, k->strides + r);
-  std::swap(kt_shape[static_cast<size_t>(r - 2)], kt_shape[static_cast<size_t>(r - 1)]);
-  std::swap(kt_strides[static_cast<size_t>(r - 2)], kt_strides[static_cast<size_t>(r - 1)]);
-  wick_tensor_desc kt = *k;
-  kt.shape = kt_shape.data();
-  kt.strides = kt_strides.data();
-  std::vector<int64_t> score_shape(q->shape, q->shape + r);
-  score_shape[static_cast<size_t>(r - 1)] = s;
-  wick_tensor_desc score_like = *q;
-  score_like.shape = score_shape.data();
-  Dense scores;
-  scores.allocate(score_like, ct);
-  run_matmul(ctx, *q, kt, scores.desc);
-
-  // Scale, mask, causal (top-left aligned: query i sees keys j <= i) and softmax, row by row.
-  C* sp = data_of<C>(scores.desc);
-  const int64_t batch = l * s == 0 ? 0 : numel_of(scores.desc) / (l * s);
-  std::vector<int64_t> mask_batch;  // element offset of each batch element's [L, S] mask
-  const wick_tensor_desc* m = op.num_inputs == 4 ? &op.inputs[3] : nullptr;
-  if (m != nullptr) {
-    sdk::for_each_row<1>(m->shape, r - 2, {m->strides}, [&](const sdk::Row<1>& row) {
-      for (int64_t i = 0; i < row.length; ++i)
-        mask_batch.push_back(row.offset[0] + i * row.stride[0]);
-    });
-  }
-  const C scale = static_cast<C>(p.scale);
-  const T* mp = m != nullptr ? data_of<const T>(*m) : nullptr;
-  parallel_for(ctx, batch * l, batch * l * s, [&](int64_t line) {
-    const int64_t b = line / l, i = line % l;
-    C* row = sp + line * s;
-    thread_local std::vector<C> tmp;
-    tmp.resize(static_cast<size_t>(s));
-    const T* mrow =
-        mp != nullptr ? mp + mask_batch[static_cast<size_t>(b)] + i * m->strides[r - 2] : nullptr;
-    softmax_line<C, false>(
-        s, tmp,
-        [&](int64_t j) {
-          if (p.causal != 0 && j > i) return -std::numeric_limits<C>::infinity();
-          C val = row[j] * scale;
-          if (mrow != nullptr) val += static_cast<C>(mrow[j * m->strides[r - 1]]);
-          return val;
-        },
-        [&](int64_t j, C val) { row[j] = val; });
-  });
-  run_matmul(ctx, scores.desc, *v, *o);
-  if (o != &op.outputs[0]) co.store(op.outputs[0]);
-}
-
-void attention_execute(Context& ctx, const wick_op_desc& op) {
-  if (numel_of(op.outputs[0]) == 0) return;
-  visit_float(op.inputs[0].dtype,
-              [&](auto tag) { attention_run<typename decltype(tag)::type>(ctx, op); });
-}
-
 // ---- adam_update ----------------------------------------------------------------------------------
 
 // Dense C-order operands of one shape and dtype; outputs may be the inputs p, m, v themselves (each
@@ -591,7 +502,6 @@ Kernel fused_kernel(int op) {
     case WICK_OP_LAYER_NORM: return {&norm_execute<false>, &norm_supports<false>};
     case WICK_OP_RMS_NORM: return {&norm_execute<true>, &norm_supports<true>};
     case WICK_OP_BATCH_NORM: return {&batch_norm_execute, &batch_norm_supports};
-    case WICK_OP_ATTENTION: return {&attention_execute, &attention_supports};
     case WICK_OP_ADAM_UPDATE: return {&adam_execute, &adam_supports};
     default: return {};
   }

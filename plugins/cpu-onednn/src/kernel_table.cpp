@@ -34,7 +34,8 @@ KernelTable make_kernel_table() {
   add(&window_kernel, {WICK_OP_WINDOW_SUM, WICK_OP_WINDOW_PROD, WICK_OP_WINDOW_MAX,
                        WICK_OP_WINDOW_MIN, WICK_OP_WINDOW_SCATTER_MAX, WICK_OP_WINDOW_SCATTER_MIN});
   add(&fused_kernel, {WICK_OP_SOFTMAX, WICK_OP_LOG_SOFTMAX, WICK_OP_LAYER_NORM, WICK_OP_RMS_NORM,
-                      WICK_OP_BATCH_NORM, WICK_OP_ATTENTION, WICK_OP_ADAM_UPDATE});
+                      WICK_OP_BATCH_NORM, WICK_OP_ADAM_UPDATE});
+  add(&attention_kernel, {WICK_OP_ATTENTION});
   return table;
 }
 

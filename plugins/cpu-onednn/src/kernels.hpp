@@ -51,7 +51,8 @@ Kernel sort_kernel(int op);         // sort.cpp
 Kernel matmul_kernel(int op);       // matmul.cpp
 Kernel conv_kernel(int op);         // conv.cpp
 Kernel window_kernel(int op);       // window.cpp: window reductions, window scatter
-Kernel fused_kernel(int op);        // fused.cpp: softmax, norms, attention, adam_update
+Kernel fused_kernel(int op);        // fused.cpp: softmax, norms, adam_update
+Kernel attention_kernel(int op);    // attention.cpp
 
 // Every kernel of the plugin, one row per op (kernel_table.cpp); `supports` answers from it.
 KernelTable make_kernel_table();
