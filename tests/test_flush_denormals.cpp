@@ -1,6 +1,8 @@
 // [plugins.cpu-onednn] flush_denormals: subnormal inputs and results become zero in the plugin's
 // loops, its OpenMP threads and oneDNN's kernels when on; untouched when off (the default); the
 // calling thread's own floating-point flags are the same after an op either way.
+#include "test_support.hpp"
+
 #include <wick/runtime.hpp>
 #include <wick/tensor.hpp>
 
@@ -19,14 +21,6 @@ namespace {
 
 constexpr unsigned kFtzDaz = 0x8040u;  // MXCSR: FTZ (bit 15) | DAZ (bit 6)
 constexpr float kSubnormal = 1e-40f;   // below FLT_MIN (1.18e-38): subnormal in f32
-
-std::unique_ptr<Runtime> runtime_with(std::vector<std::pair<std::string, OptionValue>> values) {
-  Config c = default_config();
-  c.plugin_paths = {WICK_PLUGIN_BUILD_DIR};
-  c.log_level = "error";
-  c.plugin_options["cpu-onednn"].values = std::move(values);
-  return std::make_unique<Runtime>(c, RegistryOptions{false, false});
-}
 
 // What three kinds of kernel make of subnormal inputs: a large elementwise multiply by one (the
 // plugin's loop, split over 2 OpenMP threads), a product of two subnormal-free operands whose
@@ -56,7 +50,7 @@ Seen run_ops(const Device& cpu) {
 
 TEST_CASE("flush_denormals = true turns subnormal inputs and results into zero in every kernel",
           "[denormals][config]") {
-  auto rt = runtime_with({{"flush_denormals", true}, {"threads", int64_t{2}}});
+  auto rt = test::cpu_runtime_with({{"flush_denormals", true}, {"threads", int64_t{2}}});
   const Device cpu = rt->registry().find_device("cpu-onednn");
   const unsigned before = _mm_getcsr() & kFtzDaz;
   const Seen s = run_ops(cpu);
@@ -69,7 +63,7 @@ TEST_CASE("flush_denormals = true turns subnormal inputs and results into zero i
 }
 
 TEST_CASE("flush_denormals is off by default: subnormals are computed exactly", "[denormals][config]") {
-  auto rt = runtime_with({});
+  auto rt = test::cpu_runtime_with({});
   const Device cpu = rt->registry().find_device("cpu-onednn");
   const Seen s = run_ops(cpu);
   CHECK(s.multiplied_first == kSubnormal);
@@ -80,7 +74,7 @@ TEST_CASE("flush_denormals is off by default: subnormals are computed exactly", 
 }
 
 TEST_CASE("flush_denormals must be a boolean, and the refusal names it", "[denormals][config]") {
-  auto rt = runtime_with({{"flush_denormals", int64_t{1}}});
+  auto rt = test::cpu_runtime_with({{"flush_denormals", int64_t{1}}});
   const auto info = rt->registry().find("cpu-onednn");
   REQUIRE(info != nullptr);
   CHECK(info->state == PluginState::Failed);

@@ -2,6 +2,8 @@
 // bytes across ever-changing shapes, least recently used out first, and its option checked.
 #include "address_limit.hpp"
 
+#include "test_support.hpp"
+
 #include <wick/runtime.hpp>
 #include <wick/tensor.hpp>
 
@@ -27,17 +29,6 @@ double thread_cpu_seconds() {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-// A runtime over the built plugins with cpu-onednn given these options. A plugin library is
-// initialized once per process, so each test case that gives other values runs in its own ctest
-// entry (process); a refused value leaves nothing initialized.
-std::unique_ptr<Runtime> runtime_with(std::vector<std::pair<std::string, OptionValue>> values) {
-  Config c = default_config();
-  c.plugin_paths = {WICK_PLUGIN_BUILD_DIR};
-  c.log_level = "error";
-  c.plugin_options["cpu-onednn"].values = std::move(values);
-  return std::make_unique<Runtime>(c, RegistryOptions{false, false});
 }
 
 // The memory oneDNN's plans hold: bytes malloc has handed out (descriptors, primitives,
@@ -93,7 +84,7 @@ int wrong_elements(const Device& dev, int64_t m, int64_t k, int64_t n) {
 // cpu-onednn's device in a runtime with plan_cache_mb = 16 and one thread (the same options in
 // every test case below, so that they may also run in one process).
 Device bounded_cpu(std::unique_ptr<Runtime>& rt) {
-  rt = runtime_with({{"plan_cache_mb", int64_t{16}}, {"threads", int64_t{1}}});
+  rt = test::cpu_runtime_with({{"plan_cache_mb", int64_t{16}}, {"threads", int64_t{1}}});
   const auto info = rt->registry().find("cpu-onednn");
   REQUIRE(info != nullptr);
   INFO(info->reason);
@@ -138,7 +129,7 @@ void check_bounded_over_many_shapes() {
 TEST_CASE("cpu-onednn refuses a plan_cache_mb outside 1 to 1048576, naming the option",
           "[plan-cache][config]") {
   for (int64_t bad : {int64_t{0}, int64_t{-5}, int64_t{1} << 21}) {
-    auto rt = runtime_with({{"plan_cache_mb", bad}});
+    auto rt = test::cpu_runtime_with({{"plan_cache_mb", bad}});
     const auto info = rt->registry().find("cpu-onednn");
     REQUIRE(info != nullptr);
     CHECK(info->state == PluginState::Failed);
@@ -146,7 +137,7 @@ TEST_CASE("cpu-onednn refuses a plan_cache_mb outside 1 to 1048576, naming the o
                Catch::Contains("option 'plan_cache_mb' must be between 1 and 1048576") &&
                    Catch::Contains("got " + std::to_string(bad)));
   }
-  auto rt = runtime_with({{"plan_cache_mb", std::string("16")}});
+  auto rt = test::cpu_runtime_with({{"plan_cache_mb", std::string("16")}});
   CHECK_THAT(rt->registry().find("cpu-onednn")->reason, Catch::Contains("plan_cache_mb"));
 }
 

@@ -53,6 +53,17 @@ inline std::unique_ptr<Runtime> fixture_runtime(bool strict, std::vector<std::st
   return std::make_unique<Runtime>(c, RegistryOptions{false, false});
 }
 
+// A runtime over the built plugins with cpu-onednn given these options. A plugin library is
+// initialized once per process, so each test case that gives other values runs in its own ctest
+// entry (process); a refused value leaves nothing initialized.
+inline std::unique_ptr<Runtime> cpu_runtime_with(std::vector<std::pair<std::string, OptionValue>> values) {
+  Config c = default_config();
+  c.plugin_paths = {WICK_PLUGIN_BUILD_DIR};
+  c.log_level = "error";
+  c.plugin_options["cpu-onednn"].values = std::move(values);
+  return std::make_unique<Runtime>(c, RegistryOptions{false, false});
+}
+
 // Sets (or, with nullopt, unsets) an environment variable for one scope (a child process started
 // meanwhile sees it).
 class ScopedEnv {
