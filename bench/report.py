@@ -35,7 +35,11 @@ RATIO_TARGETS = [
     # a 1-element add and an MLP forward at batch 1 at most libtorch's time.
     ("add_f32_1", "wick", "libtorch", 1.0),
     ("mlp_f32_784x256x128x10_b1", "wick", "libtorch", 1.0),
-]
+    # issue 23: the fused attention at least Wick's own composite and oneDNN's matmul, softmax,
+    # matmul (bench_attention.cpp).
+] + [(c, "wick", ref, 1.0) for c in ("attention_f32_b1h8s128d64", "attention_f32_b1h8s512d64",
+                                     "attention_f32_b1h8s2048d64", "attention_f32_b8h8s128d64")
+     for ref in ("composite", "onednn")]
 # (case, maximum median seconds of the Wick variant)
 TIME_TARGETS = [("add_f32_1", 1e-6)]
 
@@ -68,7 +72,7 @@ def ratio(m, case, wick, ref):
 
 def case_order(case):
     """matmul f32, matmul bf16, conv, add, sum; sizes ascending within each."""
-    families = ["matmul_f32", "matmul_bf16", "conv2d_f32", "conv2d_bf16", "maxpool2d_f32", "add_f32", "sum_f32",
+    families = ["matmul_f32", "matmul_bf16", "conv2d_f32", "conv2d_bf16", "maxpool2d_f32", "attention_f32", "add_f32", "sum_f32",
                 "cl_matmul_f32", "cl_add_f32"]
     family = next((i for i, f in enumerate(families) if case.startswith(f + "_")), len(families))
     numbers = [int(n) for n in re.findall(r"\d+", case[len(families[family]) if family < len(families) else 0:])]

@@ -274,7 +274,11 @@ void attention_step(Context& ctx, const Problem<C, T>& p, const std::vector<int6
     C* row = out + out_at[static_cast<size_t>(line / rows)] +
              (line % rows) * o.strides[static_cast<size_t>(r - 2)];
     const C f = inv[static_cast<size_t>(line)];
-    for (int64_t j = 0; j < ev; ++j) row[j * so] *= f;
+    if (so == 1) {
+      for (int64_t j = 0; j < ev; ++j) row[j] *= f;
+    } else {
+      for (int64_t j = 0; j < ev; ++j) row[j * so] *= f;
+    }
   }
 }
 
