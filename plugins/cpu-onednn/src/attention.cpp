@@ -13,6 +13,7 @@
 #include <wick/sdk/op_shapes.hpp>
 
 #include <cmath>
+#include <exception>
 #include <limits>
 
 #if defined(__SSE2__)
@@ -156,21 +157,28 @@ struct Tiling {
   int64_t chunk = 1, rows = 1;
 };
 
-Tiling tiling_of(const int64_t* batch, int nb, int64_t l, int64_t s, bool causal) {
+Tiling tiling_of(const int64_t* batch, int nb, int64_t l, int64_t s, bool causal, int threads) {
+  // With several threads, steps small enough for two a thread (the steps then run in parallel),
+  // but not below 2^14 scores, where a step's matmul calls would cost more than they do.
+  int64_t total = l * s;
+  for (int d = 0; d < nb; ++d) total *= batch[d];
+  const int64_t block =
+      threads > 1 ? std::clamp<int64_t>(total / (2 * threads), int64_t(1) << 14, kScoreBlock)
+                  : kScoreBlock;
   Tiling t;
   const int64_t slice = std::max<int64_t>(l * s, 1);
   t.rows = l;
   if (causal && l > kCausalRows) t.rows = kCausalRows;
-  if (slice > kScoreBlock) t.rows = std::min(t.rows, std::max<int64_t>(kScoreBlock / s, 1));
+  if (slice > block) t.rows = std::min(t.rows, std::max<int64_t>(block / s, 1));
   if (t.rows < l || nb == 0) {
     t.cut = nb - 1;
     return t;
   }
   int64_t inner = 1;  // product of the whole batch dims after the cut
   for (int d = nb - 1; d >= 0; --d) {
-    if (inner * batch[d] * slice > kScoreBlock) {
+    if (inner * batch[d] * slice > block) {
       t.cut = d;
-      t.chunk = std::max<int64_t>(kScoreBlock / (inner * slice), 1);
+      t.chunk = std::max<int64_t>(block / (inner * slice), 1);
       return t;
     }
     inner *= batch[d];
@@ -282,6 +290,42 @@ void attention_step(Context& ctx, const Problem<C, T>& p, const std::vector<int6
   }
 }
 
+// One step of the tiling: the batch index `start` (dims before the cut at one index, the cut dim
+// from start[cut] for `count` indices), query rows [i0, i0 + rows).
+struct Step {
+  std::vector<int64_t> start;
+  int64_t count, i0, rows;
+};
+
+// Every step: the dims before the cut index by index, the cut dim in chunks, rows in blocks.
+std::vector<Step> steps_of(const Tiling& t, const int64_t* batch, int nb, int64_t l) {
+  int64_t outer = 1;
+  for (int i = 0; i < t.cut; ++i) outer *= batch[i];
+  const int64_t cut_extent = t.cut >= 0 ? batch[t.cut] : 1;
+  std::vector<Step> steps;
+  std::vector<int64_t> start(static_cast<size_t>(std::max(nb, 1)), 0);
+  for (int64_t e = 0; e < outer; ++e) {
+    for (int64_t rest = e, i = t.cut - 1; i >= 0; --i) {
+      start[static_cast<size_t>(i)] = rest % batch[i];
+      rest /= batch[i];
+    }
+    for (int64_t c0 = 0; c0 < cut_extent; c0 += t.chunk) {
+      if (t.cut >= 0) start[static_cast<size_t>(t.cut)] = c0;
+      for (int64_t i0 = 0; i0 < l; i0 += t.rows)
+        steps.push_back({start, std::min(t.chunk, cut_extent - c0), i0, std::min(t.rows, l - i0)});
+    }
+  }
+  return steps;
+}
+
+// A dense [n] buffer of dtype t.
+void allocate_flat(Dense& d, int64_t n, wick_dtype t) {
+  wick_tensor_desc like{};
+  like.rank = 1;
+  like.shape = &n;
+  d.allocate(like, t);
+}
+
 template <class T>
 void attention_run(Context& ctx, const wick_op_desc& op) {
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -312,35 +356,51 @@ void attention_run(Context& ctx, const wick_op_desc& op) {
   const int r = p.r, nb = p.nb;
   p.l = p.q->shape[r - 2];
   p.s = p.k->shape[r - 2];
-  const Tiling t = tiling_of(p.q->shape, nb, p.l, p.s, p.causal);
+  const Tiling t = tiling_of(p.q->shape, nb, p.l, p.s, p.causal, ctx.threads);
   // The scratch scores of the largest step.
   int64_t step_rows = t.rows;
   if (t.cut >= 0) step_rows *= t.chunk;
   for (int i = t.cut + 1; i < nb; ++i) step_rows *= p.q->shape[i];
-  Dense scratch;
-  {
-    const int64_t flat = std::max<int64_t>(step_rows * std::max<int64_t>(p.s, 1), 1);
-    wick_tensor_desc like{};
-    like.rank = 1;
-    like.shape = &flat;
-    scratch.allocate(like, ct);
-  }
-  // Every step: the dims before the cut index by index, the cut dim in chunks, rows in blocks.
-  int64_t outer = 1;
-  for (int i = 0; i < t.cut; ++i) outer *= p.q->shape[i];
-  const int64_t cut_extent = t.cut >= 0 ? p.q->shape[t.cut] : 1;
-  std::vector<int64_t> start(static_cast<size_t>(std::max(nb, 1)), 0);
-  for (int64_t e = 0; e < outer; ++e) {
-    for (int64_t rest = e, i = t.cut - 1; i >= 0; --i) {
-      start[static_cast<size_t>(i)] = rest % p.q->shape[i];
-      rest /= p.q->shape[i];
+  const int64_t scratch_size = std::max<int64_t>(step_rows * std::max<int64_t>(p.s, 1), 1);
+  const std::vector<Step> steps = steps_of(t, p.q->shape, nb, p.l);
+  const int64_t n = static_cast<int64_t>(steps.size());
+  auto run = [&](Context& c, int64_t i, Dense& scratch) {
+    const Step& st = steps[static_cast<size_t>(i)];
+    attention_step(c, p, st.start, st.count, st.i0, st.rows, t, scratch);
+  };
+  if (ctx.threads <= 1 || n < 2 * ctx.threads) {
+    // Step after step, each spread across the threads.
+    Dense scratch;
+    allocate_flat(scratch, scratch_size, ct);
+    for (int64_t i = 0; i < n; ++i) run(ctx, i, scratch);
+  } else {
+    // The steps in parallel, each on one thread: its matmuls too (oneDNN runs single-threaded
+    // inside a parallel region), which splits the work better than one matmul at a time over
+    // every thread. An exception may not leave the region: the first is kept and rethrown.
+    std::exception_ptr failure;
+#pragma omp parallel num_threads(ctx.threads)
+    {
+      Context one = ctx;
+      one.threads = 1;
+      Dense scratch;
+      try {
+        allocate_flat(scratch, scratch_size, ct);
+      } catch (...) {
+#pragma omp critical(wick_attention_failure)
+        failure = std::current_exception();
+      }
+#pragma omp for schedule(dynamic)
+      for (int64_t i = 0; i < n; ++i) {
+        if (scratch.bytes == nullptr) continue;
+        try {
+          run(one, i, scratch);
+        } catch (...) {
+#pragma omp critical(wick_attention_failure)
+          failure = std::current_exception();
+        }
+      }
     }
-    for (int64_t c0 = 0; c0 < cut_extent; c0 += t.chunk) {
-      if (t.cut >= 0) start[static_cast<size_t>(t.cut)] = c0;
-      const int64_t count = std::min(t.chunk, cut_extent - c0);
-      for (int64_t i0 = 0; i0 < p.l; i0 += t.rows)
-        attention_step(ctx, p, start, count, i0, std::min(t.rows, p.l - i0), t, scratch);
-    }
+    if (failure) std::rethrow_exception(failure);
   }
   if (p.o != &op.outputs[0]) co.store(op.outputs[0]);
 }
