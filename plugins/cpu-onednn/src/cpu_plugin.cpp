@@ -112,6 +112,7 @@ class CpuPlugin final : public sdk::Plugin {
     b->device = device;
     b->size = size;
     b->data = allocator_.allocate(static_cast<size_t>(size));
+    mark_written(b);
     if (b->data == nullptr) {
       delete b;
       throw sdk::Error(WICK_STATUS_OUT_OF_MEMORY, "cannot allocate " + std::to_string(size) + " bytes of host memory");
@@ -127,6 +128,7 @@ class CpuPlugin final : public sdk::Plugin {
 
   void write(wick_buffer* dst, uint64_t offset, const void* src, uint64_t size) override {
     if (size > 0) std::memcpy(static_cast<HostBuffer*>(dst)->data + offset, src, size);
+    mark_written(dst);
   }
   void read(const wick_buffer* src, uint64_t offset, void* dst, uint64_t size) override {
     if (size > 0) std::memcpy(dst, static_cast<const HostBuffer*>(src)->data + offset, size);
@@ -136,6 +138,7 @@ class CpuPlugin final : public sdk::Plugin {
     if (size > 0)
       std::memmove(static_cast<HostBuffer*>(dst)->data + dst_offset,
                    static_cast<const HostBuffer*>(src)->data + src_offset, size);
+    mark_written(dst);
   }
 
   wick_support supports(const wick_device* /*device*/, const wick_op_desc& op) override {
@@ -144,7 +147,10 @@ class CpuPlugin final : public sdk::Plugin {
 
   void execute(wick_device* /*device*/, const wick_op_desc& op) override {
     const FlushScope flush(flush_denormals_);
+    // Before and after: a kernel that fails part-way has still written some of its outputs.
+    for (size_t i = 0; i < op.num_outputs; ++i) mark_written(op.outputs[i].buffer);
     kernels_.execute(ctx_, op);
+    for (size_t i = 0; i < op.num_outputs; ++i) mark_written(op.outputs[i].buffer);
   }
 
  private:

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -19,7 +20,22 @@ namespace wick::cpu {
 // Buffers live in host memory, 64-byte aligned.
 struct HostBuffer : wick_buffer {
   unsigned char* data = nullptr;
+  // A value from next_write_generation() given at allocation and at every write the plugin makes
+  // or is asked to make into the buffer (buffer_write, buffer_copy, an op's outputs): a cache of
+  // data derived from the contents (matmul's prepacked weights) is valid while it is unchanged.
+  // Never reused across buffers, so a new buffer at a freed one's address never matches.
+  std::atomic<uint64_t> generation{0};
 };
+
+// A process-wide counter, never returning the same value twice.
+inline uint64_t next_write_generation() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+inline void mark_written(wick_buffer* b) {
+  static_cast<HostBuffer*>(b)->generation.store(next_write_generation(),
+                                                std::memory_order_release);
+}
 
 // Per-plugin state a kernel may use (threads, oneDNN engine and caches live behind it).
 struct Context {

@@ -7,6 +7,7 @@
 
 #include "onednn.hpp"
 
+#include <atomic>
 #include <optional>
 #include <string>
 
@@ -77,6 +78,112 @@ struct MatmulPlan {
   bool dense = false;
 };
 
+// ---- prepacked weights ----------------------------------------------------------------------
+//
+// A weight b used again unchanged (same buffer, view and write generation) is reordered once into
+// the layout oneDNN's matmul prefers for the problem (format `any`), and later calls run on that
+// copy: 2x at 64x768 by 768x3072. The copy is checked against the buffer's write generation
+// (HostBuffer::generation, bumped by every write the plugin makes) on every call and refreshed
+// when it differs, so an in-place write is never missed; it lives in the thread's plan cache,
+// bounded in bytes with every plan. A weight seen once is only noted (WeightSeen): one-shot
+// products never pay the reorder.
+
+struct WeightSeen {
+  uint64_t generation = 0;
+};
+
+struct PackedWeights {
+  dnnl::matmul primitive;
+  dnnl::reorder pack;                    // plain b -> packed
+  dnnl::memory plain_b, packed_b, a, c;  // a and c get the call's data handles
+  uint64_t generation = 0;
+};
+
+// The key of b's packed copy for this problem: the shapes and strides of all three operands, the
+// dtypes, and b's buffer and byte offset. Reuses the calling thread's string (no allocation).
+const std::string& packed_key(const char* prefix, const Operand3& a3, const Operand3& b3,
+                              const Operand3& c3, const wick_tensor_desc& a,
+                              const wick_tensor_desc& b, const wick_tensor_desc& c) {
+  thread_local std::string key;
+  key.assign(prefix);
+  for (const Operand3* o : {&a3, &b3, &c3})
+    for (int64_t v : {o->batch, o->rows, o->cols, o->s_batch, o->s_rows, o->s_cols})
+      key_add(key, v);
+  for (wick_dtype t : {a.dtype, c.dtype}) key_add(key, t);
+  key_add(key, static_cast<int64_t>(reinterpret_cast<uintptr_t>(b.buffer)));
+  key_add(key, static_cast<int64_t>(b.byte_offset));
+  return key;
+}
+
+// Makes b's packed copy, or an empty primitive when packing does not pay (oneDNN prefers b's own
+// layout, or offers only its reference kernel).
+PackedWeights make_packed(Context::Onednn& dnn, const Operand3& a3, const Operand3& b3,
+                          const Operand3& c3, const wick_tensor_desc& a, const wick_tensor_desc& b,
+                          const wick_tensor_desc& c, bool batched) {
+  PackedWeights p;
+  const dnnl::memory::desc b_plain = md3(b3, b.dtype, batched);
+  const dnnl::memory::desc b_any =
+      batched ? dnnl::memory::desc({b3.batch, b3.rows, b3.cols}, dnnl_type(b.dtype),
+                                   dnnl::memory::format_tag::any)
+              : dnnl::memory::desc({b3.rows, b3.cols}, dnnl_type(b.dtype),
+                                   dnnl::memory::format_tag::any);
+  dnnl::matmul::primitive_desc pd(
+      dnnl::matmul::desc(md3(a3, a.dtype, batched), b_any, md3(c3, c.dtype, batched)), dnn.engine);
+  if (is_reference(pd) || pd.weights_desc() == b_plain) return p;
+  p.primitive = dnnl::matmul(pd);
+  p.plain_b = dnnl::memory(b_plain, dnn.engine, DNNL_MEMORY_NONE);
+  p.packed_b = dnnl::memory(pd.weights_desc(), dnn.engine);
+  p.pack = dnnl::reorder(p.plain_b, p.packed_b);
+  p.a = dnnl::memory(pd.src_desc(), dnn.engine, DNNL_MEMORY_NONE);
+  p.c = dnnl::memory(pd.dst_desc(), dnn.engine, DNNL_MEMORY_NONE);
+  return p;
+}
+
+// Runs c = a x b on b's packed copy when b has one or is seen again unchanged; false when the
+// caller must run the plain plan.
+bool matmul_packed(Context::Onednn& dnn, const Operand3& a3, const Operand3& b3, const Operand3& c3,
+                   const wick_tensor_desc& a, const wick_tensor_desc& b, const wick_tensor_desc& c,
+                   bool batched) {
+  if (b3.batch != 1) return false;
+  const uint64_t gen =
+      static_cast<const HostBuffer*>(b.buffer)->generation.load(std::memory_order_acquire);
+  PackedWeights* p = dnn.find_plan<PackedWeights>(packed_key("mmpacked", a3, b3, c3, a, b, c));
+  if (p == nullptr) {
+    const std::string& seen_key = packed_key("mmseen", a3, b3, c3, a, b, c);
+    WeightSeen* seen = dnn.find_plan<WeightSeen>(seen_key);
+    if (seen == nullptr) {
+      dnn.plan<WeightSeen>(seen_key, [&] { return WeightSeen{gen}; });
+      return false;
+    }
+    if (seen->generation != gen) {  // written since it was seen: not a constant yet
+      seen->generation = gen;
+      return false;
+    }
+    const std::string key = packed_key("mmpacked", a3, b3, c3, a, b, c);
+    p = &dnn.plan<PackedWeights>(key, [&] {
+      PackedWeights made = make_packed(dnn, a3, b3, c3, a, b, c, batched);
+      made.generation = gen - 1;  // packed below
+      return made;
+    });
+  }
+  if (!p->primitive) return false;
+  if (p->generation != gen) {
+    p->plain_b.set_data_handle(data_of(b));
+    p->pack.execute(dnn.stream(), p->plain_b, p->packed_b);
+    p->generation = gen;
+  }
+  p->a.set_data_handle(data_of(a));
+  p->c.set_data_handle(data_of(c));
+  // The C call: no std::unordered_map of arguments built per call.
+  const dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, p->a.get()},
+                                  {DNNL_ARG_WEIGHTS, p->packed_b.get()},
+                                  {DNNL_ARG_DST, p->c.get()}};
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(p->primitive.get(), dnn.stream().get(), 3, args),
+                          "could not execute a prepacked matmul");
+  dnn.stream().wait();
+  return true;
+}
+
 // One oneDNN matmul; a, b share a dtype (f32 or bf16), c is that dtype or f32.
 void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor_desc& b_in,
                    const wick_tensor_desc& c_in) {
@@ -103,12 +210,17 @@ void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor
 
   Context::Onednn& dnn = *ctx.onednn;
   dnn.use_configured_threads();
+  const bool batched = a3->batch > 1 || b3->batch > 1 || c3->batch > 1;
+  // Only b in its own buffer (not a scratch copy) can be recognised again.
+  if (b == &b_in && matmul_packed(dnn, *a3, *b3, *c3, *a, *b, *c, batched)) {
+    if (c != &c_in) pc.store(c_in);
+    return;
+  }
   std::string key = "matmul";
   for (const Operand3* o : {&*a3, &*b3, &*c3})
     for (int64_t v : {o->batch, o->rows, o->cols, o->s_batch, o->s_rows, o->s_cols})
       key_add(key, v);
   for (wick_dtype t : {a->dtype, c->dtype}) key_add(key, t);
-  const bool batched = a3->batch > 1 || b3->batch > 1 || c3->batch > 1;
   MatmulPlan& plan = dnn.plan<MatmulPlan>(key, [&] {
     MatmulPlan p;
     dnnl::matmul::primitive_desc pd(
@@ -156,8 +268,8 @@ using LoopAcc = std::conditional_t<std::is_integral_v<T>, uint64_t,
                                    std::conditional_t<std::is_same_v<T, double>, double, float>>;
 
 // out = a x b per batch element, row by row: acc[j] += a[i, p] * b[p, j] walks b along its rows,
-// which the compiler vectorises when b's rows are contiguous; where b's columns are, dot products. Integers (and bool) accumulate in
-// uint64_t, which wraps like the narrower type does.
+// which the compiler vectorises when b's rows are contiguous; where b's columns are, dot products.
+// Integers (and bool) accumulate in uint64_t, which wraps like the narrower type does.
 template <class T>
 void matmul_loop(const Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
                  const wick_tensor_desc& out) {

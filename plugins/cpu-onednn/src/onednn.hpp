@@ -76,6 +76,11 @@ struct Context::Onednn {
     const uint64_t bytes = meter.bytes();
     return *static_cast<Plan*>(plans.insert(key, std::move(made), bytes));
   }
+  // The calling thread's plan under key, or nullptr; valid as plan()'s reference is.
+  template <class Plan>
+  Plan* find_plan(std::string_view key) {
+    return static_cast<Plan*>(local().plans.find(key));
+  }
 
  private:
   // One thread's oneDNN state for one Onednn (told apart by `id_`, never reused, so a thread

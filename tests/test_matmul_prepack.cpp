@@ -1,0 +1,141 @@
+// cpu-onednn's prepacked matmul weights: a weight used again unchanged runs on a copy in oneDNN's
+// preferred layout, and every write into its buffer (an in-place op, a host write, a freed buffer
+// whose address is reused) is seen on the next call: never a stale result.
+#include "test_support.hpp"
+
+#include <wick/autograd.hpp>
+#include <wick/buffer_io.hpp>
+#include <wick/dispatch.hpp>
+#include <wick/tensor.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+using namespace wick;
+
+namespace {
+
+// Big enough for oneDNN (the plugin's own loop takes products under 2^16 multiply-adds).
+constexpr int64_t kM = 16, kK = 256, kN = 384;
+
+std::vector<float> values(int64_t n, int64_t seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    v[static_cast<size_t>(i)] = static_cast<float>((i * 7 + seed * 3) % 17) / 8.0f - 1.0f;
+  return v;
+}
+
+// a [m, k] row-major times b given by element (p, j) -> b[p * bk + j * bn], in double.
+std::vector<double> reference(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
+                              int64_t k, int64_t n, int64_t bk, int64_t bn, int64_t b0 = 0) {
+  std::vector<double> c(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0.0;
+      for (int64_t p = 0; p < k; ++p)
+        s += double(a[static_cast<size_t>(i * k + p)]) *
+             b[static_cast<size_t>(b0 + p * bk + j * bn)];
+      c[static_cast<size_t>(i * n + j)] = s;
+    }
+  return c;
+}
+
+// How many elements of got are off want by more than tol relative to the row's magnitude.
+int wrong(const Tensor& got_t, const std::vector<double>& want, double tol = 1e-4) {
+  const std::vector<float> got = got_t.to(DType::F32).to_vector<float>();
+  REQUIRE(got.size() == want.size());
+  int bad = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (std::abs(double(got[i]) - want[i]) > tol * (std::abs(want[i]) + double(kK))) ++bad;
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("a weight reused under no-grad gives the same, correct product every call") {
+  const Device dev = test::cpu();
+  const autograd::NoGradGuard no_grad;
+  const std::vector<float> a = values(kM * kK, 1), b = values(kK * kN, 2);
+  const Tensor ta = Tensor::from_vector(a, {kM, kK}, dev),
+               tb = Tensor::from_vector(b, {kK, kN}, dev);
+  const std::vector<double> want = reference(a, b, kM, kK, kN, kN, 1);
+  for (int call = 0; call < 5; ++call) CHECK(wrong(ta.matmul(tb), want) == 0);
+}
+
+TEST_CASE("an in-place write or a host write into a packed weight is seen by the next matmul") {
+  const Device dev = test::cpu();
+  const autograd::NoGradGuard no_grad;
+  const std::vector<float> a = values(kM * kK, 3);
+  std::vector<float> b = values(kK * kN, 4);
+  const Tensor ta = Tensor::from_vector(a, {kM, kK}, dev);
+  Tensor tb = Tensor::from_vector(b, {kK, kN}, dev);
+  for (int call = 0; call < 3; ++call)
+    CHECK(wrong(ta.matmul(tb), reference(a, b, kM, kK, kN, kN, 1)) == 0);
+
+  // tb += 0.5, through the dispatcher's in-place path (what nn::assign and optimizers use).
+  dispatch_in_place(WICK_OP_ADD, nullptr, {tb, Tensor::full({kK, kN}, 0.5, DType::F32, dev)}, {tb});
+  for (float& v : b) v += 0.5f;
+  for (int call = 0; call < 2; ++call)
+    CHECK(wrong(ta.matmul(tb), reference(a, b, kM, kK, kN, kN, 1)) == 0);
+
+  // A host write of one row (buffer_write).
+  std::vector<float> row(static_cast<size_t>(kN), 2.0f);
+  write_buffer_bytes(tb, 7 * kN * sizeof(float), row.data(), row.size() * sizeof(float));
+  for (int64_t j = 0; j < kN; ++j) b[static_cast<size_t>(7 * kN + j)] = 2.0f;
+  for (int call = 0; call < 2; ++call)
+    CHECK(wrong(ta.matmul(tb), reference(a, b, kM, kK, kN, kN, 1)) == 0);
+}
+
+TEST_CASE("a weight freed and a new one at the same address is not mistaken for the old") {
+  const Device dev = test::cpu();
+  const autograd::NoGradGuard no_grad;
+  const std::vector<float> a = values(kM * kK, 5);
+  const Tensor ta = Tensor::from_vector(a, {kM, kK}, dev);
+  for (int64_t seed = 10; seed < 14; ++seed) {
+    const std::vector<float> b = values(kK * kN, seed);
+    const Tensor tb = Tensor::from_vector(b, {kK, kN}, dev);  // the freed block is reused
+    const std::vector<double> want = reference(a, b, kM, kK, kN, kN, 1);
+    for (int call = 0; call < 3; ++call) CHECK(wrong(ta.matmul(tb), want) == 0);
+  }
+}
+
+TEST_CASE("transposed and offset weight views of one buffer each get their own packed copy") {
+  const Device dev = test::cpu();
+  const autograd::NoGradGuard no_grad;
+  const std::vector<float> a = values(kM * kK, 6);
+  const Tensor ta = Tensor::from_vector(a, {kM, kK}, dev);
+  // w [n, k]: x w^T, the nn.Linear layout.
+  const std::vector<float> w = values(kN * kK, 7);
+  const Tensor tw = Tensor::from_vector(w, {kN, kK}, dev);
+  const std::vector<double> want_t = reference(a, w, kM, kK, kN, 1, kK);
+  // wide [k, 2n]: its left and right halves share a buffer and differ in offset.
+  const std::vector<float> wide = values(kK * 2 * kN, 8);
+  const Tensor twide = Tensor::from_vector(wide, {kK, 2 * kN}, dev);
+  const std::vector<double> want_l = reference(a, wide, kM, kK, kN, 2 * kN, 1);
+  const std::vector<double> want_r = reference(a, wide, kM, kK, kN, 2 * kN, 1, kN);
+  for (int call = 0; call < 3; ++call) {
+    CHECK(wrong(ta.matmul(tw.t()), want_t) == 0);
+    CHECK(wrong(ta.matmul(twide.narrow(1, 0, kN)), want_l) == 0);
+    CHECK(wrong(ta.matmul(twide.narrow(1, kN, kN)), want_r) == 0);
+  }
+}
+
+TEST_CASE("a reused bf16 weight gives the bf16 product, and sees an in-place write") {
+  const Device dev = test::cpu();
+  const autograd::NoGradGuard no_grad;
+  // Values exact in bf16 (multiples of 1/8 in [-1, 1]).
+  const std::vector<float> a = values(kM * kK, 9);
+  std::vector<float> b = values(kK * kN, 10);
+  const Tensor ta = Tensor::from_vector(a, {kM, kK}, dev).to(DType::BF16);
+  Tensor tb = Tensor::from_vector(b, {kK, kN}, dev).to(DType::BF16);
+  for (int call = 0; call < 3; ++call)
+    CHECK(wrong(ta.matmul(tb), reference(a, b, kM, kK, kN, kN, 1), 1e-2) == 0);
+  dispatch_in_place(WICK_OP_ADD, nullptr, {tb, Tensor::full({kK, kN}, 0.25, DType::BF16, dev)},
+                    {tb});
+  for (float& v : b) v += 0.25f;
+  for (int call = 0; call < 2; ++call)
+    CHECK(wrong(ta.matmul(tb), reference(a, b, kM, kK, kN, kN, 1), 1e-2) == 0);
+}
