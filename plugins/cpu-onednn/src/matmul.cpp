@@ -93,11 +93,24 @@ struct WeightSeen {
 };
 
 struct PackedWeights {
-  dnnl::matmul primitive;
+  dnnl::matmul primitive;  // empty where oneDNN offers only its reference kernel
+  // Whether oneDNN prefers another layout than b's own; where it does not, the plan still saves
+  // the per-call descriptor and memory-object work, and b is read in place.
+  bool packed = false;
   dnnl::reorder pack;                    // plain b -> packed
-  dnnl::memory plain_b, packed_b, a, c;  // a and c get the call's data handles
+  dnnl::memory plain_b, packed_b, a, c;  // plain_b, a and c get the call's data handles
   uint64_t generation = 0;
 };
+
+// Executes a matmul primitive through the C call: no std::unordered_map of arguments per call.
+void execute_matmul(Context::Onednn& dnn, const dnnl::matmul& primitive, const dnnl::memory& a,
+                    const dnnl::memory& b, const dnnl::memory& c) {
+  const dnnl_exec_arg_t args[] = {
+      {DNNL_ARG_SRC, a.get()}, {DNNL_ARG_WEIGHTS, b.get()}, {DNNL_ARG_DST, c.get()}};
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(primitive.get(), dnn.stream().get(), 3, args),
+                          "could not execute a matmul primitive");
+  dnn.stream().wait();
+}
 
 // The key of b's packed copy for this problem: the shapes and strides of all three operands, the
 // dtypes, and b's buffer and byte offset. Reuses the calling thread's string (no allocation).
@@ -115,8 +128,8 @@ const std::string& packed_key(const char* prefix, const Operand3& a3, const Oper
   return key;
 }
 
-// Makes b's packed copy, or an empty primitive when packing does not pay (oneDNN prefers b's own
-// layout, or offers only its reference kernel).
+// Makes b's packed copy (or notes that b's own layout is oneDNN's choice), or an empty primitive
+// where oneDNN offers only its reference kernel for these strides.
 PackedWeights make_packed(Context::Onednn& dnn, const Operand3& a3, const Operand3& b3,
                           const Operand3& c3, const wick_tensor_desc& a, const wick_tensor_desc& b,
                           const wick_tensor_desc& c, bool batched) {
@@ -129,11 +142,14 @@ PackedWeights make_packed(Context::Onednn& dnn, const Operand3& a3, const Operan
                                    dnnl::memory::format_tag::any);
   dnnl::matmul::primitive_desc pd(
       dnnl::matmul::desc(md3(a3, a.dtype, batched), b_any, md3(c3, c.dtype, batched)), dnn.engine);
-  if (is_reference(pd) || pd.weights_desc() == b_plain) return p;
+  if (is_reference(pd)) return p;
   p.primitive = dnnl::matmul(pd);
   p.plain_b = dnnl::memory(b_plain, dnn.engine, DNNL_MEMORY_NONE);
-  p.packed_b = dnnl::memory(pd.weights_desc(), dnn.engine);
-  p.pack = dnnl::reorder(p.plain_b, p.packed_b);
+  p.packed = pd.weights_desc() != b_plain;
+  if (p.packed) {
+    p.packed_b = dnnl::memory(pd.weights_desc(), dnn.engine);
+    p.pack = dnnl::reorder(p.plain_b, p.packed_b);
+  }
   p.a = dnnl::memory(pd.src_desc(), dnn.engine, DNNL_MEMORY_NONE);
   p.c = dnnl::memory(pd.dst_desc(), dnn.engine, DNNL_MEMORY_NONE);
   return p;
@@ -167,20 +183,16 @@ bool matmul_packed(Context::Onednn& dnn, const Operand3& a3, const Operand3& b3,
     });
   }
   if (!p->primitive) return false;
-  if (p->generation != gen) {
+  if (!p->packed) {
+    p->plain_b.set_data_handle(data_of(b));
+  } else if (p->generation != gen) {
     p->plain_b.set_data_handle(data_of(b));
     p->pack.execute(dnn.stream(), p->plain_b, p->packed_b);
     p->generation = gen;
   }
   p->a.set_data_handle(data_of(a));
   p->c.set_data_handle(data_of(c));
-  // The C call: no std::unordered_map of arguments built per call.
-  const dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, p->a.get()},
-                                  {DNNL_ARG_WEIGHTS, p->packed_b.get()},
-                                  {DNNL_ARG_DST, p->c.get()}};
-  dnnl::error::wrap_c_api(dnnl_primitive_execute(p->primitive.get(), dnn.stream().get(), 3, args),
-                          "could not execute a prepacked matmul");
-  dnn.stream().wait();
+  execute_matmul(dnn, p->primitive, p->a, p->packed ? p->packed_b : p->plain_b, p->c);
   return true;
 }
 
