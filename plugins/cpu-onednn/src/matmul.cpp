@@ -163,6 +163,7 @@ bool matmul_packed(Context::Onednn& dnn, const Operand3& a3, const Operand3& b3,
   if (b3.batch != 1) return false;
   const uint64_t gen =
       static_cast<const HostBuffer*>(b.buffer)->generation.load(std::memory_order_acquire);
+  if (gen == 0) return false;  // not a buffer of buffer_allocate (a kernel's scratch)
   PackedWeights* p = dnn.find_plan<PackedWeights>(packed_key("mmpacked", a3, b3, c3, a, b, c));
   if (p == nullptr) {
     const std::string& seen_key = packed_key("mmseen", a3, b3, c3, a, b, c);
@@ -197,8 +198,10 @@ bool matmul_packed(Context::Onednn& dnn, const Operand3& a3, const Operand3& b3,
 }
 
 // One oneDNN matmul; a, b share a dtype (f32 or bf16), c is that dtype or f32.
+// `whole_op`: the matmul is a whole op of the table, so b's buffer is written only between
+// calls (HostBuffer::generation); a kernel running matmuls inside it may write b in between.
 void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor_desc& b_in,
-                   const wick_tensor_desc& c_in) {
+                   const wick_tensor_desc& c_in, bool whole_op) {
   Dense pa, pb, pc;
   const wick_tensor_desc* a = &a_in;
   const wick_tensor_desc* b = &b_in;
@@ -224,7 +227,7 @@ void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor
   dnn.use_configured_threads();
   const bool batched = a3->batch > 1 || b3->batch > 1 || c3->batch > 1;
   // Only b in its own buffer (not a scratch copy) can be recognised again.
-  if (b == &b_in && matmul_packed(dnn, *a3, *b3, *c3, *a, *b, *c, batched)) {
+  if (whole_op && b == &b_in && matmul_packed(dnn, *a3, *b3, *c3, *a, *b, *c, batched)) {
     if (c != &c_in) pc.store(c_in);
     return;
   }
@@ -363,14 +366,15 @@ wick_support matmul_supports(const wick_op_desc& op) {
   return sdk::dtype_size(c.dtype) != 0 ? WICK_SUPPORT_YES : WICK_SUPPORT_NO_DTYPE;
 }
 
+void run_matmul_as(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
+                   const wick_tensor_desc& c, bool whole_op);
+
 void matmul_execute(Context& ctx, const wick_op_desc& op) {
-  run_matmul(ctx, op.inputs[0], op.inputs[1], op.outputs[0]);
+  run_matmul_as(ctx, op.inputs[0], op.inputs[1], op.outputs[0], true);
 }
 
-}  // namespace
-
-void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
-                const wick_tensor_desc& c) {
+void run_matmul_as(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
+                   const wick_tensor_desc& c, bool whole_op) {
   const int64_t total = numel_of(c);
   if (total == 0) return;
   const int64_t k = a.shape[a.rank - 1];
@@ -389,18 +393,26 @@ void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc&
   const bool onednn_type =
       c.dtype == WICK_DTYPE_F32 || c.dtype == WICK_DTYPE_BF16 || c.dtype == WICK_DTYPE_F16;
   if (!small && onednn_type) {
-    if (ctx.onednn->runs(Context::Onednn::kMatmul, c.dtype)) return matmul_onednn(ctx, a, b, c);
+    if (ctx.onednn->runs(Context::Onednn::kMatmul, c.dtype))
+      return matmul_onednn(ctx, a, b, c, whole_op);
     // f16, and bf16 where this CPU's oneDNN has no bf16 kernel: in f32, rounded once on store.
     Dense fa, fb, fc;
     fa.load(a, WICK_DTYPE_F32);
     fb.load(b, WICK_DTYPE_F32);
     fc.allocate(c, WICK_DTYPE_F32);
-    matmul_onednn(ctx, fa.desc, fb.desc, fc.desc);
+    matmul_onednn(ctx, fa.desc, fb.desc, fc.desc, false);
     fc.store(c);
     return;
   }
   sdk::visit_dtype(c.dtype,
                    [&](auto tag) { matmul_loop<typename decltype(tag)::type>(ctx, a, b, c); });
+}
+
+}  // namespace
+
+void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
+                const wick_tensor_desc& c) {
+  run_matmul_as(ctx, a, b, c, false);
 }
 
 Kernel matmul_kernel(int op) {

@@ -6,7 +6,8 @@
 namespace wick::cpu {
 
 // c = a x b over [..., M, K] x [..., K, N] -> [..., M, N]: same dtype, same batch dims (broadcast
-// ones have stride 0), any strides.
+// ones have stride 0), any strides. Never uses prepacked weights: the caller may write b's buffer
+// again within its own op (only the matmul op itself packs, matmul.cpp).
 void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
                 const wick_tensor_desc& c);
 
