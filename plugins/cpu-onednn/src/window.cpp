@@ -1,11 +1,12 @@
 // Window reductions (WICK_OP_WINDOW_SUM/PROD/MAX/MIN) and the select-and-scatter of max-pool
 // backward (WICK_OP_WINDOW_SCATTER_MAX/MIN), any rank, every numeric dtype.
 //
-// window_max of f32/bf16 pooling shapes (windows over 1-3 trailing axes, windows never wholly in
-// padding) runs oneDNN's max pooling when the input is finite: oneDNN 2.6.3 returns the largest
-// number of a window that holds a NaN, and docs/ops.md says max propagates NaN. Everything else
-// runs loops with the last axis as the vector dimension: for each window tap, one pass over the
-// output row.
+// window_max and window_scatter_max of f32 pooling shapes (windows over 1-3 axes after [N, C],
+// never wholly in padding) run oneDNN's max pooling and its backward when the input is finite
+// (oneDNN 2.6.3 returns the largest number of a window that holds a NaN, and docs/ops.md says max
+// propagates NaN) and oneDNN has JIT code for them on this CPU's ISA (onednn_pooling_preferred);
+// elsewhere the plugin's loops, with the last axis as the vector dimension. window_max of bf16 and
+// of shapes the [N, C, H, W] loop does not take runs oneDNN on any ISA.
 #include "nn.hpp"
 #include "onednn.hpp"
 
@@ -184,10 +185,39 @@ wick_support window_supports(const wick_op_desc& op) {
 
 // ---- oneDNN max pooling ---------------------------------------------------------------------
 
+// Whether oneDNN's max pooling (forward and backward) beats the plugin's loops on this CPU: decided
+// once per process by the ISA oneDNN dispatches to (after ONEDNN_MAX_CPU_ISA). On plain NCHW
+// memory oneDNN 2.6.3 has JIT kernels from AVX-512 on; below, only its "simple_nchw" loop. Medians
+// at one thread (Xeon, AVX-512), forward / backward in ms, loop -> oneDNN:
+//   2x2 s2, 128x16x28x28 (the CNN's first pool)    1.2-1.9 -> 0.57    5.3-5.9 -> 1.5
+//   2x2 s2, 128x32x14x14 (its second)              1.4-2.0 -> 0.31    2.7-2.9 -> 0.66-0.81
+//   3x3 s2 p1, 16x64x112x112                       12.6-21 -> 7.6-9.6   155-164 -> 20
+// and with ONEDNN_MAX_CPU_ISA=AVX2 (simple_nchw), loop -> oneDNN:
+//   1.2 -> 15.7 / 5.3 -> 26;   1.4 -> 9.7 / 2.7 -> 12.9;   12.2 -> 199 / 167 -> 257.
+bool onednn_pooling_preferred() {
+  static const bool preferred = [] {
+    switch (dnnl::get_effective_cpu_isa()) {
+      case dnnl::cpu_isa::avx512_core:
+      case dnnl::cpu_isa::avx512_core_vnni:
+      case dnnl::cpu_isa::avx512_core_bf16:
+      case dnnl::cpu_isa::avx512_core_amx: return true;
+      default: return false;
+    }
+  }();
+  return preferred;
+}
+
 struct PoolPlan {
   std::optional<dnnl::pooling_v2_forward> primitive;  // empty: only a reference implementation
   dnnl::memory::desc src, dst;
+  // Whether the primitive is JIT code: oneDNN's "simple_nchw" loop, which it offers for plain
+  // layouts its JIT kernels decline (odd extents, overlapping windows), is slower than ours.
+  bool jit = false;
 };
+
+inline bool is_jit(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).rfind("jit", 0) == 0;
+}
 
 // [N, C, spatial...] with windows over 1-3 spatial axes only, none of them wholly in padding (where
 // oneDNN's answer is not -inf).
@@ -203,44 +233,128 @@ bool pooling_fits(const WindowGeometry& g) {
   return true;
 }
 
+// The cache key of a pooling plan: its name, the operands and the geometry.
+std::string pool_key(const char* name, const WindowGeometry& g,
+                     std::initializer_list<const wick_tensor_desc*> operands) {
+  std::string key = name;
+  for (const wick_tensor_desc* d : operands) key_add(key, *d);
+  for (const auto* v : {&g.window, &g.stride, &g.lo, &g.hi, &g.dil})
+    for (int64_t e : *v) key_add(key, e);
+  return key;
+}
+
+// oneDNN's window of max pooling over the spatial axes of g (pooling_fits).
+struct PoolWindow {
+  dnnl::memory::dims kernel, strides, dil, lo, hi;
+  explicit PoolWindow(const WindowGeometry& g) {
+    for (size_t i = 2; i < static_cast<size_t>(g.rank); ++i) {
+      kernel.push_back(g.window[i]);
+      strides.push_back(g.stride[i]);
+      dil.push_back(g.dil[i] - 1);  // oneDNN counts the gaps
+      lo.push_back(g.lo[i]);
+      hi.push_back(g.hi[i]);
+    }
+  }
+  dnnl::pooling_v2_forward::desc forward(dnnl::prop_kind prop, const dnnl::memory::desc& src,
+                                         const dnnl::memory::desc& dst) const {
+    return {prop, dnnl::algorithm::pooling_max, src, dst, strides, kernel, dil, lo, hi};
+  }
+  dnnl::pooling_v2_backward::desc backward(const dnnl::memory::desc& diff_src,
+                                           const dnnl::memory::desc& diff_dst) const {
+    return {dnnl::algorithm::pooling_max, diff_src, diff_dst, strides, kernel, dil, lo, hi};
+  }
+};
+
+// jit_only: false where the plugin has only its general loop, which even simple_nchw beats.
 bool max_pool_onednn(Context& ctx, const WindowGeometry& g, const wick_tensor_desc& x,
-                     const wick_tensor_desc& y) {
+                     const wick_tensor_desc& y, bool jit_only) {
   if (!ctx.onednn->runs(Context::Onednn::kPooling, x.dtype) || !pooling_fits(g) ||
       !plain_strides(x) || !plain_strides(y) || has_non_finite(ctx, x))
     return false;
   Context::Onednn& dnn = *ctx.onednn;
   dnn.use_configured_threads();
-  std::string key = "max_pool";
-  key_add(key, x);
-  key_add(key, y);
-  for (const auto* v : {&g.window, &g.stride, &g.lo, &g.hi, &g.dil})
-    for (int64_t e : *v) key_add(key, e);
-  PoolPlan& plan = dnn.plan<PoolPlan>(key, [&] {
+  PoolPlan& plan = dnn.plan<PoolPlan>(pool_key("max_pool", g, {&x, &y}), [&] {
     PoolPlan p;
     p.src = dnnl_desc(x);
     p.dst = dnnl_desc(y);
-    dnnl::memory::dims kernel, strides, dil, lo, hi;
-    for (int i = 2; i < g.rank; ++i) {
-      kernel.push_back(g.window[static_cast<size_t>(i)]);
-      strides.push_back(g.stride[static_cast<size_t>(i)]);
-      dil.push_back(g.dil[static_cast<size_t>(i)] - 1);  // oneDNN counts the gaps
-      lo.push_back(g.lo[static_cast<size_t>(i)]);
-      hi.push_back(g.hi[static_cast<size_t>(i)]);
-    }
     dnnl::pooling_v2_forward::primitive_desc pd(
-        dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
-                                       dnnl::algorithm::pooling_max, p.src, p.dst, strides, kernel,
-                                       dil, lo, hi),
-        dnn.engine);
+        PoolWindow(g).forward(dnnl::prop_kind::forward_inference, p.src, p.dst), dnn.engine);
     if (!is_reference(pd)) p.primitive = dnnl::pooling_v2_forward(pd);
+    p.jit = is_jit(pd);
     return p;
   });
+  if (jit_only && !plan.jit) return false;
   return run_src_dst(dnn, plan, data_of(x), data_of(y));
 }
 
+// Max-pool backward on oneDNN: the training forward finds each window's maximum (its workspace
+// holds the winning tap: the first largest, as window_scatter's), the backward primitive adds the
+// source values there.
+struct PoolGradPlan {
+  std::optional<dnnl::pooling_v2_forward> forward;  // empty: no JIT code for one of the two
+  std::optional<dnnl::pooling_v2_backward> backward;
+  dnnl::memory::desc src, dst, diff_dst, diff_src, workspace;
+};
+
+PoolGradPlan make_pool_grad_plan(Context::Onednn& dnn, const WindowGeometry& g,
+                                 const wick_tensor_desc& x, const wick_tensor_desc& source,
+                                 const wick_tensor_desc& y) {
+  PoolGradPlan p;
+  p.src = dnnl_desc(x);
+  p.diff_dst = dnnl_desc(source);
+  p.diff_src = dnnl_desc(y);
+  // The training forward's own output, dense: only its workspace is wanted.
+  dnnl::memory::dims dims = p.diff_dst.dims(), dense(dims.size());
+  dnnl::memory::dim n = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    dense[i] = n;
+    n *= dims[i];
+  }
+  p.dst = dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dense);
+  const PoolWindow w(g);
+  const dnnl::pooling_v2_forward::primitive_desc fwd(
+      w.forward(dnnl::prop_kind::forward_training, p.src, p.dst), dnn.engine);
+  const dnnl::pooling_v2_backward::primitive_desc bwd(w.backward(p.diff_src, p.diff_dst),
+                                                      dnn.engine, fwd);
+  if (!is_jit(fwd) || !is_jit(bwd)) return p;
+  p.workspace = fwd.workspace_desc();
+  p.forward = dnnl::pooling_v2_forward(fwd);
+  p.backward = dnnl::pooling_v2_backward(bwd);
+  return p;
+}
+
+// window_scatter_max of f32 on oneDNN where pooling_fits, the operand is finite and init is 0;
+// false where the caller must run its loop.
+bool max_pool_grad_onednn(Context& ctx, const WindowGeometry& g, const wick_op_desc& op) {
+  const auto& params = *static_cast<const wick_window_params*>(op.params);
+  const wick_tensor_desc &x = op.inputs[0], &source = op.inputs[1], &y = op.outputs[0];
+  if (x.dtype != WICK_DTYPE_F32 || params.init_value != 0.0 || !pooling_fits(g) ||
+      !plain_strides(x) || !plain_strides(source) || !plain_strides(y) || has_non_finite(ctx, x))
+    return false;
+  Context::Onednn& dnn = *ctx.onednn;
+  dnn.use_configured_threads();
+  const PoolGradPlan& plan = dnn.plan<PoolGradPlan>(
+      pool_key("max_pool_grad", g, {&x, &source, &y}),
+      [&] { return make_pool_grad_plan(dnn, g, x, source, y); });
+  if (!plan.forward) return false;
+  dnnl::memory src(plan.src, dnn.engine, data_of(x)), dst(plan.dst, dnn.engine);
+  dnnl::memory workspace(plan.workspace, dnn.engine);
+  dnnl::memory diff_dst(plan.diff_dst, dnn.engine, data_of(source));
+  dnnl::memory diff_src(plan.diff_src, dnn.engine, data_of(y));
+  plan.forward->execute(dnn.stream(), {{DNNL_ARG_SRC, src},
+                                       {DNNL_ARG_DST, dst},
+                                       {DNNL_ARG_WORKSPACE, workspace}});
+  plan.backward->execute(dnn.stream(), {{DNNL_ARG_DIFF_DST, diff_dst},
+                                        {DNNL_ARG_DIFF_SRC, diff_src},
+                                        {DNNL_ARG_WORKSPACE, workspace}});
+  dnn.stream().wait();
+  return true;
+}
+
 // Max and min pooling of f32/f64 [N, C, H, W] with windows over H and W only, rows contiguous:
-// planes in parallel, each output row taking the extremum of its window rows. oneDNN's pooling on
-// this plain layout is its non-JIT "simple_nchw" (15x slower), and the general loop is slower still.
+// planes in parallel, each output row taking the extremum of its window rows. Below AVX-512
+// oneDNN's pooling on this plain layout is its non-JIT "simple_nchw" (8-15x slower), and the
+// general loop is slower still.
 // Padded positions are skipped (they hold the identity); NaN propagates as in Combine.
 template <class T, Reduce R>
 bool window_reduce_2d(const Context& ctx, const WindowGeometry& g, const wick_tensor_desc& x,
@@ -299,6 +413,9 @@ void window_execute(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
   if (numel_of(y) == 0) return;
   const WindowGeometry g = *window_geometry(op, x, y);
+  if (Code == WICK_OP_WINDOW_MAX && onednn_pooling_preferred() &&
+      max_pool_onednn(ctx, g, x, y, true))
+    return;
   bool done = false;
   sdk::visit_dtype(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -306,7 +423,7 @@ void window_execute(Context& ctx, const wick_op_desc& op) {
     if constexpr (Code == WICK_OP_WINDOW_MIN) done = window_reduce_2d<T, Reduce::Min>(ctx, g, x, y);
   });
   if (done) return;
-  if (Code == WICK_OP_WINDOW_MAX && max_pool_onednn(ctx, g, x, y)) return;
+  if (Code == WICK_OP_WINDOW_MAX && max_pool_onednn(ctx, g, x, y, false)) return;
   sdk::visit_dtype(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (Code == WICK_OP_WINDOW_MAX) window_reduce<T, Reduce::Max>(ctx, g, x, y);
@@ -567,6 +684,7 @@ void scatter_execute(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
   if (numel_of(y) == 0) return;
   const WindowGeometry g = *window_geometry(op, x, op.inputs[1]);
+  if (Max && onednn_pooling_preferred() && max_pool_grad_onednn(ctx, g, op)) return;
   sdk::visit_dtype(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {
