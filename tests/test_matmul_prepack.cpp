@@ -139,3 +139,26 @@ TEST_CASE("a reused bf16 weight gives the bf16 product, and sees an in-place wri
   for (int call = 0; call < 2; ++call)
     CHECK(wrong(ta.matmul(tb), reference(a, b, kM, kK, kN, kN, 1), 1e-2) == 0);
 }
+
+TEST_CASE("weights larger than half the plan cache run unpacked and alternate correctly") {
+  // plan_cache_mb = 1: a 1024 x 1024 f32 weight (4 MiB) is never packed, a 256 x 384 one is.
+  const auto rt = test::cpu_runtime_with({{"plan_cache_mb", int64_t{1}}});
+  const Device dev = rt->cpu_device();
+  const autograd::NoGradGuard no_grad;
+  const std::vector<float> a = values(kM * 1024, 11), big = values(1024 * 1024, 12);
+  const std::vector<float> small = values(kK * kN, 13);
+  const Tensor ta = Tensor::from_vector(a, {kM, 1024}, dev);
+  const Tensor ts = ta.narrow(1, 0, kK);
+  const Tensor tbig = Tensor::from_vector(big, {1024, 1024}, dev);
+  const Tensor tsmall = Tensor::from_vector(small, {kK, kN}, dev);
+  std::vector<float> a_small(static_cast<size_t>(kM * kK));
+  for (int64_t i = 0; i < kM; ++i)
+    for (int64_t p = 0; p < kK; ++p)
+      a_small[static_cast<size_t>(i * kK + p)] = a[static_cast<size_t>(i * 1024 + p)];
+  const std::vector<double> want_big = reference(a, big, kM, 1024, 1024, 1024, 1);
+  const std::vector<double> want_small = reference(a_small, small, kM, kK, kN, kN, 1);
+  for (int call = 0; call < 3; ++call) {
+    CHECK(wrong(ta.matmul(tbig), want_big) == 0);
+    CHECK(wrong(ts.matmul(tsmall), want_small) == 0);
+  }
+}

@@ -176,6 +176,8 @@ bool matmul_packed(Context::Onednn& dnn, const Operand3& a3, const Operand3& b3,
       seen->generation = gen;
       return false;
     }
+    const uint64_t b_bytes = static_cast<uint64_t>(b3.rows * b3.cols) * sdk::dtype_size(b.dtype);
+    if (!dnn.plans_have_room(b_bytes)) return false;
     const std::string key = packed_key("mmpacked", a3, b3, c3, a, b, c);
     p = &dnn.plan<PackedWeights>(key, [&] {
       PackedWeights made = make_packed(dnn, a3, b3, c3, a, b, c, batched);

@@ -76,6 +76,12 @@ struct Context::Onednn {
     const uint64_t bytes = meter.bytes();
     return *static_cast<Plan*>(plans.insert(key, std::move(made), bytes));
   }
+  // Whether every thread's plans and `bytes` more stay within half the bound: large plans that
+  // are only an optimisation (prepacked weights) are made only then, so that weights larger than
+  // the cache never evict one another on every call, each repacked in turn.
+  bool plans_have_room(uint64_t bytes) const {
+    return plan_budget_->used.load(std::memory_order_relaxed) + bytes <= plan_budget_->limit / 2;
+  }
   // The calling thread's plan under key, or nullptr; valid as plan()'s reference is.
   template <class Plan>
   Plan* find_plan(std::string_view key) {
