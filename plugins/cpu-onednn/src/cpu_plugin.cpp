@@ -122,6 +122,7 @@ class CpuPlugin final : public sdk::Plugin {
 
   void free(wick_buffer* buffer) noexcept override {
     auto* b = static_cast<HostBuffer*>(buffer);
+    if (b->derived_alive) b->derived_alive->store(false, std::memory_order_release);
     allocator_.free(b->data, static_cast<size_t>(b->size));
     delete b;
   }

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -25,7 +27,19 @@ struct HostBuffer : wick_buffer {
   // data derived from the contents (matmul's prepacked weights) is valid while it is unchanged.
   // Never reused across buffers, so a new buffer at a freed one's address never matches.
   std::atomic<uint64_t> generation{0};
+  // Set (alive_flag) when a cache keeps data derived from the buffer; buffer_free clears it, so
+  // that the cache can drop the data (and not mistake a new buffer at this address for this one).
+  std::shared_ptr<std::atomic<bool>> derived_alive;
 };
+
+// b's derived_alive, made on first use (threads may pack the same weight at once).
+inline std::shared_ptr<std::atomic<bool>> alive_flag(const wick_buffer* buffer) {
+  static std::mutex made;
+  auto* b = const_cast<HostBuffer*>(static_cast<const HostBuffer*>(buffer));
+  const std::lock_guard<std::mutex> lock(made);
+  if (!b->derived_alive) b->derived_alive = std::make_shared<std::atomic<bool>>(true);
+  return b->derived_alive;
+}
 
 // A process-wide counter, never returning the same value twice.
 inline uint64_t next_write_generation() {

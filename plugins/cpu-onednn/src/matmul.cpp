@@ -100,6 +100,7 @@ struct PackedWeights {
   dnnl::reorder pack;                    // plain b -> packed
   dnnl::memory plain_b, packed_b, a, c;  // plain_b, a and c get the call's data handles
   uint64_t generation = 0;
+  std::shared_ptr<std::atomic<bool>> alive;  // b's buffer not freed yet (HostBuffer::derived_alive)
 };
 
 // Executes a matmul primitive through the C call: no std::unordered_map of arguments per call.
@@ -177,13 +178,25 @@ bool matmul_packed(Context::Onednn& dnn, const Operand3& a3, const Operand3& b3,
       return false;
     }
     const uint64_t b_bytes = static_cast<uint64_t>(b3.rows * b3.cols) * sdk::dtype_size(b.dtype);
-    if (!dnn.plans_have_room(b_bytes)) return false;
+    if (!dnn.plans_have_room(b_bytes)) {
+      // The copies of freed weights go first (Google Benchmark's runs, a model reloaded).
+      dnn.drop_plans<PackedWeights>("mmpacked", [](const PackedWeights& w) {
+        return !w.alive->load(std::memory_order_acquire);
+      });
+      if (!dnn.plans_have_room(b_bytes)) return false;
+    }
     const std::string key = packed_key("mmpacked", a3, b3, c3, a, b, c);
     p = &dnn.plan<PackedWeights>(key, [&] {
       PackedWeights made = make_packed(dnn, a3, b3, c3, a, b, c, batched);
       made.generation = gen - 1;  // packed below
+      made.alive = alive_flag(b.buffer);
       return made;
     });
+  }
+  if (!p->alive->load(std::memory_order_acquire)) {
+    // The copy of a freed buffer, and b a new one at its address: the same layout, repacked.
+    p->alive = alive_flag(b.buffer);
+    p->generation = 0;
   }
   if (!p->primitive) return false;
   if (!p->packed) {

@@ -82,6 +82,13 @@ struct Context::Onednn {
   bool plans_have_room(uint64_t bytes) const {
     return plan_budget_->used.load(std::memory_order_relaxed) + bytes <= plan_budget_->limit / 2;
   }
+  // Drops the calling thread's plans whose key starts with prefix and for which pred(plan) holds.
+  template <class Plan, class Pred>
+  void drop_plans(std::string_view prefix, Pred&& pred) {
+    local().plans.erase_if([&](std::string_view key, void* plan) {
+      return key.substr(0, prefix.size()) == prefix && pred(*static_cast<const Plan*>(plan));
+    });
+  }
   // The calling thread's plan under key, or nullptr; valid as plan()'s reference is.
   template <class Plan>
   Plan* find_plan(std::string_view key) {

@@ -42,6 +42,21 @@ class PlanCache {
   // this thread's next insert.
   void* insert(std::string key, std::shared_ptr<void> plan, uint64_t bytes);
 
+  // Drops every plan for which pred(key, plan) is true.
+  template <class Pred>
+  void erase_if(Pred&& pred) {
+    for (auto it = lru_.begin(); it != lru_.end();) {
+      if (!pred(std::string_view(it->key), it->plan.get())) {
+        ++it;
+        continue;
+      }
+      index_.erase(it->key);
+      own_bytes_ -= it->bytes;
+      budget_->used.fetch_sub(it->bytes, std::memory_order_relaxed);
+      it = lru_.erase(it);
+    }
+  }
+
   size_t size() const { return lru_.size(); }
   uint64_t bytes() const { return own_bytes_; }
 
