@@ -35,6 +35,14 @@ std::string cpu_model_name() {
 
 }  // namespace
 
+// Gives every output buffer of an op a new write generation when it goes (HostBuffer::generation).
+struct OutputsWritten {
+  const wick_op_desc& op;
+  ~OutputsWritten() {
+    for (size_t i = 0; i < op.num_outputs; ++i) mark_written(op.outputs[i].buffer);
+  }
+};
+
 class CpuPlugin final : public sdk::Plugin {
  public:
   // [plugins.cpu-onednn] plan_cache_mb: the bound on the bytes of prepared oneDNN plans, all
@@ -148,10 +156,9 @@ class CpuPlugin final : public sdk::Plugin {
 
   void execute(wick_device* /*device*/, const wick_op_desc& op) override {
     const FlushScope flush(flush_denormals_);
-    // Before and after: a kernel that fails part-way has still written some of its outputs.
-    for (size_t i = 0; i < op.num_outputs; ++i) mark_written(op.outputs[i].buffer);
+    // On the way out, thrown or not: a kernel that fails part-way has still written some of them.
+    const OutputsWritten written{op};
     kernels_.execute(ctx_, op);
-    for (size_t i = 0; i < op.num_outputs; ++i) mark_written(op.outputs[i].buffer);
   }
 
  private:

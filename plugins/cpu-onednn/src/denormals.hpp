@@ -28,20 +28,20 @@ inline void flush_denormals_on_this_thread() { _mm_setcsr(_mm_getcsr() | kFlushB
 // Sets FTZ and DAZ on the calling thread while alive (when `on`), then puts its flags back.
 class FlushScope {
  public:
-  explicit FlushScope(bool on) : saved_(_mm_getcsr()), on_(on) {
-    if (on_ && (saved_ & kFlushBits) != kFlushBits) _mm_setcsr(saved_ | kFlushBits);
+  // Off: saved_ stands as if both flags were set already, so nothing is read or changed.
+  explicit FlushScope(bool on) : saved_(on ? _mm_getcsr() : kFlushBits) {
+    if (changes()) _mm_setcsr(saved_ | kFlushBits);
   }
   ~FlushScope() {
     // Only the two flags go back: exception flags the op raised stay raised, as without the scope.
-    if (on_ && (saved_ & kFlushBits) != kFlushBits)
-      _mm_setcsr((_mm_getcsr() & ~kFlushBits) | (saved_ & kFlushBits));
+    if (changes()) _mm_setcsr((_mm_getcsr() & ~kFlushBits) | (saved_ & kFlushBits));
   }
   FlushScope(const FlushScope&) = delete;
   FlushScope& operator=(const FlushScope&) = delete;
 
  private:
+  bool changes() const { return (saved_ & kFlushBits) != kFlushBits; }
   unsigned saved_;
-  bool on_;
 };
 #else
 inline void flush_denormals_on_this_thread() {}

@@ -142,6 +142,10 @@ inline dnnl::memory::desc dnnl_desc(const wick_tensor_desc& d) {
 inline bool is_reference(const dnnl::primitive_desc_base& pd) {
   return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
 }
+// Whether it is JIT code (not a reference or "simple_*" C++ loop).
+inline bool is_jit(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).rfind("jit", 0) == 0;
+}
 
 // Runs a cached plan with one source and one destination (softmax, pooling); false when the plan
 // holds no primitive (oneDNN offered only its reference loop) and the caller must use its own.

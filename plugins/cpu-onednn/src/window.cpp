@@ -215,10 +215,6 @@ struct PoolPlan {
   bool jit = false;
 };
 
-inline bool is_jit(const dnnl::primitive_desc_base& pd) {
-  return std::string(pd.impl_info_str()).rfind("jit", 0) == 0;
-}
-
 // [N, C, spatial...] with windows over 1-3 spatial axes only, none of them wholly in padding (where
 // oneDNN's answer is not -inf).
 bool pooling_fits(const WindowGeometry& g) {
