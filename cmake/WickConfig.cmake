@@ -7,7 +7,7 @@ include(CMakeFindDependencyMacro)
 find_dependency(WickSDK CONFIG PATHS ${CMAKE_CURRENT_LIST_DIR}/../WickSDK NO_DEFAULT_PATH)
 include(${CMAKE_CURRENT_LIST_DIR}/WickTargets.cmake)
 
-set(_wick_layers nn onnx)
+set(_wick_layers nn onnx tokenizers models)
 foreach(_wick_component IN LISTS Wick_FIND_COMPONENTS)
   if(NOT _wick_component IN_LIST _wick_layers)
     set(Wick_FOUND FALSE)

@@ -30,7 +30,7 @@ if [[ "${1:-}" == "--libtorch" ]]; then
     echo "bench.sh --libtorch needs libtorch-dev (and libopenblas0-pthread): apt-get install them" >&2
     exit 1
   fi
-  cmake "$build" >/dev/null  # finds Torch if it was installed after the first configure
+  cmake -DWICK_BENCH_LIBTORCH=ON "$build" >/dev/null
   ninja -C "$build" -j "${WICK_BUILD_JOBS:-$(nproc)}" wick_bench_libtorch
   out="${WICK_BENCH_OUT:-$build/bench_libtorch.json}"
   # OpenBLAS's own thread pool on top of libtorch's oversubscribes the cores: one thread.

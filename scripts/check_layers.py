@@ -25,20 +25,25 @@ LAYER_DIRS = {
     "core": ["core"],
     "nn": ["nn"],
     "onnx": ["onnx"],
+    "tokenizers": ["tokenizers"],
+    "models": ["models"],
     "plugins": ["plugins"],
     "conformance": ["conformance"],
     "tools": ["tools", "examples", "bench", "tests", "fuzz"],
 }
 # Layer -> the layers it may use (itself included). Order of the layers above the core: nn, onnx,
-# then what builds on all of them (conformance, tools, tests).
+# models (on nn and tokenizers; tokenizers is text only and uses no other layer), then what builds
+# on all of them (conformance, tools, tests).
 ALLOWED = {
     "sdk": {"sdk"},
     "core": {"sdk", "core"},
     "nn": {"sdk", "core", "nn"},
     "onnx": {"sdk", "core", "nn", "onnx"},
+    "tokenizers": {"tokenizers"},
+    "models": {"sdk", "core", "nn", "tokenizers", "models"},
     "plugins": {"sdk", "plugins"},
     "conformance": {"sdk", "core", "nn", "onnx", "conformance"},
-    "tools": {"sdk", "core", "nn", "onnx", "plugins", "conformance", "tools"},
+    "tools": {"sdk", "core", "nn", "onnx", "tokenizers", "models", "plugins", "conformance", "tools"},
 }
 # Quoted includes that deliberately cross into another layer's private headers, with the reason.
 PRIVATE_EXCEPTIONS = {
@@ -58,13 +63,15 @@ PRIVATE_EXCEPTIONS = {
 }
 # Device libraries: no layer that knows no device includes these.
 DEVICE_HEADERS = re.compile(r"^(CL/|cuda|cublas|nvrtc|nccl|dnnl|oneapi/)")
-DEVICE_FREE = {"sdk", "core", "nn", "onnx"}
+DEVICE_FREE = {"sdk", "core", "nn", "onnx", "tokenizers", "models"}
 # Wick's CMake targets -> the layer each belongs to.
 TARGETS = {
     "Wick::SDK": "sdk", "wick_sdk": "sdk",
     "Wick::wick": "core", "wick": "core",
     "Wick::nn": "nn", "wick_nn": "nn",
     "Wick::onnx": "onnx", "wick_onnx": "onnx",
+    "Wick::tokenizers": "tokenizers", "wick_tokenizers": "tokenizers",
+    "Wick::models": "models", "wick_models": "models",
     "wick_gpu_common": "plugins",
     "wick_conformance": "conformance",
 }
@@ -91,6 +98,10 @@ def layer_of_include(name):
         return "nn"
     if rest.startswith("onnx/"):
         return "onnx"
+    if rest.startswith("tokenizers/"):
+        return "tokenizers"
+    if rest.startswith("models/"):
+        return "models"
     if rest.startswith("gpu/"):
         return "plugins"
     return "core"
@@ -151,7 +162,7 @@ def check_quoted(root, layer, path, name):
             name, os.path.relpath(os.path.realpath(c), root))
     # Not found where the build looks: perhaps another layer's private header (a path the CMake
     # files of this layer should not make visible).
-    for other in ("core/src", "nn/src", "onnx/src", "plugins"):
+    for other in ("core/src", "nn/src", "onnx/src", "tokenizers/src", "models/src", "plugins"):
         for dirpath, _, names in os.walk(os.path.join(root, other)):
             if os.path.exists(os.path.join(dirpath, name)):
                 return "quoted include \"%s\" is another layer's private header (%s)" % (

@@ -35,21 +35,18 @@ seeds_of() {
   esac
 }
 
-failed=()
-for name in "${names[@]}"; do
-  exe="$fuzz_build/fuzz_$name"
-  artifacts="$fuzz_build/artifacts/$name"
-  corpus="$fuzz_build/corpus/$name"
+# fuzz_one NAME: replays NAME's regression inputs, then fuzzes it; prints one verdict line and
+# returns non-zero on a finding.
+fuzz_one() {
+  local name=$1 exe="$fuzz_build/fuzz_$1" artifacts="$fuzz_build/artifacts/$1" corpus="$fuzz_build/corpus/$1"
+  local log="$fuzz_build/fuzz_$1.log" runs regressions=()
   mkdir -p "$artifacts" "$corpus"
-  log="$fuzz_build/fuzz_$name.log"
-  regressions=()
   [ -d "$root/fuzz/regressions/$name" ] && regressions=("$root/fuzz/regressions/$name"/*)
   if ((${#regressions[@]})); then
     if ! OMP_NUM_THREADS=1 "$exe" -timeout=20 "${regressions[@]}" >"$log" 2>&1; then
       echo "fuzz: $name FAILED on a regression input (fuzz/regressions/$name): see $log"
       tail -30 "$log"
-      failed+=("$name")
-      continue
+      return 1
     fi
   fi
   # -timeout: one input may take 20 s (a sanitized importer lowering a big graph), not more.
@@ -60,8 +57,28 @@ for name in "${names[@]}"; do
   else
     echo "fuzz: $name FAILED: see $log; the input is in $artifacts"
     grep -E "ERROR|SUMMARY|runtime error" "$log" | head -10
-    failed+=("$name")
+    return 1
   fi
+}
+
+# The onnx seeds are made once, before the targets run side by side (one fuzzer per core; each
+# target's verdict is printed when all are done, in the order named).
+for name in "${names[@]}"; do seeds_of "$name" >/dev/null; done
+jobs_max=$(nproc)
+for name in "${names[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs_max)); do wait -n || true; done
+  rm -f "$fuzz_build/status_$name"
+  (
+    set +e
+    fuzz_one "$name"
+    echo $? >"$fuzz_build/status_$name"
+  ) >"$fuzz_build/verdict_$name" 2>&1 &
+done
+wait
+failed=()
+for name in "${names[@]}"; do
+  cat "$fuzz_build/verdict_$name"
+  [ "$(cat "$fuzz_build/status_$name" 2>/dev/null)" = 0 ] || failed+=("$name")
 done
 if ((${#failed[@]})); then
   echo "fuzz: failures in ${failed[*]}"

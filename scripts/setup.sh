@@ -12,7 +12,8 @@ packages=(
   libsleef-dev                                  # SLEEF: the CPU plugin's vector exp, tanh, erf... (per-ISA, picked at run time)
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd clinfo  # OpenCL plugin; PoCL is the CPU OpenCL device
   libtomlplusplus-dev                           # config and plugin manifests
-  nlohmann-json3-dev libcli11-dev               # the wick CLI
+  nlohmann-json3-dev libcli11-dev               # the wick CLI; JSON also for model configs and tokenizer.json
+  libpcre2-dev libutf8proc-dev                  # tokenizers: pre-tokenizer regexes (Unicode classes, look-ahead); normalisation
   catch2 libbenchmark-dev                       # tests and benchmarks
   libclblast-dev                                # benchmarks only: CLBlast, the OpenCL matmul reference
   python3-numpy python3-mpmath libonnx-testdata # conformance: golden-data generator (mpmath: CPU-independent references), ONNX node tests

@@ -1,0 +1,2 @@
+// Placeholder until the models land.
+namespace wick::models {}
