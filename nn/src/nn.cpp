@@ -7,8 +7,11 @@
 #include <wick/safetensors.hpp>
 
 #include <wick/dispatch.hpp>
+#include <wick/mapped_file.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace wick::nn {
 
@@ -72,6 +75,44 @@ std::vector<int> axes_except(int rank, int keep) {
   return axes;
 }
 
+
+// "a, b, c and 4 more": at most `few` names of a list, for errors about many tensors.
+std::string some_names(const std::vector<std::string>& names, size_t few = 3) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < few; ++i)
+    out += (i ? ", " : "") + safetensors::printable_name(names[i]);
+  if (names.size() > few) out += " and " + std::to_string(names.size() - few) + " more";
+  return out;
+}
+
+double read_float(DType t, const unsigned char* p) {
+  switch (t) {
+    case DType::F32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DType::F64: { double d; std::memcpy(&d, p, 8); return d; }
+    case DType::F16: { f16 h; std::memcpy(&h, p, 2); return float(h); }
+    case DType::BF16: { bf16 h; std::memcpy(&h, p, 2); return float(h); }
+    default: throw Error(std::string("nn: not a float dtype: ") + dtype_name(t));
+  }
+}
+
+// A tensor of `from` bytes onto `device` as `to`: float dtypes convert on the host, once (f16 and
+// bf16 round to nearest even, through f32 as PyTorch's .to()); any other pair must be equal.
+Tensor tensor_from_file(const unsigned char* data, size_t bytes, const Shape& shape, DType from, DType to,
+                        const Device& device, const std::string& what) {
+  if (from == to) return Tensor::from_bytes(data, bytes, shape, from, device);
+  if (!is_float(from) || !is_float(to))
+    throw Error(what + " is " + dtype_name(from) + " and cannot be converted to " + dtype_name(to) +
+                " (only float tensors convert)");
+  const size_t n = bytes / dtype_size(from), out_size = dtype_size(to);
+  std::vector<unsigned char> out(n * out_size);
+  for (size_t i = 0; i < n; ++i) {
+    const double v = read_float(from, data + i * dtype_size(from));
+    if (to == DType::F64) std::memcpy(out.data() + i * 8, &v, 8);
+    else store_value(to, double(float(v)), out.data() + i * out_size);
+  }
+  return Tensor::from_bytes(out.data(), out.size(), shape, to, device);
+}
+
 }  // namespace
 
 // ---- initialisation ------------------------------------------------------------------------------
@@ -120,9 +161,104 @@ Tensor Path::buffer(const std::string& name, const Shape& shape, const Init& ini
   return store_->create(full(name), shape, init, false);
 }
 
+bool Path::has(const std::string& name) const {
+  return store_->checkpoint() != nullptr && store_->checkpoint()->contains(full(name));
+}
+
+// ---- checkpoints ---------------------------------------------------------------------------------
+
+struct Checkpoint::Impl {
+  struct Shard {
+    std::unique_ptr<MappedFile> file;
+    safetensors::Header header;
+  };
+  std::vector<Shard> shards;
+  std::map<std::string, std::pair<size_t, size_t>> index;  // name -> (shard, entry)
+  std::string source;
+
+  const safetensors::Entry& entry(const std::string& name) const {
+    auto it = index.find(name);
+    if (it == index.end())
+      throw Error("nn::Checkpoint: " + source + " has no tensor '" + safetensors::printable_name(name) +
+                  "' (it has " + std::to_string(index.size()) + " tensors)");
+    return shards[it->second.first].header.entries[it->second.second];
+  }
+};
+
+Checkpoint::Checkpoint(const std::vector<std::string>& files) : impl_(std::make_unique<Impl>()) {
+  if (files.empty()) throw Error("nn::Checkpoint: no files given");
+  impl_->source = files[0];
+  if (files.size() > 1)
+    impl_->source += " and " + std::to_string(files.size() - 1) + " more shard" + (files.size() > 2 ? "s" : "");
+  for (size_t f = 0; f < files.size(); ++f) {
+    Impl::Shard shard{std::make_unique<MappedFile>(files[f]), {}};
+    shard.header = safetensors::parse(shard.file->data(), shard.file->size(), files[f]);
+    shard.file->check_intact("reading the header");
+    for (size_t e = 0; e < shard.header.entries.size(); ++e) {
+      const std::string& name = shard.header.entries[e].name;
+      auto [it, fresh] = impl_->index.emplace(name, std::make_pair(f, e));
+      if (!fresh)
+        throw Error("nn::Checkpoint: tensor '" + safetensors::printable_name(name) + "' is in both " +
+                    files[it->second.first] + " and " + files[f]);
+    }
+    impl_->shards.push_back(std::move(shard));
+  }
+}
+
+Checkpoint::~Checkpoint() = default;
+
+bool Checkpoint::contains(const std::string& name) const { return impl_->index.count(name) != 0; }
+
+Checkpoint::Info Checkpoint::info(const std::string& name) const {
+  const safetensors::Entry& e = impl_->entry(name);
+  return {e.dtype, e.shape};
+}
+
+std::vector<std::string> Checkpoint::names() const {
+  std::vector<std::string> out;
+  for (const auto& kv : impl_->index) out.push_back(kv.first);
+  return out;
+}
+
+const std::string& Checkpoint::source() const { return impl_->source; }
+
+Tensor Checkpoint::read(const std::string& name, const Device& device, std::optional<DType> dtype) const {
+  const safetensors::Entry& e = impl_->entry(name);
+  const Impl::Shard& shard = impl_->shards[impl_->index.at(name).first];
+  const unsigned char* bytes = shard.file->data() + shard.header.data_start + e.begin;
+  Tensor t = tensor_from_file(bytes, e.end - e.begin, e.shape, e.dtype, dtype.value_or(e.dtype), device,
+                              source() + ": '" + safetensors::printable_name(name) + "'");
+  shard.file->check_intact("reading '" + safetensors::printable_name(name) + "'");
+  return t;
+}
+
+DType Checkpoint::float_dtype() const {
+  std::map<DType, std::vector<std::string>> by_dtype;
+  for (const auto& kv : impl_->index) {
+    const DType t = impl_->entry(kv.first).dtype;
+    if (is_float(t)) by_dtype[t].push_back(kv.first);
+  }
+  if (by_dtype.empty()) throw Error("nn::Checkpoint: " + source() + " holds no float tensor");
+  if (by_dtype.size() == 1) return by_dtype.begin()->first;
+  std::string mix;
+  for (const auto& [t, names] : by_dtype)
+    mix += (mix.empty() ? "" : ", ") + std::to_string(names.size()) + " are " + dtype_name(t) + " (" +
+           some_names(names) + ")";
+  throw Error("nn::Checkpoint: " + source() + " mixes float dtypes: " + mix + "; choose one dtype to load into");
+}
+
+// ---- the store -----------------------------------------------------------------------------------
+
 VarStore::VarStore(const Device& device, DType dtype, uint64_t seed)
     : device_(device.valid() ? device : Runtime::global().default_device()), dtype_(dtype), seed_(seed) {
   if (!is_float(dtype)) throw Error(std::string("nn::VarStore: parameters must be float, not ") + dtype_name(dtype));
+}
+
+VarStore::VarStore(std::shared_ptr<const Checkpoint> checkpoint, const Device& device, DType dtype, bool trainable)
+    : VarStore(device, dtype, 0) {
+  if (!checkpoint) throw Error("nn::VarStore: no checkpoint given");
+  checkpoint_ = std::move(checkpoint);
+  trainable_ = trainable;
 }
 
 Tensor VarStore::create(const std::string& name, const Shape& shape, const Init& init, bool trainable) {
@@ -135,11 +271,27 @@ Tensor VarStore::create(const std::string& name, const Shape& shape, const Init&
   }
   // Integer buffers (num_batches_tracked) are i64, as PyTorch keeps them.
   const bool counter = name.size() >= 19 && name.compare(name.size() - 19, 19, "num_batches_tracked") == 0;
-  Tensor t = init_tensor(shape, init, counter ? DType::I64 : dtype_, device_, name_seed(seed_, name));
-  if (trainable) t.set_requires_grad(true);
+  const DType dtype = counter ? DType::I64 : dtype_;
+  Tensor t;
+  if (checkpoint_) {
+    const Checkpoint::Info info = checkpoint_->info(name);
+    if (info.shape != shape)
+      throw Error("nn::VarStore: '" + safetensors::printable_name(name) + "' in " + checkpoint_->source() +
+                  " is " + shape_to_string(info.shape) + ", the model (its config) needs " + shape_to_string(shape));
+    t = checkpoint_->read(name, device_, dtype);
+  } else {
+    t = init_tensor(shape, init, dtype, device_, name_seed(seed_, name));
+  }
+  if (trainable && trainable_) t.set_requires_grad(true);
   vars_.emplace(name, Var{t, trainable});
   order_.push_back(name);
   return t;
+}
+
+void VarStore::set_trainable(bool trainable) {
+  trainable_ = trainable;
+  for (auto& kv : vars_)
+    if (kv.second.trainable) kv.second.tensor.set_requires_grad(trainable);
 }
 
 std::vector<Tensor> VarStore::trainable() const {
@@ -160,9 +312,8 @@ std::map<std::string, Tensor> VarStore::state_dict() const {
 Tensor VarStore::get(const std::string& name) const {
   auto found = vars_.find(name);
   if (found != vars_.end()) return found->second.tensor;
-  std::string known;
-  for (const std::string& n : order_) known += (known.empty() ? "" : ", ") + n;
-  throw Error("nn::VarStore: no tensor named '" + name + "' (known: " + (known.empty() ? "none" : known) + ")");
+  throw Error("nn::VarStore: no tensor named '" + name + "' (known: " +
+              (order_.empty() ? std::string("none") : some_names(order_, 8)) + ")");
 }
 
 int64_t VarStore::num_parameters() const {
@@ -175,11 +326,68 @@ void VarStore::save(const std::string& path) const {
   safetensors::save(path, state_dict(), {{"format", "pt"}});
 }
 
-void VarStore::load(const std::string& path, bool allow_extra) {
-  const std::map<std::string, Tensor> expected = state_dict();
-  const std::map<std::string, Tensor> loaded = safetensors::load_state_dict(path, expected, device_, allow_extra);
+namespace {
+
+// What differs between a model's tensors and a checkpoint's, summarised: each kind of difference
+// counted, with at most a few names; "" when they agree.
+std::string load_mismatches(const std::map<std::string, Tensor>& model, const Checkpoint& file,
+                            bool allow_extra, bool convert_dtype) {
+  std::vector<std::string> missing, extra, shapes, dtypes;
+  std::map<std::pair<DType, DType>, size_t> pairs;  // (file, model) -> count
+  for (const auto& [name, t] : model) {
+    if (!file.contains(name)) {
+      missing.push_back(name);
+      continue;
+    }
+    const Checkpoint::Info info = file.info(name);
+    if (info.shape != t.shape())
+      shapes.push_back(name + ": expected " + shape_to_string(t.shape()) + " " + dtype_name(t.dtype()) + ", found " +
+                       shape_to_string(info.shape) + " " + dtype_name(info.dtype));
+    const bool convertible = convert_dtype && is_float(info.dtype) && is_float(t.dtype());
+    if (info.dtype != t.dtype() && !convertible) {
+      dtypes.push_back(name);
+      ++pairs[{info.dtype, t.dtype()}];
+    }
+  }
+  if (!allow_extra)
+    for (const std::string& name : file.names())
+      if (!model.count(name)) extra.push_back(name);
+  std::vector<std::string> parts;
+  const size_t n = model.size();
+  if (!missing.empty())
+    parts.push_back(std::to_string(missing.size()) + " of the model's " + std::to_string(n) +
+                    " tensors are missing from the file: " + some_names(missing, 5));
+  if (!extra.empty())
+    parts.push_back(std::to_string(extra.size()) + " tensors of the file are not in the model: " + some_names(extra, 5));
+  if (!shapes.empty())
+    parts.push_back(std::to_string(shapes.size()) + " differ in shape: " + some_names(shapes));
+  if (!dtypes.empty()) {
+    std::string d;
+    if (pairs.size() == 1) {
+      const auto [from, to] = pairs.begin()->first;
+      d = (dtypes.size() == n ? "all " + std::to_string(n) + " tensors are " : std::to_string(dtypes.size()) +
+           " of " + std::to_string(n) + " tensors are ") + dtype_name(from) + " in the file, the model's are " +
+          dtype_name(to);
+    } else {
+      d = std::to_string(dtypes.size()) + " of " + std::to_string(n) + " tensors differ in dtype";
+    }
+    parts.push_back(d + " (" + some_names(dtypes) + ")" +
+                    (convert_dtype ? "" : "; load with convert_dtype = true to convert float tensors once"));
+  }
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+}  // namespace
+
+void VarStore::load(const std::string& path, bool allow_extra, bool convert_dtype) {
+  const Checkpoint file({path});
+  const std::map<std::string, Tensor> model = state_dict();
+  const std::string problems = load_mismatches(model, file, allow_extra, convert_dtype);
+  if (!problems.empty()) throw Error("nn::VarStore::load: " + path + " does not fit the model: " + problems);
   autograd::NoGradGuard no_grad;
-  for (auto& [name, v] : vars_) assign(v.tensor, loaded.at(name));
+  for (auto& [name, v] : vars_) assign(v.tensor, file.read(name, device_, v.tensor.dtype()));
 }
 
 void assign(Tensor& target, const Tensor& value) {

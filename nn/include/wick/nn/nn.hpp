@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,7 @@ struct Init {
 };
 
 class VarStore;
+class Checkpoint;
 
 // A place in the store's name tree: root() / "encoder" / "0" names "encoder.0.*".
 class Path {
@@ -56,10 +58,15 @@ class Path {
   Path operator/(const std::string& child) const;
   Path operator/(int index) const { return *this / std::to_string(index); }
   // The trainable parameter `name` under this path, created with `init` on first use; an existing
-  // one must have this shape (an error naming both otherwise).
+  // one must have this shape (an error naming both otherwise). In a store made from a checkpoint
+  // the tensor is the checkpoint's (converted to the store's dtype, its shape checked; `init` is
+  // not used), and a name the checkpoint lacks is an error naming it and the checkpoint.
   Tensor var(const std::string& name, const Shape& shape, const Init& init) const;
   // A state tensor saved with the model but not trained (BatchNorm's running statistics).
   Tensor buffer(const std::string& name, const Shape& shape, const Init& init) const;
+  // Whether the store's checkpoint holds `name` under this path (false for a store without one):
+  // for optional tensors (a bias some checkpoints have, an untied lm_head).
+  bool has(const std::string& name) const;
   const std::string& prefix() const { return prefix_; }
   VarStore& store() const { return *store_; }
 
@@ -69,15 +76,59 @@ class Path {
   std::string prefix_;
 };
 
+// Named tensors of one safetensors file or of the shards of one checkpoint, mapped read-only.
+// Every header is validated when opened; a tensor's bytes reach a device only when read. Reading
+// is thread-safe (the mappings are never written).
+class Checkpoint {
+ public:
+  // `files`: one file, or every shard (a name found in two shards is an error naming both).
+  explicit Checkpoint(const std::vector<std::string>& files);
+  ~Checkpoint();
+  Checkpoint(const Checkpoint&) = delete;
+  Checkpoint& operator=(const Checkpoint&) = delete;
+
+  struct Info {
+    DType dtype;
+    Shape shape;
+  };
+  bool contains(const std::string& name) const;
+  // The dtype and shape of `name`; an error naming the checkpoint when absent.
+  Info info(const std::string& name) const;
+  std::vector<std::string> names() const;  // sorted
+  // Onto `device` as `dtype` (a float checkpoint tensor converts to any float dtype, once, on the
+  // device; anything else must match), or as stored when dtype is nullopt.
+  Tensor read(const std::string& name, const Device& device, std::optional<DType> dtype) const;
+  // The one float dtype of every float tensor, or an error summarising the mix ("101 tensors are
+  // bf16, 3 are f32 (a, b, c)").
+  DType float_dtype() const;
+  // "model.safetensors" or "model-00001-of-00002.safetensors and 1 more shard" (for errors).
+  const std::string& source() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 class VarStore {
  public:
   explicit VarStore(const Device& device = {}, DType dtype = DType::F32, uint64_t seed = 0);
+  // A store whose tensors come from `checkpoint` as the layers create them: no initialisation,
+  // each tensor read and converted to `dtype` once. Not trainable unless `trainable`: its
+  // parameters do not require grad, so no thread records autograd through them without a guard.
+  VarStore(std::shared_ptr<const Checkpoint> checkpoint, const Device& device, DType dtype,
+           bool trainable = false);
   VarStore(const VarStore&) = delete;
   VarStore& operator=(const VarStore&) = delete;
 
   Path root() { return Path(this, ""); }
   const Device& device() const { return device_; }
   DType dtype() const { return dtype_; }
+  const std::shared_ptr<const Checkpoint>& checkpoint() const { return checkpoint_; }
+
+  // Whether the parameters require grad (true for a new store, false for one from a checkpoint
+  // unless asked). set_trainable switches every parameter, now and for those created later.
+  bool is_trainable() const { return trainable_; }
+  void set_trainable(bool trainable);
 
   // Trainable parameters, in creation order (the order optimizers and checkpoints use).
   std::vector<Tensor> trainable() const;
@@ -89,9 +140,11 @@ class VarStore {
 
   // Writes every tensor to a safetensors file (metadata: "format": "pt", as PyTorch writes).
   void save(const std::string& path) const;
-  // Reads a safetensors file into the existing tensors (in place: layers see the new values). Names,
-  // shapes and dtypes must match exactly; one error lists what is missing, extra or different.
-  void load(const std::string& path, bool allow_extra = false);
+  // Reads a safetensors file into the existing tensors (in place: layers see the new values). Names
+  // and shapes must match; dtypes too unless convert_dtype (a float tensor is then converted to the
+  // model's dtype once). One error summarises what is missing, extra or different, naming at most
+  // a few tensors of each kind ("all 101 tensors are bf16, the model's are f32: ...").
+  void load(const std::string& path, bool allow_extra = false, bool convert_dtype = false);
 
   // For Path.
   Tensor create(const std::string& name, const Shape& shape, const Init& init, bool trainable);
@@ -104,6 +157,8 @@ class VarStore {
   Device device_;
   DType dtype_;
   uint64_t seed_;
+  std::shared_ptr<const Checkpoint> checkpoint_;
+  bool trainable_ = true;
   std::map<std::string, Var> vars_;
   std::vector<std::string> order_;
 };
