@@ -12,7 +12,8 @@
 
 namespace wick {
 
-// Outputs are pre-allocated, contiguous tensors on one device; inputs must be on that device too.
+// Outputs are pre-allocated tensors on one device, of any strides that give each element its own
+// location (a view writes through to what it views); inputs must be on that device too.
 void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
               const std::vector<Tensor>& outputs);
 

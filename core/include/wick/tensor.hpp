@@ -155,6 +155,39 @@ class Tensor {
   Tensor to(const Device& device) const;
   Tensor to(DType dtype) const;
 
+  // ---- in-place write (core/src/tensor/in_place.cpp) ---------------------------------------------
+  // Writes src into this tensor's own elements, whatever its strides and offset: a view (narrow,
+  // slice with a step, transpose, permute) writes through to the tensor it views, e.g. one position
+  // of a KV cache, cache.narrow(2, pos, 1).copy_(k_new), which moves only that position. src is
+  // broadcast to this shape, converted to this dtype and moved to this device first; a src that
+  // shares memory with the target is read whole before anything is written. Refused with a
+  // wick::Error (naming the shapes) when: either is undefined; src does not broadcast; the target
+  // has elements that may share one memory location (a broadcast or expanded view); grad mode is on
+  // and the target requires grad (a write records no history: do it under
+  // autograd::NoGradGuard) or src requires grad (its gradient would be lost: detach() it). The
+  // write gives the storage a new version, so a recorded backward that saved the old contents
+  // (of any view of this storage) throws naming its op rather than using the new ones. Returns
+  // *this.
+  Tensor& copy_(const Tensor& src);
+
+  // ---- whole-tensor statistics (core/src/tensor/stats.cpp) ---------------------------------------
+  // Over every element, computed on the tensor's device by its plugin (only a scalar per statistic
+  // comes back to the host). NaN elements are skipped by min_all, max_all, mean_all and std_all
+  // (they describe the other elements; count_nan says how many were skipped); +-inf take part as
+  // values. Each is NaN when no element is left (an empty tensor, or every element NaN). std_all is
+  // the population standard deviation (divides by n - ddof, n the non-NaN count; NaN when
+  // n <= ddof). Floats are computed in their dtype (f16 and bf16 in f32), integers and bool
+  // (0/1) in f64. Integers and bool have no NaN or Inf (count 0, no device work).
+  double min_all() const;
+  double max_all() const;
+  double mean_all() const;
+  double std_all(int64_t ddof = 0) const;
+  int64_t count_nan() const;
+  int64_t count_inf() const;
+  // One line: "f32 [2, 3] cpu-onednn:0 min -1 max 4 mean 1.5 std 1.70783 nan 0 inf 0"
+  // (the statistics above; an empty tensor says "empty").
+  std::string summary() const;
+
   // ---- creation from ops (core/src/tensor/ops_elementwise.cpp) ----------------------------------
   // [start, stop) with step, like numpy.arange.
   static Tensor arange(double start, double stop, double step = 1.0, DType dtype = DType::F32,

@@ -18,6 +18,44 @@ std::vector<std::weak_ptr<DispatchPolicy>>& live_policies() {
   return *policies;
 }
 
+// Writes `host` (out's elements in C order) into out's own elements, whatever its strides: one
+// write per run of elements contiguous in memory (the whole tensor when it is contiguous; a row of
+// the innermost axis when that axis has stride 1; single elements otherwise).
+void write_strided(const Tensor& out, const std::vector<unsigned char>& host) {
+  const uint64_t esize = dtype_size(out.dtype());
+  if (out.is_contiguous()) {
+    out.storage()->write(static_cast<uint64_t>(out.offset()) * esize, host.data(), host.size());
+    return;
+  }
+  // Collapse axes that step through memory as one (extent-1 axes dropped).
+  Shape shape;
+  std::vector<int64_t> strides;
+  for (size_t d = 0; d < out.shape().size(); ++d) {
+    if (out.shape()[d] == 1) continue;
+    if (!shape.empty() && strides.back() == out.strides()[d] * out.shape()[d]) {
+      shape.back() *= out.shape()[d];
+      strides.back() = out.strides()[d];
+    } else {
+      shape.push_back(out.shape()[d]);
+      strides.push_back(out.strides()[d]);
+    }
+  }
+  const bool rows = !strides.empty() && strides.back() == 1;
+  const int64_t run = rows ? shape.back() : 1;
+  const size_t outer = rows ? shape.size() - 1 : shape.size();
+  std::vector<int64_t> index(outer, 0);
+  for (size_t done = 0; done < host.size(); done += static_cast<size_t>(run) * esize) {
+    int64_t at = out.offset();
+    for (size_t d = 0; d < outer; ++d) at += index[d] * strides[d];
+    out.storage()->write(static_cast<uint64_t>(at) * esize, host.data() + done,
+                         static_cast<uint64_t>(run) * esize);
+    for (size_t d = outer; d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 DispatchPolicy::DispatchPolicy(std::shared_ptr<const PluginRegistry> registry, bool strict)
@@ -97,13 +135,9 @@ void run_declined_op(wick_op_code op, const void* params, const std::vector<Tens
   dispatch(op, params, cpu_inputs, cpu_outputs);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& out = outputs[i];
-    if (!out.is_contiguous()) {
-      throw Error(declined.op + ": fallback needs contiguous outputs");
-    }
     std::vector<unsigned char> host(static_cast<size_t>(out.numel()) * dtype_size(out.dtype()));
     cpu_outputs[i].copy_to_host(host.data(), host.size());
-    out.storage()->write(static_cast<uint64_t>(out.offset()) * dtype_size(out.dtype()), host.data(),
-                         host.size());
+    write_strided(out, host);
   }
 }
 

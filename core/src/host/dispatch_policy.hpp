@@ -52,7 +52,8 @@ class DispatchPolicy {
 
 // Runs an op that the plugin of the outputs' device declined, as `declined` describes (op, dtype,
 // device, plugin, reason; count unused), on the CPU device of the runtime governing that device:
-// inputs copied there, outputs copied back into `outputs` (which must be contiguous). Throws
+// inputs copied there, outputs copied back into `outputs` (any strides: each run of elements
+// contiguous in memory is one write). Throws
 // wick::Error naming all of `declined` in strict mode, when no runtime governs the device, and
 // when there is no other device to run it on.
 void run_declined_op(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,

@@ -1,12 +1,16 @@
-// in_place.cpp — writes into tensors that already hold data (wick/dispatch.hpp): sources that
-// overlap their destination go through a copy, and every write gives the storage a new version.
+// in_place.cpp — writes into tensors that already hold data (wick/dispatch.hpp, Tensor::copy_):
+// sources that overlap their destination go through a copy, and every write gives the storage a
+// new version.
+#include <wick/autograd.hpp>
 #include <wick/dispatch.hpp>
 #include <wick/shape.hpp>
 
 #include "tensor/storage.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <utility>
 
 namespace wick {
 
@@ -26,6 +30,37 @@ uint64_t stride_gcd(const Tensor& t, uint64_t g) {
 bool same_view(const Tensor& a, const Tensor& b) {
   return a.storage() == b.storage() && a.offset() == b.offset() && a.dtype() == b.dtype() &&
          a.shape() == b.shape() && a.strides() == b.strides();
+}
+
+// False only when no two elements of t share a location: with the moving axes sorted by |stride|,
+// each stride exceeds the farthest the smaller ones reach together (every view that slicing,
+// permuting and reshaping make of a contiguous tensor passes; a stride-0 axis of extent > 1 and
+// some hand-made stride sets that might interleave do not).
+bool may_overlap_itself(const Tensor& t) {
+  std::vector<std::pair<uint64_t, uint64_t>> axes;  // (|stride|, extent - 1)
+  for (size_t i = 0; i < t.shape().size(); ++i)
+    if (t.shape()[i] > 1) axes.emplace_back(magnitude(t.strides()[i]), static_cast<uint64_t>(t.shape()[i] - 1));
+  std::sort(axes.begin(), axes.end());
+  uint64_t reach = 0;  // the largest distance the axes so far span together
+  for (const auto& [stride, steps] : axes) {
+    if (stride <= reach) return true;
+    reach += stride * steps;
+  }
+  return false;
+}
+
+// NumPy's rule, one way: from may gain leading axes and stretch its extent-1 axes.
+bool broadcastable_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  const size_t lead = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[lead + i]) return false;
+  return true;
+}
+
+std::string describe(const Tensor& t) {
+  return shape_to_string(t.shape()) + " " + dtype_name(t.dtype()) + " (strides " +
+         shape_to_string(t.strides()) + ")";
 }
 
 }  // namespace
@@ -62,6 +97,37 @@ void dispatch_in_place(wick_op_code op, const void* params, const std::vector<Te
   // Before the write: a failure part-way has still changed the contents.
   for (const Tensor& out : outputs) out.storage()->version.fetch_add(1, std::memory_order_relaxed);
   dispatch(op, params, sources, outputs);
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  if (!defined()) throw Error("copy_: the target is undefined");
+  if (!src.defined()) throw Error("copy_: the source is undefined (target " + describe(*this) + ")");
+  if (autograd::grad_enabled() && requires_grad()) {
+    throw Error("copy_: the target " + describe(*this) +
+                " requires grad and grad mode is on; an in-place write records no history, so do "
+                "it under autograd::NoGradGuard (or write into a detach()ed tensor)");
+  }
+  if (autograd::grad_enabled() && src.requires_grad()) {
+    throw Error("copy_: the source " + describe(src) +
+                " requires grad and grad mode is on; copy_ records no history, so its gradient "
+                "would be lost: pass src.detach(), or write under autograd::NoGradGuard");
+  }
+  if (may_overlap_itself(*this)) {
+    throw Error("copy_: the target " + describe(*this) +
+                " has elements that may share one memory location (a broadcast or expanded view); "
+                "write into a tensor that owns each element, e.g. a contiguous() copy");
+  }
+  if (!broadcastable_to(src.shape(), shape_)) {
+    throw Error("copy_: the source " + shape_to_string(src.shape()) +
+                " does not broadcast to the target " + shape_to_string(shape_));
+  }
+  Tensor value = src.detach();
+  if (!(value.device() == device())) value = value.to(device());
+  if (value.dtype() != dtype_) value = value.to(dtype_);
+  if (value.shape() != shape_) value = value.broadcast_to(shape_);
+  if (numel() == 0) return *this;
+  dispatch_in_place(WICK_OP_COPY, nullptr, {value}, {detach()});
+  return *this;
 }
 
 }  // namespace wick
