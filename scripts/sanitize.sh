@@ -4,8 +4,9 @@
 #   scripts/sanitize.sh tsan [ctest args...]   TSan: build-tsan/, eight threads on one device for each
 #                                              backend (cpu-onednn concurrent, opencl behind the
 #                                              host's per-device lock), the per-device locking
-#                                              tests (test_concurrency), and eight threads running
-#                                              backward into shared parameters
+#                                              tests (test_concurrency), eight threads running
+#                                              backward into shared parameters, and 8 threads
+#                                              generating with one shared model (test_generate)
 # A sanitizer report aborts the process, so the test it happens in fails; its report is in ctest's
 # output (--output-on-failure). Workers and plugin hosts are built the same way, and their
 # stderr (a report included) reaches the suite's workers.log and the failing test's output.
@@ -25,7 +26,7 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=De
   -DCMAKE_C_FLAGS_DEBUG="-O0 -g" -DWICK_SANITIZE="$sanitize" -DWICK_WERROR=OFF \
   -DWICK_WITH_CUDA=OFF -DWICK_BUILD_BENCH=OFF >/dev/null
 targets=()  # ASan: everything; TSan: the plugins and the test programs of the threaded tests
-[ "$kind" = tsan ] && targets=(--target wick-cpu-onednn wick-opencl test_devices test_autograd test_concurrency)
+[ "$kind" = tsan ] && targets=(--target wick-cpu-onednn wick-opencl test_devices test_autograd test_concurrency test_generate)
 cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 cd "$build"
 # OpenMP regions run on one thread: libgomp is not instrumented (TSan would report its own
@@ -52,5 +53,5 @@ else
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
   # The host's threads only: kernels that split work with OpenMP are not checked here (the OpenMP
   # runtime is not instrumented, so TSan cannot see its synchronisation).
-  exec ctest --output-on-failure -j "$(nproc)" -R "eight threads|one device are serialised|CAP_CONCURRENT|cpu-onednn declares its device concurrent" "$@"
+  exec ctest --output-on-failure -j "$(nproc)" -R "eight threads|one device are serialised|CAP_CONCURRENT|cpu-onednn declares its device concurrent|8 threads generating" "$@"
 fi
