@@ -230,7 +230,7 @@ TEST_CASE("an unknown table names its place and the close match", "[config][erro
 
 TEST_CASE("unknown names far from every known one list the choices instead", "[config][errors]") {
   CHECK(parse_error("[gadgets]\n") ==
-        "t.toml:1:2: unknown table 'gadgets'; expected 'devices', 'plugins' or 'log'");
+        "t.toml:1:2: unknown table 'gadgets'; expected 'devices', 'plugins', 'log' or 'debug'");
   CHECK(parse_error("[devices]\nfoo = 1\n") ==
         "t.toml:2:1: unknown key 'foo' in [devices]; expected 'priority', 'strict' or 'fallback'");
   CHECK(parse_error("[log]\ncolour = true\n") ==

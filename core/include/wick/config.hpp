@@ -75,6 +75,10 @@ struct Config {
   // [log] level: "off", "error", "warn", "info", "debug".
   std::string log_level = "warn";
   SourceLocation log_level_where;
+  // [debug] check_nan (env WICK_CHECK_NAN overrides): after every op, an error naming the op, its
+  // shapes, its device and the wick::ModuleScope path when it made a NaN or Inf from finite inputs.
+  bool check_nan = false;
+  SourceLocation check_nan_where;
   // The layers that contributed, lowest precedence first, e.g. {"default", "/etc/x.toml", "env"}.
   std::vector<std::string> layers;
 

@@ -14,6 +14,8 @@ namespace wick {
 
 // Outputs are pre-allocated tensors on one device, of any strides that give each element its own
 // location (a view writes through to what it views); inputs must be on that device too.
+// With a runtime's NaN check on (Runtime::check_nan), an op of its devices that makes a NaN or Inf
+// from finite inputs throws wick::Error after it ran (its outputs hold the result).
 void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
               const std::vector<Tensor>& outputs);
 

@@ -50,6 +50,12 @@ class Runtime {
 
   bool strict() const;
   void set_strict(bool strict);
+  // The NaN check ([debug] check_nan): while on, every op of this runtime's devices is followed by
+  // a test of its outputs, and the first op that makes a NaN or Inf from finite inputs (and
+  // finite parameters) throws wick::Error naming it (wick/module_scope.hpp). Off: one relaxed
+  // atomic load per op.
+  bool check_nan() const;
+  void set_check_nan(bool on);
 
   std::vector<FallbackRecord> fallbacks() const;
   uint64_t fallback_count() const;

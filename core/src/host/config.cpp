@@ -29,13 +29,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kSections = {"devices", "plugins", "log"};
+const std::vector<std::string> kSections = {"devices", "plugins", "log", "debug"};
 const std::vector<std::string> kDevicesKeys = {"priority", "strict", "fallback"};
 const std::vector<std::string> kPluginsKeys = {"paths", "disable", "probe_timeout_ms",
                                                "allow_world_writable"};
 const std::vector<std::string> kLogKeys = {"level"};
+const std::vector<std::string> kDebugKeys = {"check_nan"};
 const std::vector<std::pair<std::string, const std::vector<std::string>*>> kSectionKeys = {
-    {"devices", &kDevicesKeys}, {"plugins", &kPluginsKeys}, {"log", &kLogKeys}};
+    {"devices", &kDevicesKeys}, {"plugins", &kPluginsKeys}, {"log", &kLogKeys},
+    {"debug", &kDebugKeys}};
 const std::vector<std::string> kLogLevels = {"off", "error", "warn", "info", "debug"};
 
 [[noreturn]] void fail(const SourceLocation& where, const std::string& what) {
@@ -246,6 +248,7 @@ class DocumentReader {
       if (name == "devices") read_devices(*table);
       if (name == "plugins") read_plugins(*table);
       if (name == "log") read_log(*table);
+      if (name == "debug") read_debug(*table);
     }
   }
 
@@ -429,6 +432,17 @@ class DocumentReader {
       check_log_level(level->get(), at(*node));
       config_.log_level = level->get();
       config_.log_level_where = at(*node);
+    }
+  }
+
+  void read_debug(const toml::table& table) {
+    for (const auto& [key, node] : in_file_order(table)) {
+      if (key->str() != "check_nan") unknown_key(*key, *node, "debug", kDebugKeys);
+      const auto* on = node->as_boolean();
+      if (on == nullptr)
+        fail(at(*node), "'debug.check_nan' must be a boolean (true or false), not " + type_name(*node));
+      config_.check_nan = on->get();
+      config_.check_nan_where = at(*node);
     }
   }
 
@@ -709,6 +723,12 @@ Config resolve_config(const ConfigOverrides& cli, const ConfigOverrides& api, En
     config.strict_where = where;
     add_layer(config, where.file);
   }
+  if (auto check = read_env(env, "WICK_CHECK_NAN")) {
+    const SourceLocation where{"env WICK_CHECK_NAN"};
+    config.check_nan = parse_bool(*check, where);
+    config.check_nan_where = where;
+    add_layer(config, where.file);
+  }
   if (auto level = read_env(env, "WICK_LOG_LEVEL")) {
     const SourceLocation where{"env WICK_LOG_LEVEL"};
     check_log_level(*level, where);
@@ -762,6 +782,7 @@ std::string Config::to_toml() const {
 
   out << "\n[log]\n"
       << "level = " << toml_string(log_level) << from_comment(log_level_where) << "\n";
+  if (check_nan) out << "\n[debug]\ncheck_nan = true" << from_comment(check_nan_where) << "\n";
   return out.str();
 }
 

@@ -4,6 +4,7 @@
 #include <wick/direct.hpp>
 #include "host/loaded_plugin.hpp"
 #include "host/log.hpp"
+#include "host/nan_check.hpp"
 #include "tensor/storage.hpp"
 
 #include <wick/sdk/ops.hpp>
@@ -19,10 +20,8 @@ std::string dtype_label(const std::vector<Tensor>& inputs, const std::vector<Ten
   return std::string(dtype_name(inputs.front().dtype())) + "->" + dtype_name(out);
 }
 
-}  // namespace
-
-void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
-              const std::vector<Tensor>& outputs) {
+void run_op(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
+            const std::vector<Tensor>& outputs) {
   const char* name = sdk::op_name(op);
   if (outputs.empty()) throw Error(std::string(name) + ": no output tensor");
   const Device device = outputs.front().device();
@@ -78,6 +77,22 @@ void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& in
   // Per-op fallback: the CPU runs it, with the copies done there.
   run_declined_op(op, params, inputs, outputs,
                   FallbackRecord{name, dtype, device.name(), plugin.name(), to_string(support), 0});
+}
+
+}  // namespace
+
+void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
+              const std::vector<Tensor>& outputs) {
+  // With every NaN check off, this load is all the check costs.
+  if (!DispatchPolicy::nan_check_wanted() || detail::inside_checked_op()) {
+    run_op(op, params, inputs, outputs);
+    return;
+  }
+  {
+    const detail::CheckedOpScope inside;  // a CPU fallback's own ops are part of this one
+    run_op(op, params, inputs, outputs);
+  }
+  detail::check_outputs_finite(op, params, inputs, outputs);
 }
 
 }  // namespace wick

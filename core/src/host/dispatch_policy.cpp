@@ -61,6 +61,14 @@ void write_strided(const Tensor& out, const std::vector<unsigned char>& host) {
 DispatchPolicy::DispatchPolicy(std::shared_ptr<const PluginRegistry> registry, bool strict)
     : strict(strict), registry_(std::move(registry)) {}
 
+std::atomic<int> DispatchPolicy::checking_policies_{0};
+
+DispatchPolicy::~DispatchPolicy() { set_check_nan(false); }
+
+void DispatchPolicy::set_check_nan(bool on) {
+  if (check_nan_.exchange(on) != on) checking_policies_.fetch_add(on ? 1 : -1);
+}
+
 std::shared_ptr<DispatchPolicy> DispatchPolicy::create(
     std::shared_ptr<const PluginRegistry> registry, bool strict) {
   std::shared_ptr<DispatchPolicy> policy(new DispatchPolicy(std::move(registry), strict));

@@ -31,7 +31,15 @@ class DispatchPolicy {
   DispatchPolicy(const DispatchPolicy&) = delete;
   DispatchPolicy& operator=(const DispatchPolicy&) = delete;
 
+  ~DispatchPolicy();
+
   std::atomic<bool> strict{false};
+
+  // The NaN check (Runtime::check_nan). Any policy's check being on is what the dispatcher tests
+  // first (nan_check_wanted), so that with every check off an op pays one relaxed load.
+  bool check_nan() const { return check_nan_.load(std::memory_order_relaxed); }
+  void set_check_nan(bool on);
+  static bool nan_check_wanted() { return checking_policies_.load(std::memory_order_relaxed) != 0; }
 
   // The CPU device that runs fallbacks; throws wick::Error when there is none.
   Device cpu_device() const { return registry_->cpu_device(); }
@@ -46,6 +54,8 @@ class DispatchPolicy {
   bool governs(const Device& device) const;
 
   std::shared_ptr<const PluginRegistry> registry_;
+  std::atomic<bool> check_nan_{false};
+  static std::atomic<int> checking_policies_;  // how many policies have check_nan_ on
   mutable std::mutex mutex_;
   std::map<std::tuple<std::string, std::string, std::string>, FallbackRecord> records_;
 };

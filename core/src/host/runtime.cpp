@@ -45,6 +45,7 @@ Runtime::Runtime(const Config& config, RegistryOptions options)
     : config_(config),
       registry_(std::make_shared<PluginRegistry>(config, options)),
       policy_(DispatchPolicy::create(registry_, config.strict)) {
+  policy_->set_check_nan(config.check_nan);
   selection_ = select_device(*registry_, config_);
   for (const std::string& s : selection_.skipped) log(LogLevel::Info, "device skipped: " + s);
   log(LogLevel::Info, selection_.reason);
@@ -79,6 +80,13 @@ bool Runtime::strict() const {
 }
 void Runtime::set_strict(bool strict) {
   policy_->strict = strict;
+}
+
+bool Runtime::check_nan() const {
+  return policy_->check_nan();
+}
+void Runtime::set_check_nan(bool on) {
+  policy_->set_check_nan(on);
 }
 
 std::vector<FallbackRecord> Runtime::fallbacks() const {

@@ -401,7 +401,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
     scores = Tensor::where(hide, scalar_tensor(-std::numeric_limits<double>::infinity(), t, q.device()),
                            scores);
   }
-  return scores.softmax(-1).matmul(v.to(t));
+  // A fully masked row: output 0, gradient 0 (attention_weights), as the fused kernels.
+  const Tensor weights = mask.defined() ? attention_weights(scores) : scores.softmax(-1);
+  return weights.matmul(v.to(t));
 }
 
 }  // namespace wick::detail::grad

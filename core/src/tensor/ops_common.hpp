@@ -27,5 +27,9 @@ std::vector<int32_t> normalize_axes(const std::vector<int>& axes, int rank, cons
 Shape drop_axes(const Shape& shape, const std::vector<int32_t>& axes);
 // A 0-d tensor holding value in dtype on device.
 Tensor scalar_tensor(double value, DType dtype, const Device& device);
+// softmax over the last axis of attention scores, except that a row whose every score is -inf
+// (fully masked) gives weights of 0, and so an output row of 0, with gradient 0 (the
+// flash-attention convention), where softmax would give 0 / 0. Records for autograd.
+Tensor attention_weights(const Tensor& scores);
 
 }  // namespace wick::detail

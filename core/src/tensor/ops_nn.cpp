@@ -658,7 +658,9 @@ Tensor Tensor::attention(const Tensor& q, const Tensor& k, const Tensor& v, cons
         c[static_cast<size_t>(i * s + j)] = -std::numeric_limits<float>::infinity();
     scores = scores + Tensor::from_vector(c, {l, s}, q.device()).to(ct);
   }
-  return scores.softmax(-1).matmul(in[2].to(ct)).to(t);
+  // Only a mask can leave a row without a key (causal rows always see key 0).
+  const Tensor weights = in.size() > 3 ? attention_weights(scores) : scores.softmax(-1);
+  return weights.matmul(in[2].to(ct)).to(t);
 }
 
 }  // namespace wick

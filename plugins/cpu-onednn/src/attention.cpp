@@ -97,13 +97,19 @@ C row_sum(const C* x, int64_t n) {
 // causal prefix): x · scale + mask - max in place, mask row at stride ms (may be null), and -inf
 // past the prefix, so that one exp over the whole block (rows of 128 keys are too short to call it
 // row by row) gives the unnormalised weights with 0 there. The max ignores NaN, but a NaN (or a
-// +inf, or a row all -inf) makes the row's sum and so its whole output row NaN, as docs/ops.md
-// wants.
+// +inf) makes the row's sum and so its whole output row NaN, as docs/ops.md wants. A row whose
+// every score is -inf (fully masked) is left -inf: its weights are all 0, its sum 0, and its
+// output row 0 (the flash-attention convention; attention_step scales it by 0, not 1 / 0).
 template <class C, class M>
 void shift_row(C* row, int64_t n, int64_t valid, C scale, const M* mask, int64_t ms) {
+  constexpr C kMinusInf = -std::numeric_limits<C>::infinity();
   if (mask == nullptr && scale > 0) {
     // max(x · scale) = max(x) · scale: the scale joins the subtraction.
     const C m = row_max(row, valid);
+    if (m == kMinusInf) {
+      std::fill(row + valid, row + n, kMinusInf);  // -inf and NaN scores stay as they are
+      return;
+    }
     for (int64_t j = 0; j < valid; ++j) row[j] = (row[j] - m) * scale;
   } else {
     if (mask != nullptr && ms == 1) {
@@ -114,9 +120,10 @@ void shift_row(C* row, int64_t n, int64_t valid, C scale, const M* mask, int64_t
       for (int64_t j = 0; j < valid; ++j) row[j] *= scale;
     }
     const C m = row_max(row, valid);
-    for (int64_t j = 0; j < valid; ++j) row[j] -= m;
+    if (m != kMinusInf)
+      for (int64_t j = 0; j < valid; ++j) row[j] -= m;
   }
-  std::fill(row + valid, row + n, -std::numeric_limits<C>::infinity());
+  std::fill(row + valid, row + n, kMinusInf);
 }
 
 // x[i] = exp(x[i]) for i < n, on the vector kernels where the plugin has them; in chunks across
@@ -268,11 +275,14 @@ void attention_step(Context& ctx, const Problem<C, T>& p, const std::vector<int6
   }
   exp_block(ctx, scores, n);
   // 1 / each row's sum: the output rows are scaled by it after P v, which is cheaper than
-  // normalising the scores (Ev values a row against S).
+  // normalising the scores (Ev values a row against S). A sum of 0 is a fully masked row (any
+  // other row has a weight exp(0) = 1): scaled by 0, its output is 0.
   std::vector<C> inv(static_cast<size_t>(lines));
 #pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
-  for (int64_t line = 0; line < lines; ++line)
-    inv[static_cast<size_t>(line)] = C(1) / row_sum(scores + line * keys, valid(line));
+  for (int64_t line = 0; line < lines; ++line) {
+    const C sum = row_sum(scores + line * keys, valid(line));
+    inv[static_cast<size_t>(line)] = sum == C(0) ? C(0) : C(1) / sum;
+  }
   run_matmul(ctx, sc.desc, v.desc, o.desc);
   const std::vector<int64_t> out_at = batch_offsets(o.shape.data(), nb, o.strides.data(), 0);
   C* out = data_of<C>(o.desc);

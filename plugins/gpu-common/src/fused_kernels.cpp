@@ -129,9 +129,13 @@ void emit_attention(std::string& out, const TypeInfo& t) {
   k += "      if (has_mask) val += " + load(t, "mask", "m4[0] + j * ms") + ";\n";
   k += "      if (causal && j > row) val = -(" + C + ")WK_INF_F;\n";
   k += "      sc[j] = val;\n      if (val > m || val != val) m = val;\n    }\n";
+  // Every score -inf (a fully masked row; NaN would have won the max): weights exp(-inf) = 0,
+  // sum 0, and an output row of 0 (the flash-attention convention), never 0 / 0.
+  k += "    if (m == -(" + C + ")WK_INF_F) m = 0;\n";
   k += "    " + C +
        " sum = 0;\n    for (wk_i64 j = 0; j < Skeys; ++j) {\n      sc[j] = exp(sc[j] - m);\n";
-  k += "      sum += sc[j];\n    }\n    const " + C + " inv = (" + C + ")1 / sum;\n";
+  k += "      sum += sc[j];\n    }\n    const " + C + " inv = sum == (" + C + ")0 ? (" + C +
+       ")0 : (" + C + ")1 / sum;\n";
   k += "    for (wk_i64 c = 0; c < Ev; ++c) {\n      " + C + " acc = 0;\n";
   k += "      for (wk_i64 j = 0; j < Skeys; ++j) acc += (sc[j] * inv) * " +
        load(t, "v", "o4[3] + j * vs + c * ve") + ";\n";

@@ -1,0 +1,33 @@
+// nan_check.hpp — the NaN check of the dispatcher (core internal; Runtime::check_nan,
+// docs/config.md [debug] check_nan).
+#pragma once
+
+#include <wick/tensor.hpp>
+#include <wick/wick_plugin.h>
+
+#include <vector>
+
+namespace wick::detail {
+
+// Called by dispatch after an op ran, when some runtime has the check on: throws wick::Error
+// naming the op, its operands' shapes and dtypes, the device and the wick::ModuleScope path when
+// the op's device is governed by a runtime with the check on, an output holds a NaN or Inf, and
+// every input and floating-point parameter is finite. The tests are ops themselves; they (and
+// the ops of a CPU fallback inside the op) are not checked again.
+void check_outputs_finite(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
+                          const std::vector<Tensor>& outputs);
+
+// Whether the calling thread is inside an op's dispatch (or the check of one): an op run by it
+// is part of that op and is not checked on its own.
+bool inside_checked_op();
+
+// Marks the calling thread as inside an op's dispatch while it lives.
+class CheckedOpScope {
+ public:
+  CheckedOpScope();
+  ~CheckedOpScope();
+  CheckedOpScope(const CheckedOpScope&) = delete;
+  CheckedOpScope& operator=(const CheckedOpScope&) = delete;
+};
+
+}  // namespace wick::detail
