@@ -53,8 +53,8 @@ class KvCache {
   // Writes k and v [batch, kv_heads, tokens, head_dim] of `layer` at [length, length + tokens),
   // in place, and returns views of [0, length + tokens) of that layer.
   std::pair<Tensor, Tensor> write(int layer, const Tensor& k, const Tensor& v);
-  // After the layers: length += tokens.
-  void end_step(int64_t tokens);
+  // After the layers: length += tokens, and `mask` (what begin_step returned) is the cache's mask.
+  void end_step(int64_t tokens, const Tensor& mask);
 
  private:
   std::vector<Tensor> k_, v_;

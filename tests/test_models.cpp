@@ -1,0 +1,302 @@
+// The models layer against transformers: small random-weight checkpoints of every architecture
+// and their logits, made by models/fixtures/make_fixtures.py (tests/data/models), on cpu-onednn
+// and on opencl in strict mode (no op may fall back); the real all-MiniLM-L6-v2 against
+// sentence-transformers' embeddings.
+#include <wick/models/models.hpp>
+#include <wick/runtime.hpp>
+#include <wick/safetensors.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <unistd.h>
+
+using namespace wick;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kData = std::string(WICK_TEST_DATA_DIR) + "/models/";
+
+Runtime& strict_runtime() {
+  static Runtime* rt = [] {
+    Config c = default_config();
+    c.plugin_paths = {WICK_PLUGIN_BUILD_DIR};
+    c.log_level = "error";
+    c.strict = true;
+    c.priority = {DeviceEntry{"cpu", SourceLocation{"test", 0, 0}}};
+    return new Runtime(c, RegistryOptions{false, false});
+  }();
+  return *rt;
+}
+
+Device cpu() { return strict_runtime().cpu_device(); }
+
+std::vector<Device> strict_devices() {
+  std::vector<Device> d{cpu()};
+  try {
+    const Device ocl = strict_runtime().registry().find_device("opencl");
+    if (ocl.valid()) d.push_back(ocl);
+  } catch (const Error&) {
+  }
+  if (d.size() == 1) WARN("no OpenCL device in this build or on this machine: cpu-onednn only");
+  return d;
+}
+
+std::map<std::string, Tensor> expected(const std::string& name) {
+  return safetensors::load(kData + name + ".expected.safetensors", cpu()).tensors;
+}
+
+std::vector<float> host(const Tensor& t) { return t.to(cpu()).to(DType::F32).contiguous().to_vector<float>(); }
+
+// max |got - want| over max |want| (the error relative to the tensor's scale), over the positions
+// [b, t] where keep (a [B, T] mask) is 1; every element of got must be finite.
+double relative_error(const Tensor& got, const Tensor& want, const Tensor& keep = {}) {
+  REQUIRE(got.shape() == want.shape());
+  const std::vector<float> g = host(got), w = host(want);
+  const int64_t rows = keep.defined() ? keep.numel() : 1, per = int64_t(g.size()) / rows;
+  const std::vector<int64_t> k = keep.defined() ? keep.to(cpu()).to(DType::I64).to_vector<int64_t>() : std::vector<int64_t>{1};
+  double err = 0, scale = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = r * per; i < (r + 1) * per; ++i) {
+      REQUIRE(std::isfinite(g[size_t(i)]));
+      if (!k[size_t(r)]) continue;
+      err = std::max(err, double(std::fabs(g[size_t(i)] - w[size_t(i)])));
+      scale = std::max(scale, double(std::fabs(w[size_t(i)])));
+    }
+  }
+  return err / scale;
+}
+
+models::LoadOptions on(const Device& d, std::optional<DType> dtype = DType::F32) {
+  models::LoadOptions o;
+  o.device = d;
+  o.dtype = dtype;
+  return o;
+}
+
+const std::vector<std::string> kCausal = {"llama2", "llama3", "mistral", "qwen2", "gpt2"};
+
+}  // namespace
+
+TEST_CASE("every causal architecture gives transformers' logits to 1e-4 in f32, padded rows finite",
+          "[models][causal]") {
+  for (const Device& dev : strict_devices()) {
+    for (const std::string& name : kCausal) {
+      INFO(name << " on " << dev.name());
+      const auto want = expected(name);
+      const auto lm = models::load_causal_lm(kData + name, on(dev));
+      CHECK(lm->model_type() == (name.rfind("llama", 0) == 0 ? "llama" : name));
+      const Tensor logits = lm->forward(want.at("ids").to(dev), want.at("attention_mask").to(dev));
+      CHECK(logits.device() == dev);
+      CHECK(logits.dtype() == DType::F32);
+      CHECK(relative_error(logits, want.at("logits"), want.at("attention_mask")) < 1e-4);
+    }
+  }
+}
+
+TEST_CASE("cached decoding (a prefill, then one token at a time) gives the full forward's logits",
+          "[models][causal][cache]") {
+  for (const Device& dev : strict_devices()) {
+    for (const std::string& name : kCausal) {
+      INFO(name << " on " << dev.name());
+      const auto want = expected(name);
+      const auto lm = models::load_causal_lm(kData + name, on(dev));
+      const Tensor ids = want.at("ids").to(dev), mask = want.at("attention_mask").to(dev);
+      const int64_t t = ids.dim(1), prefill = 5;
+      models::KvCache cache = lm->new_cache(ids.dim(0), t);
+      std::vector<Tensor> steps{lm->forward(ids.narrow(1, 0, prefill), cache, mask.narrow(1, 0, prefill))};
+      // A chunk of two after the past (a [T, past + T] bottom-right mask), then single tokens
+      // whose mask the cache extends by itself.
+      steps.push_back(lm->forward(ids.narrow(1, prefill, 2), cache, mask.narrow(1, 0, prefill + 2)));
+      for (int64_t i = prefill + 2; i < t; ++i) steps.push_back(lm->forward(ids.narrow(1, i, 1), cache));
+      CHECK(cache.length() == t);
+      CHECK(relative_error(Tensor::cat(steps, 1), want.at("logits"), want.at("attention_mask")) < 1e-4);
+      CHECK_THROWS_WITH(lm->forward(ids.narrow(1, 0, 1), cache), Catch::Contains("capacity"));
+    }
+  }
+}
+
+TEST_CASE("a left-padded row gives the logits of its prompt alone", "[models][causal][padding]") {
+  for (const std::string& name : kCausal) {
+    INFO(name);
+    const auto want = expected(name);
+    const auto lm = models::load_causal_lm(kData + name, on(cpu()));
+    const Tensor alone = lm->forward(want.at("alone_ids"));
+    CHECK(relative_error(alone, want.at("alone_logits")) < 1e-4);
+    const int64_t pads = want.at("ids").dim(1) - want.at("alone_ids").dim(1);
+    const Tensor batch = lm->forward(want.at("ids"), want.at("attention_mask"));
+    const Tensor row = batch.narrow(0, 1, 1).narrow(1, pads, alone.dim(1));
+    CHECK(relative_error(row, want.at("alone_logits")) < 1e-4);
+    CHECK(batch.isnan().to(DType::I64).sum().item<int64_t>() == 0);
+  }
+}
+
+TEST_CASE("greedy decoding from the cache gives transformers' generate() tokens", "[models][causal][generate]") {
+  for (const std::string& name : kCausal) {
+    INFO(name);
+    const auto want = expected(name);
+    const auto lm = models::load_causal_lm(kData + name, on(cpu()));
+    const Tensor ids = want.at("ids"), gen = want.at("generate_ids");
+    const int64_t b = ids.dim(0), t = ids.dim(1), steps = gen.dim(1) - t;
+    models::KvCache cache = lm->new_cache(b, t + steps);
+    Tensor logits = lm->forward(ids, cache, want.at("attention_mask"));
+    std::vector<Tensor> out{ids};
+    for (int64_t s = 0; s < steps; ++s) {
+      const Tensor next = logits.narrow(1, logits.dim(1) - 1, 1).argmax(-1);  // [B, 1]
+      out.push_back(next);
+      if (s + 1 < steps) logits = lm->forward(next, cache);
+    }
+    CHECK(Tensor::cat(out, 1).to_vector<int64_t>() == gen.to_vector<int64_t>());
+  }
+}
+
+TEST_CASE("a sharded checkpoint loads through its index, every shard's tensors by name", "[models][checkpoint]") {
+  const models::ModelDir d = models::ModelDir::open(kData + "llama3");
+  REQUIRE(d.weights.size() == 2);
+  CHECK(d.weights[0].filename() == "model-00001-of-00002.safetensors");
+  const auto store = models::open_store(d, on(cpu()));
+  CHECK(store->checkpoint()->names().size() == 2 + 2 * 9 + 1);  // embed, lm_head, 9 per layer, norm
+}
+
+TEST_CASE("f32, bf16 and f16 checkpoints load into models of any of those dtypes, converted once",
+          "[models][checkpoint][dtype]") {
+  const auto want = expected("llama2");
+  // The bf16 file (torch's rounding of the f32 model) into an f32 model: the logits of the rounded
+  // weights, near the f32 ones.
+  const auto widened = models::load_causal_lm(kData + "llama2-bf16", on(cpu()));
+  CHECK(widened->dtype() == DType::F32);
+  CHECK(relative_error(widened->forward(want.at("ids"), want.at("attention_mask")), want.at("logits"),
+                       want.at("attention_mask")) < 2e-2);
+  // The f32 file into a bf16 model: every tensor equals torch's bf16 rounding bit for bit.
+  const auto narrowed = models::load_causal_lm(kData + "llama2", on(cpu(), DType::BF16));
+  const auto as_stored = models::load_causal_lm(kData + "llama2-bf16", on(cpu(), std::nullopt));
+  CHECK(as_stored->dtype() == DType::BF16);
+  const auto reference = safetensors::load(kData + "llama2-bf16/model.safetensors", cpu()).tensors;
+  for (const auto& [name, t] : narrowed->store().state_dict()) {
+    INFO(name);
+    CHECK(t.dtype() == DType::BF16);
+    CHECK(t.to(DType::F32).to_vector<float>() == reference.at(name).to(DType::F32).to_vector<float>());
+  }
+  const Tensor low = narrowed->forward(want.at("ids"), want.at("attention_mask"));
+  CHECK(low.dtype() == DType::F32);
+  CHECK(relative_error(low, want.at("logits"), want.at("attention_mask")) < 3e-2);
+  // f16 too.
+  const auto half = models::load_causal_lm(kData + "gpt2", on(cpu(), DType::F16));
+  const auto gpt2 = expected("gpt2");
+  CHECK(relative_error(half->forward(gpt2.at("ids"), gpt2.at("attention_mask")), gpt2.at("logits"),
+                       gpt2.at("attention_mask")) < 5e-3);
+}
+
+TEST_CASE("a dtype mismatch on load is one summarised error naming a few tensors", "[models][checkpoint][dtype]") {
+  const models::ModelDir d = models::ModelDir::open(kData + "llama2");
+  auto store = models::open_store(d, on(cpu()));
+  models::LlamaForCausalLM lm(models::LlamaConfig::from_file(d.config), std::move(store));
+  nn::VarStore& s = const_cast<nn::VarStore&>(lm.store());
+  const size_t n = s.names().size();
+  try {
+    s.load(kData + "llama2-bf16/model.safetensors");
+    FAIL("a bf16 file into an f32 store without convert_dtype should be refused");
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    CHECK_THAT(m, Catch::Contains("all " + std::to_string(n) + " tensors are bf16 in the file, the model's are f32"));
+    CHECK_THAT(m, Catch::Contains("and " + std::to_string(n - 3) + " more"));
+    CHECK_THAT(m, Catch::Contains("convert_dtype"));
+    CHECK(std::count(m.begin(), m.end(), '\n') == 0);
+  }
+  s.load(kData + "llama2-bf16/model.safetensors", false, true);  // converted: allowed
+}
+
+TEST_CASE("a config that does not fit the checkpoint names the tensor and both shapes", "[models][checkpoint]") {
+  const models::ModelDir d = models::ModelDir::open(kData + "llama2");
+  models::LlamaConfig c = models::LlamaConfig::from_file(d.config);
+  c.intermediate_size = 48;
+  CHECK_THROWS_WITH(models::LlamaForCausalLM(c, models::open_store(d, on(cpu()))),
+                    Catch::Contains("model.layers.0.mlp.gate_proj.weight") &&
+                        Catch::Contains("[40, 32]") && Catch::Contains("[48, 32]"));
+}
+
+TEST_CASE("a loaded model records no autograd in a fresh thread; training is an explicit opt-in",
+          "[models][autograd]") {
+  const auto want = expected("qwen2");
+  const auto lm = models::load_causal_lm(kData + "qwen2", on(cpu()));
+  for (const Tensor& p : lm->store().trainable()) CHECK_FALSE(p.requires_grad());
+  bool recorded = true, grad_on = false;
+  std::thread worker([&] {
+    grad_on = autograd::grad_enabled();
+    recorded = lm->forward(want.at("ids")).requires_grad();
+  });
+  worker.join();
+  CHECK(grad_on);  // no guard in that thread
+  CHECK_FALSE(recorded);
+
+  models::LoadOptions train = on(cpu());
+  train.trainable = true;
+  const auto trainable = models::load_causal_lm(kData + "qwen2", train);
+  const Tensor loss = trainable->forward(want.at("ids")).sum();
+  REQUIRE(loss.requires_grad());
+  loss.backward();
+  const Tensor embed = trainable->store().get("model.embed_tokens.weight");
+  REQUIRE(embed.grad().defined());
+  CHECK(embed.grad().abs().sum().item<float>() > 0.0f);
+}
+
+TEST_CASE("BERT gives transformers' hidden states; mean pooling and normalisation as sentence-transformers",
+          "[models][bert]") {
+  const auto want = expected("bert");
+  for (const Device& dev : strict_devices()) {
+    INFO(dev.name());
+    const auto bert = models::BertModel::load(kData + "bert", on(dev));
+    const Tensor mask = want.at("attention_mask").to(dev);
+    const Tensor h = bert->forward(want.at("ids").to(dev), mask, want.at("token_type_ids").to(dev));
+    CHECK(relative_error(h, want.at("last_hidden_state"), want.at("attention_mask")) < 1e-4);
+    const Tensor pooled = models::mean_pool(h, mask);
+    CHECK(relative_error(pooled, want.at("mean_pooled")) < 1e-4);
+    CHECK(relative_error(models::l2_normalize(pooled), want.at("normalized")) < 1e-4);
+  }
+}
+
+TEST_CASE("all-MiniLM-L6-v2 gives sentence-transformers' embeddings to 1e-5", "[models][bert][minilm]") {
+  const std::string dir = std::string(WICK_MODELS_DIR) + "/all-MiniLM-L6-v2";
+  REQUIRE(fs::is_directory(dir));  // scripts/setup.sh fetches it
+  const auto want = expected("minilm");
+  const auto embedder = models::SentenceEmbedder::load(dir, on(cpu()));
+  CHECK(embedder->pooling().mode == models::PoolingConfig::Mode::Mean);
+  CHECK(embedder->pooling().normalize);
+  CHECK(embedder->max_seq_length() == 256);
+  const Tensor e = embedder->encode(want.at("ids"), want.at("attention_mask"));
+  REQUIRE(e.shape() == Shape{10, 384});
+  const std::vector<float> got = host(e), ref = host(want.at("embeddings"));
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, double(std::fabs(got[i] - ref[i])));
+  CHECK(worst < 1e-5);
+}
+
+TEST_CASE("configs refuse what the models cannot honour, by name and file", "[models][config]") {
+  const fs::path dir = fs::temp_directory_path() / ("wick-models-config-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto write = [&](const std::string& text) {
+    std::ofstream(dir / "config.json") << text;
+    return dir / "config.json";
+  };
+  const std::string base = R"("vocab_size": 10, "hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2)";
+  CHECK_THROWS_WITH(models::LlamaConfig::from_file(write("{\"model_type\": \"llama\", " + base +
+                                                         ", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 2.0}}")),
+                    Catch::Contains("'yarn'") && Catch::Contains("config.json"));
+  CHECK_THROWS_WITH(models::LlamaConfig::from_file(write("{\"model_type\": \"llama\", " + base + ", \"hidden_act\": \"mish\"}")),
+                    Catch::Contains("'mish'"));
+  CHECK_THROWS_WITH(models::LlamaConfig::from_file(write("{\"model_type\": \"gemma\", " + base + "}")),
+                    Catch::Contains("'gemma'"));
+  CHECK_THROWS_WITH(models::LlamaConfig::from_file(write("{\"model_type\": \"llama\", \"vocab_size\": 10}")),
+                    Catch::Contains("'hidden_size' is missing"));
+  CHECK_THROWS_WITH(models::load_causal_lm(dir), Catch::Contains("model.safetensors"));
+  write("{\"model_type\": \"t5\"}");
+  std::ofstream(dir / "model.safetensors") << "";
+  CHECK_THROWS_WITH(models::load_causal_lm(dir), Catch::Contains("'t5'"));
+  fs::remove_all(dir);
+}
