@@ -134,6 +134,12 @@ TEST_CASE("a left-padded row gives the logits of its prompt alone", "[models][ca
     const Tensor row = batch.narrow(0, 1, 1).narrow(1, pads, alone.dim(1));
     CHECK(relative_error(row, want.at("alone_logits")) < 1e-4);
     CHECK(batch.isnan().to(DType::I64).sum().item<int64_t>() == 0);
+    // A row with no token at all (every key masked for every query) stays finite too.
+    const Tensor none = Tensor::zeros({1, want.at("ids").dim(1)}, DType::I64, cpu());
+    const Tensor mask = Tensor::cat({want.at("attention_mask").narrow(0, 0, 1), none}, 0);
+    const Tensor empty_row = lm->forward(want.at("ids").narrow(0, 0, 2), mask);
+    CHECK(empty_row.isnan().logical_or(empty_row.isinf()).to(DType::I64).sum().item<int64_t>() == 0);
+    CHECK(relative_error(empty_row.narrow(0, 0, 1), want.at("logits").narrow(0, 0, 1)) < 1e-4);
   }
 }
 
@@ -221,7 +227,7 @@ TEST_CASE("a config that does not fit the checkpoint names the tensor and both s
                         Catch::Contains("[40, 32]") && Catch::Contains("[48, 32]"));
 }
 
-TEST_CASE("a loaded model records no autograd in a fresh thread; training is an explicit opt-in",
+TEST_CASE("a loaded model records no autograd in a fresh thread, and training is an explicit opt-in",
           "[models][autograd]") {
   const auto want = expected("qwen2");
   const auto lm = models::load_causal_lm(kData + "qwen2", on(cpu()));
@@ -246,7 +252,7 @@ TEST_CASE("a loaded model records no autograd in a fresh thread; training is an 
   CHECK(embed.grad().abs().sum().item<float>() > 0.0f);
 }
 
-TEST_CASE("BERT gives transformers' hidden states; mean pooling and normalisation as sentence-transformers",
+TEST_CASE("BERT gives transformers' hidden states, mean pooling and normalisation as sentence-transformers",
           "[models][bert]") {
   const auto want = expected("bert");
   for (const Device& dev : strict_devices()) {

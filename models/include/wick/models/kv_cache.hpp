@@ -17,6 +17,11 @@ namespace wick::models {
 class KvCache {
  public:
   KvCache() = default;
+  // Move-only: a copy would share the storage and write into the other's positions.
+  KvCache(KvCache&&) = default;
+  KvCache& operator=(KvCache&&) = default;
+  KvCache(const KvCache&) = delete;
+  KvCache& operator=(const KvCache&) = delete;
   // One k and one v tensor [batch, kv_heads, capacity, head_dim] per layer, allocated now.
   KvCache(int64_t layers, int64_t batch, int64_t kv_heads, int64_t capacity, int64_t head_dim,
           DType dtype, const Device& device);
