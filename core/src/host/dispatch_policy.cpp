@@ -90,6 +90,15 @@ std::shared_ptr<DispatchPolicy> DispatchPolicy::governing(const Device& device) 
   return nullptr;
 }
 
+bool DispatchPolicy::nan_check_on(const Device& device) {
+  std::lock_guard lock(g_policies_mutex);
+  for (const std::weak_ptr<DispatchPolicy>& weak : live_policies()) {
+    std::shared_ptr<DispatchPolicy> policy = weak.lock();
+    if (policy != nullptr && policy->check_nan() && policy->governs(device)) return true;
+  }
+  return false;
+}
+
 // By the loaded plugin, not the device handle: two registries that load the same library share
 // its handles but not their LoadedPlugin.
 bool DispatchPolicy::governs(const Device& device) const {

@@ -40,6 +40,9 @@ class DispatchPolicy {
   bool check_nan() const { return check_nan_.load(std::memory_order_relaxed); }
   void set_check_nan(bool on);
   static bool nan_check_wanted() { return checking_policies_.load(std::memory_order_relaxed) != 0; }
+  // Whether a live policy with the check on governs `device` (runtimes may share a plugin's
+  // devices: any of them asking for the check turns it on there). Thread-safe.
+  static bool nan_check_on(const Device& device);
 
   // The CPU device that runs fallbacks; throws wick::Error when there is none.
   Device cpu_device() const { return registry_->cpu_device(); }

@@ -83,11 +83,6 @@ std::string operands(const std::vector<Tensor>& ts) {
   return out;
 }
 
-bool governed_with_check(const Device& device) {
-  const std::shared_ptr<DispatchPolicy> policy = DispatchPolicy::governing(device);
-  return policy != nullptr && policy->check_nan();
-}
-
 }  // namespace
 
 bool inside_checked_op() { return t_depth > 0; }
@@ -99,7 +94,7 @@ void check_outputs_finite(wick_op_code op, const void* params, const std::vector
                           const std::vector<Tensor>& outputs) {
   bool any_float = false;
   for (const Tensor& t : outputs) any_float = any_float || is_float(t.dtype());
-  if (!any_float || !governed_with_check(outputs.front().device())) return;
+  if (!any_float || !DispatchPolicy::nan_check_on(outputs.front().device())) return;
   const CheckedOpScope inside;  // the probes below are not checked themselves
   const autograd::NoGradGuard no_grad;
   size_t bad = outputs.size();

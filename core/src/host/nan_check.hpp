@@ -11,9 +11,9 @@ namespace wick::detail {
 
 // Called by dispatch after an op ran, when some runtime has the check on: throws wick::Error
 // naming the op, its operands' shapes and dtypes, the device and the wick::ModuleScope path when
-// the op's device is governed by a runtime with the check on, an output holds a NaN or Inf, and
-// every input and floating-point parameter is finite. The tests are ops themselves; they (and
-// the ops of a CPU fallback inside the op) are not checked again.
+// a runtime with the check on governs the op's device (DispatchPolicy::nan_check_on), an output
+// holds a NaN or Inf, and every input and floating-point parameter is finite. The tests are ops
+// themselves; they (and the ops of a CPU fallback inside the op) are not checked again.
 void check_outputs_finite(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
                           const std::vector<Tensor>& outputs);
 
