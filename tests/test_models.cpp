@@ -306,3 +306,43 @@ TEST_CASE("configs refuse what the models cannot honour, by name and file", "[mo
   CHECK_THROWS_WITH(models::load_causal_lm(dir), Catch::Contains("'t5'"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("one loaded model serves several threads at once, each with its own cache", "[models][threads]") {
+  const auto want = expected("llama2");
+  const auto lm = models::load_causal_lm(kData + "llama2", on(cpu()));
+  std::vector<double> errors(3, 1.0);
+  std::vector<std::thread> workers;
+  for (size_t w = 0; w < errors.size(); ++w) {
+    workers.emplace_back([&, w] {
+      const Tensor ids = want.at("ids"), mask = want.at("attention_mask");
+      models::KvCache cache = lm->new_cache(ids.dim(0), ids.dim(1));
+      std::vector<Tensor> steps{lm->forward(ids.narrow(1, 0, 4), cache, mask.narrow(1, 0, 4))};
+      for (int64_t i = 4; i < ids.dim(1); ++i) steps.push_back(lm->forward(ids.narrow(1, i, 1), cache));
+      const Tensor got = Tensor::cat(steps, 1);
+      const std::vector<float> g = host(got), r = host(want.at("logits"));
+      const std::vector<int64_t> keep = mask.to_vector<int64_t>();
+      const size_t per = g.size() / keep.size();
+      double worst = 0;
+      for (size_t i = 0; i < g.size(); ++i)
+        if (keep[i / per]) worst = std::max(worst, double(std::fabs(g[i] - r[i])));
+      errors[w] = worst;
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  for (double e : errors) CHECK(e < 1e-4);
+}
+
+TEST_CASE("with the NaN check on, an overflow inside a layer is named by its module path", "[models][nan]") {
+  const auto want = expected("qwen2");
+  const auto lm = models::load_causal_lm(kData + "qwen2", on(cpu()));
+  {
+    autograd::NoGradGuard no_grad;
+    Tensor w = lm->store().get("model.layers.1.mlp.up_proj.weight");
+    w.copy_(Tensor::full({}, 1e38, DType::F32, cpu()));
+  }
+  struct CheckOn {
+    CheckOn() { strict_runtime().set_check_nan(true); }
+    ~CheckOn() { strict_runtime().set_check_nan(false); }
+  } on_for_this_scope;
+  CHECK_THROWS_WITH(lm->forward(want.at("ids")), Catch::Contains("model.layers.1.mlp"));
+}

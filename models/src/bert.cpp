@@ -84,8 +84,12 @@ Tensor BertModel::forward(const Tensor& ids_in, const Tensor& attention_mask, co
   const Tensor types = token_type_ids.defined() ? detail::check_ids(token_type_ids, "models::BertModel::forward")
                                                 : Tensor::zeros({b, t}, DType::I64, dev);
   const Tensor pos = Tensor::iota({1, t}, 1, DType::I64, dev);
-  Tensor h = (*layers_->word)(ids.to(dev)) + (*layers_->token_type)(types.to(dev)) + (*layers_->position)(pos);
-  h = (*layers_->embedding_norm)(h);
+  Tensor h;
+  {
+    const ModuleScope embeddings("embeddings");
+    h = (*layers_->word)(ids.to(dev)) + (*layers_->token_type)(types.to(dev)) + (*layers_->position)(pos);
+    h = (*layers_->embedding_norm)(h);
+  }
   Tensor keep;
   if (attention_mask.defined())
     keep = attention_mask.to(dev).ne(Tensor::zeros({}, attention_mask.dtype(), dev));
@@ -95,9 +99,13 @@ Tensor BertModel::forward(const Tensor& ids_in, const Tensor& attention_mask, co
   for (size_t i = 0; i < layers_->layers.size(); ++i) {
     const ModuleScope scope(layers_->names[i]);
     const EncoderLayer& layer = layers_->layers[i];
-    const Tensor a = Tensor::attention(detail::split_heads(layer.query(h), heads), detail::split_heads(layer.key(h), heads),
-                                       detail::split_heads(layer.value(h), heads), mask.additive, scale, false);
-    h = layer.attention_norm(layer.attention_dense(detail::merge_heads(a)) + h);
+    {
+      const ModuleScope attention("attention");
+      const Tensor a = Tensor::attention(detail::split_heads(layer.query(h), heads), detail::split_heads(layer.key(h), heads),
+                                         detail::split_heads(layer.value(h), heads), mask.additive, scale, false);
+      h = layer.attention_norm(layer.attention_dense(detail::merge_heads(a)) + h);
+    }
+    const ModuleScope output("output");
     h = layer.output_norm(layer.output_dense(detail::activate(layer.intermediate(h), c.hidden_act)) + h);
   }
   return h;

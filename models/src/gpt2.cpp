@@ -85,15 +85,19 @@ Tensor Gpt2LMHeadModel::forward(const Tensor& ids_in, KvCache& cache, const Tens
   for (size_t i = 0; i < layers_->blocks.size(); ++i) {
     const ModuleScope scope(layers_->names[i]);
     const Block& block = layers_->blocks[i];
-    const Tensor qkv = block.c_attn(block.ln_1(h));
-    const Tensor q = detail::split_heads(qkv.narrow(-1, 0, e), c.n_head);
-    const Tensor k = detail::split_heads(qkv.narrow(-1, e, e), c.n_head);
-    const Tensor v = detail::split_heads(qkv.narrow(-1, 2 * e, e), c.n_head);
-    const auto kv = cache.write(static_cast<int>(i), k, v);
-    double scale = c.scale_attn_weights ? 1.0 / std::sqrt(double(d)) : 1.0;
-    if (c.scale_attn_by_inverse_layer_idx) scale /= double(i + 1);
-    const Tensor a = Tensor::attention(q, kv.first, kv.second, mask.additive, scale, mask.causal);
-    h = h + block.attn_proj(detail::merge_heads(a));
+    {
+      const ModuleScope attention("attn");
+      const Tensor qkv = block.c_attn(block.ln_1(h));
+      const Tensor q = detail::split_heads(qkv.narrow(-1, 0, e), c.n_head);
+      const Tensor k = detail::split_heads(qkv.narrow(-1, e, e), c.n_head);
+      const Tensor v = detail::split_heads(qkv.narrow(-1, 2 * e, e), c.n_head);
+      const auto kv = cache.write(static_cast<int>(i), k, v);
+      double scale = c.scale_attn_weights ? 1.0 / std::sqrt(double(d)) : 1.0;
+      if (c.scale_attn_by_inverse_layer_idx) scale /= double(i + 1);
+      const Tensor a = Tensor::attention(q, kv.first, kv.second, mask.additive, scale, mask.causal);
+      h = h + block.attn_proj(detail::merge_heads(a));
+    }
+    const ModuleScope mlp("mlp");
     h = h + block.mlp_proj(detail::activate(block.c_fc(block.ln_2(h)), c.activation));
   }
   const ModuleScope scope("lm_head");

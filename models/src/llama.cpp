@@ -104,13 +104,17 @@ Tensor LlamaForCausalLM::forward(const Tensor& ids_in, KvCache& cache, const Ten
   for (size_t i = 0; i < layers_->layers.size(); ++i) {
     const ModuleScope scope(layers_->names[i]);
     const DecoderLayer& layer = layers_->layers[i];
-    const Tensor x = layer.input_layernorm(h);
-    const Tensor q = detail::apply_rotary(detail::split_heads(layer.q_proj(x), c.num_attention_heads), rope);
-    const Tensor k = detail::apply_rotary(detail::split_heads(layer.k_proj(x), c.num_key_value_heads), rope);
-    const Tensor v = detail::split_heads(layer.v_proj(x), c.num_key_value_heads);
-    const auto kv = cache.write(static_cast<int>(i), k, v);
-    const Tensor a = detail::grouped_attention(q, kv.first, kv.second, mask, scale);
-    h = h + layer.o_proj(detail::merge_heads(a));
+    {
+      const ModuleScope attention("self_attn");
+      const Tensor x = layer.input_layernorm(h);
+      const Tensor q = detail::apply_rotary(detail::split_heads(layer.q_proj(x), c.num_attention_heads), rope);
+      const Tensor k = detail::apply_rotary(detail::split_heads(layer.k_proj(x), c.num_key_value_heads), rope);
+      const Tensor v = detail::split_heads(layer.v_proj(x), c.num_key_value_heads);
+      const auto kv = cache.write(static_cast<int>(i), k, v);
+      const Tensor a = detail::grouped_attention(q, kv.first, kv.second, mask, scale);
+      h = h + layer.o_proj(detail::merge_heads(a));
+    }
+    const ModuleScope mlp("mlp");
     const Tensor y = layer.post_attention_layernorm(h);
     h = h + layer.down_proj(detail::activate(layer.gate_proj(y), c.hidden_act) * layer.up_proj(y));
   }
