@@ -5,6 +5,7 @@
 #include "test_support.hpp"
 
 #include <wick/autograd.hpp>
+#include <wick/dispatch.hpp>
 #include <wick/module_scope.hpp>
 
 #include <catch2/catch.hpp>
@@ -259,6 +260,12 @@ TEST_CASE("the NaN check names the op, shapes, device and module of the first Na
                                        Catch::Contains("inputs [3] f32, [3] f32") &&
                                        Catch::Contains("no wick::ModuleScope"));
     CHECK_THROWS_WITH(x.narrow(0, 0, 1) / zero, Catch::Contains("'div'") && Catch::Contains("3 Inf"));
+    // In place (the op overwrites its input): the input is judged as it was before.
+    Tensor y = Tensor::from_vector<float>({4, -1}, dev);
+    CHECK_THROWS_WITH(dispatch_in_place(WICK_OP_SQRT, nullptr, {y}, {y}),
+                      Catch::Contains("'sqrt'") && Catch::Contains("1 NaN"));
+    // ... and a NaN it already held is passed through.
+    CHECK_NOTHROW(dispatch_in_place(WICK_OP_SQRT, nullptr, {y}, {y}));
   }
 }
 

@@ -88,11 +88,12 @@ void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& in
     run_op(op, params, inputs, outputs);
     return;
   }
+  const detail::OpCheck check(inputs, outputs);
   {
     const detail::CheckedOpScope inside;  // a CPU fallback's own ops are part of this one
     run_op(op, params, inputs, outputs);
   }
-  detail::check_outputs_finite(op, params, inputs, outputs);
+  check.finish(op, params, inputs, outputs);
 }
 
 }  // namespace wick

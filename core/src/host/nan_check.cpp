@@ -1,11 +1,13 @@
 // nan_check.cpp — the dispatcher's NaN check (nan_check.hpp): after an op, its floating-point
 // outputs are tested on their device (x * 0 summed is NaN exactly when x holds a NaN or Inf, so
-// one scalar comes back per output); only an output that fails has its inputs tested.
+// one scalar comes back per output); only an output that fails has its inputs tested (those an
+// in-place op overwrites, before it runs).
 #include "host/nan_check.hpp"
 
 #include "host/dispatch_policy.hpp"
 
 #include <wick/autograd.hpp>
+#include <wick/dispatch.hpp>
 #include <wick/module_scope.hpp>
 #include <wick/sdk/op_table.hpp>
 #include <wick/sdk/ops.hpp>
@@ -90,19 +92,34 @@ bool inside_checked_op() { return t_depth > 0; }
 CheckedOpScope::CheckedOpScope() { ++t_depth; }
 CheckedOpScope::~CheckedOpScope() { --t_depth; }
 
-void check_outputs_finite(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
-                          const std::vector<Tensor>& outputs) {
+OpCheck::OpCheck(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
   bool any_float = false;
   for (const Tensor& t : outputs) any_float = any_float || is_float(t.dtype());
-  if (!any_float || !DispatchPolicy::nan_check_on(outputs.front().device())) return;
-  const CheckedOpScope inside;  // the probes below are not checked themselves
+  if (outputs.empty() || !any_float) return;
+  if (!DispatchPolicy::nan_check_on(outputs.front().device())) return;
+  active_ = true;
+  const CheckedOpScope inside;  // the probes are not checked themselves
+  const autograd::NoGradGuard no_grad;
+  before_.assign(inputs.size(), -1);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (const Tensor& out : outputs) {
+      if (before_[i] < 0 && may_share_memory(inputs[i], out))
+        before_[i] = all_finite(inputs[i]) ? 1 : 0;
+    }
+  }
+}
+
+void OpCheck::finish(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
+                     const std::vector<Tensor>& outputs) const {
+  if (!active_) return;
+  const CheckedOpScope inside;
   const autograd::NoGradGuard no_grad;
   size_t bad = outputs.size();
   for (size_t i = 0; i < outputs.size() && bad == outputs.size(); ++i)
     if (!all_finite(outputs[i])) bad = i;
   if (bad == outputs.size() || !params_finite(op, params)) return;
-  for (const Tensor& t : inputs)
-    if (!all_finite(t)) return;  // a NaN or Inf passed through, not made here
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (before_[i] == 0 || (before_[i] < 0 && !all_finite(inputs[i]))) return;  // passed through
   const Tensor& out = outputs[bad];
   const std::string& module = ModuleScope::current();
   throw Error("check_nan: op '" + std::string(sdk::op_name(op)) + "' made " +
