@@ -275,6 +275,9 @@ TEST_CASE("all-MiniLM-L6-v2 gives sentence-transformers' embeddings to 1e-5", "[
   CHECK(embedder->pooling().mode == models::PoolingConfig::Mode::Mean);
   CHECK(embedder->pooling().normalize);
   CHECK(embedder->max_seq_length() == 256);
+  // What the checkpoint holds beyond the encoder: the pooler and the position_ids buffer.
+  CHECK(embedder->model().store().unused() ==
+        std::vector<std::string>{"embeddings.position_ids", "pooler.dense.bias", "pooler.dense.weight"});
   const Tensor e = embedder->encode(want.at("ids"), want.at("attention_mask"));
   REQUIRE(e.shape() == Shape{10, 384});
   const std::vector<float> got = host(e), ref = host(want.at("embeddings"));

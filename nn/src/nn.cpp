@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace wick::nn {
 
@@ -85,13 +86,23 @@ std::string some_names(const std::vector<std::string>& names, size_t few = 3) {
   return out;
 }
 
-double read_float(DType t, const unsigned char* p) {
-  switch (t) {
-    case DType::F32: { float f; std::memcpy(&f, p, 4); return f; }
-    case DType::F64: { double d; std::memcpy(&d, p, 8); return d; }
-    case DType::F16: { f16 h; std::memcpy(&h, p, 2); return float(h); }
-    case DType::BF16: { bf16 h; std::memcpy(&h, p, 2); return float(h); }
-    default: throw Error(std::string("nn: not a float dtype: ") + dtype_name(t));
+template <class T>
+constexpr bool float_type() {
+  return std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+}
+
+// n elements of From at src as To at dst, one typed loop (f16 and bf16 round to nearest even from
+// f32; f64 goes through f32 to a 16-bit type, as PyTorch's .to()).
+template <class From, class To>
+void convert_elements(const unsigned char* src, unsigned char* dst, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    From x;
+    std::memcpy(&x, src + i * sizeof(From), sizeof(From));
+    To y;
+    if constexpr (std::is_same_v<To, double>) y = double(x);
+    else if constexpr (std::is_same_v<To, float>) y = float(x);
+    else y = To(float(x));
+    std::memcpy(dst + i * sizeof(To), &y, sizeof(To));
   }
 }
 
@@ -103,13 +114,15 @@ Tensor tensor_from_file(const unsigned char* data, size_t bytes, const Shape& sh
   if (!is_float(from) || !is_float(to))
     throw Error(what + " is " + dtype_name(from) + " and cannot be converted to " + dtype_name(to) +
                 " (only float tensors convert)");
-  const size_t n = bytes / dtype_size(from), out_size = dtype_size(to);
-  std::vector<unsigned char> out(n * out_size);
-  for (size_t i = 0; i < n; ++i) {
-    const double v = read_float(from, data + i * dtype_size(from));
-    if (to == DType::F64) std::memcpy(out.data() + i * 8, &v, 8);
-    else store_value(to, double(float(v)), out.data() + i * out_size);
-  }
+  const size_t n = bytes / dtype_size(from);
+  std::vector<unsigned char> out(n * dtype_size(to));
+  sdk::visit_dtype(to_c(from), [&](auto from_tag) {
+    sdk::visit_dtype(to_c(to), [&](auto to_tag) {
+      using From = typename decltype(from_tag)::type;
+      using To = typename decltype(to_tag)::type;
+      if constexpr (float_type<From>() && float_type<To>()) convert_elements<From, To>(data, out.data(), n);
+    });
+  });
   return Tensor::from_bytes(out.data(), out.size(), shape, to, device);
 }
 
@@ -286,6 +299,14 @@ Tensor VarStore::create(const std::string& name, const Shape& shape, const Init&
   vars_.emplace(name, Var{t, trainable});
   order_.push_back(name);
   return t;
+}
+
+std::vector<std::string> VarStore::unused() const {
+  std::vector<std::string> out;
+  if (!checkpoint_) return out;
+  for (const std::string& name : checkpoint_->names())
+    if (!vars_.count(name)) out.push_back(name);
+  return out;
 }
 
 void VarStore::set_trainable(bool trainable) {

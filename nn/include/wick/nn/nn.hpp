@@ -124,6 +124,9 @@ class VarStore {
   const Device& device() const { return device_; }
   DType dtype() const { return dtype_; }
   const std::shared_ptr<const Checkpoint>& checkpoint() const { return checkpoint_; }
+  // The checkpoint's tensors no layer has taken (a pooler or head the model does not build,
+  // buffers such as position_ids), sorted; empty for a store without a checkpoint.
+  std::vector<std::string> unused() const;
 
   // Whether the parameters require grad (true for a new store, false for one from a checkpoint
   // unless asked). set_trainable switches every parameter, now and for those created later.
