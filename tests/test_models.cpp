@@ -192,11 +192,42 @@ TEST_CASE("f32, bf16 and f16 checkpoints load into models of any of those dtypes
   const Tensor low = narrowed->forward(want.at("ids"), want.at("attention_mask"));
   CHECK(low.dtype() == DType::F32);
   CHECK(relative_error(low, want.at("logits"), want.at("attention_mask")) < 3e-2);
-  // f16 too.
-  const auto half = models::load_causal_lm(kData + "gpt2", on(cpu(), DType::F16));
+  // f16: the f32 file into an f16 model equals torch's f16 file; the f16 file loads into f32 and
+  // bf16 models.
   const auto gpt2 = expected("gpt2");
+  const auto half = models::load_causal_lm(kData + "gpt2", on(cpu(), DType::F16));
+  const auto half_file = safetensors::load(kData + "gpt2-f16/model.safetensors", cpu()).tensors;
+  for (const auto& [name, t] : half->store().state_dict()) {
+    INFO(name);
+    CHECK(t.to(DType::F32).to_vector<float>() == half_file.at(name).to(DType::F32).to_vector<float>());
+  }
   CHECK(relative_error(half->forward(gpt2.at("ids"), gpt2.at("attention_mask")), gpt2.at("logits"),
                        gpt2.at("attention_mask")) < 5e-3);
+  for (DType t : {DType::F32, DType::BF16}) {
+    const auto from_half = models::load_causal_lm(kData + "gpt2-f16", on(cpu(), t));
+    CHECK(from_half->dtype() == t);
+    CHECK(relative_error(from_half->forward(gpt2.at("ids"), gpt2.at("attention_mask")), gpt2.at("logits"),
+                         gpt2.at("attention_mask")) < (t == DType::F32 ? 5e-3 : 3e-2));
+  }
+}
+
+TEST_CASE("rope_scaling linear gives transformers' logits", "[models][causal][rope]") {
+  const fs::path dir = fs::temp_directory_path() / ("wick-models-linear-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(kData + "llama2-linear.config.json", dir / "config.json", fs::copy_options::overwrite_existing);
+  fs::copy_file(kData + "llama2/model.safetensors", dir / "model.safetensors", fs::copy_options::overwrite_existing);
+  const auto want = expected("llama2-linear");
+  const auto lm = models::load_causal_lm(dir, on(cpu()));
+  const auto* llama = dynamic_cast<const models::LlamaForCausalLM*>(lm.get());
+  REQUIRE(llama != nullptr);
+  CHECK(llama->config().rope_scaling.type == models::RopeScaling::Type::Linear);
+  CHECK(relative_error(lm->forward(want.at("ids"), want.at("attention_mask")), want.at("logits"),
+                       want.at("attention_mask")) < 1e-4);
+  // Without the scaling the logits differ: the test sees the factor.
+  const auto plain = models::load_causal_lm(kData + "llama2", on(cpu()));
+  CHECK(relative_error(plain->forward(want.at("ids"), want.at("attention_mask")), want.at("logits"),
+                       want.at("attention_mask")) > 1e-3);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("a dtype mismatch on load is one summarised error naming a few tensors", "[models][checkpoint][dtype]") {
