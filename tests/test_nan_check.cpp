@@ -155,6 +155,22 @@ TEST_CASE("left-padded causal batches: the pad rows give 0 and nothing leaks (do
   }
 }
 
+TEST_CASE("a fully masked attention row gives 0 in f64, f16 and bf16 too", "[attention][nan]") {
+  for (const Device& dev : devices_of(strict_runtime())) {
+    for (const DType t : {DType::F64, DType::F16, DType::BF16}) {
+      if (t == DType::F64 && !(dev.capabilities() & WICK_DEVICE_CAP_F64)) continue;
+      INFO(dev.name() << " " << dtype_name(t));
+      const Tensor q = Tensor::from_vector<float>({1, 2}, {1, 1, 2, 1}, dev).to(t);
+      const Tensor k = Tensor::from_vector<float>({1, 0}, {1, 1, 2, 1}, dev).to(t);
+      const Tensor v = Tensor::from_vector<float>({1, 2, 3, 4}, {1, 1, 2, 2}, dev).to(t);
+      const Tensor mask = Tensor::from_vector<uint8_t>({1, 1, 0, 0}, {2, 2}, dev).to(DType::Bool);
+      const Tensor out = Tensor::attention(q, k, v, mask, 1.0);
+      CHECK(out.dtype() == t);
+      check_close(out.to(DType::F32).to_vector<float>(), kSmallOut, t == DType::F64 ? 1e-6 : 1e-2);
+    }
+  }
+}
+
 TEST_CASE("the gradient through a fully masked row is 0 (hand-worked)", "[attention][nan][autograd]") {
   for (const Device& dev : devices_of(strict_runtime())) {
     INFO(dev.name());
