@@ -59,7 +59,8 @@ TEST_CASE("copy_ writes one position of a [B, H, S, D] cache and nothing else", 
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < H; ++h)
         for (int64_t d = 0; d < D; ++d)
-          k2_dbh[static_cast<size_t>((d * B + b) * H + h)] = k2[static_cast<size_t>((b * H + h) * D + d)];
+          k2_dbh[static_cast<size_t>((d * B + b) * H + h)] =
+              k2[static_cast<size_t>((b * H + h) * D + d)];
     const Tensor k2_t = Tensor::from_vector(k2_dbh, {D, B, H}, dev).permute({1, 2, 0}).unsqueeze(2);
     REQUIRE_FALSE(k2_t.is_contiguous());
     cache.narrow(2, 2, 1).copy_(k2_t);
@@ -84,14 +85,16 @@ TEST_CASE("copy_ into a transposed view, a strided slice and a reversed slice", 
     a.t().copy_(Tensor::from_vector(b, {4, 3}, dev));
     std::vector<float> want(12);
     for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 4; ++j) want[static_cast<size_t>(i * 4 + j)] = b[static_cast<size_t>(j * 3 + i)];
+      for (int j = 0; j < 4; ++j)
+        want[static_cast<size_t>(i * 4 + j)] = b[static_cast<size_t>(j * 3 + i)];
     CHECK(a.to_vector<float>() == want);
 
     // x[1::3] = [10, 20, 30]; then x[::-2] = [-1, -2, -3, -4, -5] (x[9], x[7], ..., x[1]).
     Tensor x = Tensor::zeros({10}, DType::F32, dev);
     x.slice(0, 1, std::nullopt, 3).copy_(Tensor::from_vector<float>({10, 20, 30}, dev));
     CHECK(x.to_vector<float>() == std::vector<float>{0, 10, 0, 0, 20, 0, 0, 30, 0, 0});
-    x.slice(0, std::nullopt, std::nullopt, -2).copy_(Tensor::from_vector<float>({-1, -2, -3, -4, -5}, dev));
+    x.slice(0, std::nullopt, std::nullopt, -2)
+        .copy_(Tensor::from_vector<float>({-1, -2, -3, -4, -5}, dev));
     CHECK(x.to_vector<float>() == std::vector<float>{0, -5, 0, -4, 20, -3, 0, -2, 0, -1});
 
     // A column of a 2-D tensor, through a permuted 3-D view: m[:, 2] of [4, 5] as [1, 4] columns.
@@ -113,7 +116,8 @@ TEST_CASE("copy_ broadcasts the source and converts its dtype and device", "[cop
     CHECK(t.to_vector<float>() == std::vector<float>{7, -1, 8, -1, 9, -1, 7, -1, 8, -1, 9, -1});
     // A scalar, and a source on the other device (the CPU's tensor onto this one, and back).
     t.narrow(0, 1, 1).copy_(Tensor::scalar(0.5f, strict_runtime().cpu_device()));
-    CHECK(t.to_vector<float>() == std::vector<float>{7, -1, 8, -1, 9, -1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5});
+    CHECK(t.to_vector<float>() ==
+          std::vector<float>{7, -1, 8, -1, 9, -1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5});
     Tensor host = Tensor::zeros({3, 2}, DType::F64, strict_runtime().cpu_device());
     host.t().copy_(t.narrow(1, 0, 3));
     CHECK(host.to_vector<double>() == std::vector<double>{7, 0.5, -1, 0.5, 8, 0.5});
@@ -148,8 +152,9 @@ TEST_CASE("copy_ reads a source that overlaps the target whole before writing", 
 TEST_CASE("copy_ refuses, naming it, what it cannot write", "[copy_view]") {
   const Device dev = strict_runtime().cpu_device();
   Tensor t = Tensor::zeros({2, 3}, DType::F32, dev);
-  CHECK_THROWS_WITH(t.copy_(Tensor::zeros({4}, DType::F32, dev)),
-                    Catch::Contains("copy_") && Catch::Contains("[4]") && Catch::Contains("[2, 3]"));
+  CHECK_THROWS_WITH(t.copy_(Tensor::zeros({4}, DType::F32, dev)), Catch::Contains("copy_") &&
+                                                                      Catch::Contains("[4]") &&
+                                                                      Catch::Contains("[2, 3]"));
   CHECK_THROWS_WITH(t.copy_(Tensor()), Catch::Contains("copy_: the source is undefined"));
   CHECK_THROWS_WITH(Tensor().copy_(t), Catch::Contains("copy_: the target is undefined"));
   // A broadcast view: several elements share one location.
@@ -186,7 +191,8 @@ TEST_CASE("copy_ is autograd-safe: no write into what grad tracks, and stale sav
     const autograd::NoGradGuard no_grad;
     y.detach().narrow(0, 1, 1).copy_(Tensor::scalar(5.0f, dev));
   }
-  CHECK_THROWS_WITH(y.sum().backward(), Catch::Contains("exp") && Catch::Contains("in-place write"));
+  CHECK_THROWS_WITH(y.sum().backward(),
+                    Catch::Contains("exp") && Catch::Contains("in-place write"));
 }
 
 TEST_CASE("copy_ into a weight view is seen by the next (prepacked) matmul", "[copy_view]") {
@@ -229,13 +235,15 @@ TEST_CASE("copy_ of one KV-cache position costs far less than copying the cache"
   CHECK(cache.sum().item<float>() == 256.0f);
 }
 
-TEST_CASE("a declined op writes back into a strided output through the CPU fallback", "[copy_view]") {
+TEST_CASE("a declined op writes back into a strided output through the CPU fallback",
+          "[copy_view]") {
   auto rt = test::fixture_runtime(false, {"fixture-good"});
   const Device dev = rt->default_device();
   REQUIRE(dev.name() == "fixture-good:0");
   // mul is not the fixture's: it runs on the CPU and its result lands in column 1 of a [3, 4].
   Tensor t = Tensor::from_vector(iota_values(12), {3, 4}, dev);
   const Tensor col = t.narrow(1, 1, 1);
-  dispatch_in_place(WICK_OP_MUL, nullptr, {col, Tensor::full({3, 1}, 10.0, DType::F32, dev)}, {col});
+  dispatch_in_place(WICK_OP_MUL, nullptr, {col, Tensor::full({3, 1}, 10.0, DType::F32, dev)},
+                    {col});
   CHECK(t.to_vector<float>() == std::vector<float>{0, 10, 2, 3, 4, 50, 6, 7, 8, 90, 10, 11});
 }

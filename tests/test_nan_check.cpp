@@ -72,7 +72,8 @@ std::vector<double> masked_reference(const std::vector<float>& q, const std::vec
           if (j < pad[size_t(b)] || (causal && j > i)) continue;
           double d = 0;
           for (int64_t e = 0; e < E; ++e)
-            d += double(q[size_t(((b * H + h) * L + i) * E + e)]) * k[size_t(((b * H + h) * S + j) * E + e)];
+            d += double(q[size_t(((b * H + h) * L + i) * E + e)]) *
+                 k[size_t(((b * H + h) * S + j) * E + e)];
           w[size_t(j)] = d * scale;
           m = std::max(m, w[size_t(j)]);
         }
@@ -85,7 +86,8 @@ std::vector<double> masked_reference(const std::vector<float>& q, const std::vec
         }
         for (int64_t c = 0; c < Ev; ++c) {
           double acc = 0;
-          for (int64_t j = 0; j < S; ++j) acc += w[size_t(j)] / sum * v[size_t(((b * H + h) * S + j) * Ev + c)];
+          for (int64_t j = 0; j < S; ++j)
+            acc += w[size_t(j)] / sum * v[size_t(((b * H + h) * S + j) * Ev + c)];
           out[size_t(((b * H + h) * L + i) * Ev + c)] = acc;
         }
       }
@@ -116,39 +118,48 @@ const std::vector<double> kSmallOut{kW0 * 1 + kW1 * 3, kW0 * 2 + kW1 * 4, 0.0, 0
 
 }  // namespace
 
-TEST_CASE("a fully masked attention row gives 0, and the other rows stay exact", "[attention][nan]") {
+TEST_CASE("a fully masked attention row gives 0, and the other rows stay exact",
+          "[attention][nan]") {
   for (const Device& dev : devices_of(strict_runtime())) {
     INFO(dev.name());
     const Tensor q = Tensor::from_vector<float>({1, 2}, {1, 1, 2, 1}, dev);
     const Tensor k = Tensor::from_vector<float>({1, 0}, {1, 1, 2, 1}, dev);
     const Tensor v = Tensor::from_vector<float>({1, 2, 3, 4}, {1, 1, 2, 2}, dev);
-    const Tensor bool_mask = Tensor::from_vector<uint8_t>({1, 1, 0, 0}, {2, 2}, dev).to(DType::Bool);
+    const Tensor bool_mask =
+        Tensor::from_vector<uint8_t>({1, 1, 0, 0}, {2, 2}, dev).to(DType::Bool);
     check_close(Tensor::attention(q, k, v, bool_mask, 1.0).to_vector<float>(), kSmallOut, 1e-6);
     // The same with an additive mask of -inf, and with causal masking on top (row 0 then sees
     // key 0 only: out = v[0]).
     const Tensor float_mask = Tensor::from_vector<float>({0, 0, -INFINITY, -INFINITY}, {2, 2}, dev);
     check_close(Tensor::attention(q, k, v, float_mask, 1.0).to_vector<float>(), kSmallOut, 1e-6);
-    check_close(Tensor::attention(q, k, v, bool_mask, 1.0, true).to_vector<float>(), {1, 2, 0, 0}, 1e-6);
+    check_close(Tensor::attention(q, k, v, bool_mask, 1.0, true).to_vector<float>(), {1, 2, 0, 0},
+                1e-6);
     // Causal, with key 0 masked: row 0 has no key left (0), row 1 sees key 1 only (v[1]).
     const Tensor hide0 = Tensor::from_vector<uint8_t>({0, 1}, {2}, dev).to(DType::Bool);
-    check_close(Tensor::attention(q, k, v, hide0, 1.0, true).to_vector<float>(), {0, 0, 3, 4}, 1e-6);
+    check_close(Tensor::attention(q, k, v, hide0, 1.0, true).to_vector<float>(), {0, 0, 3, 4},
+                1e-6);
   }
 }
 
 TEST_CASE("left-padded causal batches: the pad rows give 0 and nothing leaks (double loop)",
           "[attention][nan]") {
-  struct Size { int64_t B, H, L, E, Ev; std::vector<int64_t> pad; };
+  struct Size {
+    int64_t B, H, L, E, Ev;
+    std::vector<int64_t> pad;
+  };
   // The second is long enough for the CPU kernel's causal row blocks (128 rows) and several steps.
   for (const Size& z : {Size{2, 2, 6, 4, 3, {2, 0}}, Size{2, 2, 200, 8, 4, {150, 3}}}) {
     for (const Device& dev : devices_of(strict_runtime())) {
       INFO(dev.name() << " L " << z.L);
       const int64_t S = z.L;
-      const auto qv = random_values(z.B * z.H * z.L * z.E, 1), kv = random_values(z.B * z.H * S * z.E, 2),
+      const auto qv = random_values(z.B * z.H * z.L * z.E, 1),
+                 kv = random_values(z.B * z.H * S * z.E, 2),
                  vv = random_values(z.B * z.H * S * z.Ev, 3);
       const Tensor q = Tensor::from_vector(qv, {z.B, z.H, z.L, z.E}, dev);
       const Tensor k = Tensor::from_vector(kv, {z.B, z.H, S, z.E}, dev);
       const Tensor v = Tensor::from_vector(vv, {z.B, z.H, S, z.Ev}, dev);
-      const Tensor out = Tensor::attention(q, k, v, padding_mask(z.pad, S, dev), std::nullopt, true);
+      const Tensor out =
+          Tensor::attention(q, k, v, padding_mask(z.pad, S, dev), std::nullopt, true);
       check_close(out.to_vector<float>(),
                   masked_reference(qv, kv, vv, z.B, z.H, z.L, S, z.E, z.Ev, true, z.pad), 1e-4);
     }
@@ -171,7 +182,8 @@ TEST_CASE("a fully masked attention row gives 0 in f64, f16 and bf16 too", "[att
   }
 }
 
-TEST_CASE("the gradient through a fully masked row is 0 (hand-worked)", "[attention][nan][autograd]") {
+TEST_CASE("the gradient through a fully masked row is 0 (hand-worked)",
+          "[attention][nan][autograd]") {
   for (const Device& dev : devices_of(strict_runtime())) {
     INFO(dev.name());
     Tensor q = Tensor::from_vector<float>({1, 2}, {1, 1, 2, 1}, dev).set_requires_grad();
@@ -208,7 +220,8 @@ TEST_CASE("whole-tensor statistics skip NaN and are worked on the device", "[sta
   for (const Device& dev : devices_of(strict_runtime())) {
     INFO(dev.name());
     // Non-NaN elements -1, 2, 4, 0.5, 3: mean 8.5 / 5 = 1.7; squared deviations 7.29, 0.09, 5.29,
-    // 1.44, 1.69 sum to 15.8: std sqrt(15.8 / 5) = 1.7776389, with ddof 1 sqrt(15.8 / 4) = 1.9874607.
+    // 1.44, 1.69 sum to 15.8: std sqrt(15.8 / 5) = 1.7776389, with ddof 1 sqrt(15.8 / 4)
+    // = 1.9874607.
     const Tensor x = Tensor::from_vector<float>({-1, 2, 4, NAN, 0.5f, 3}, {2, 3}, dev);
     CHECK(x.min_all() == -1.0);
     CHECK(x.max_all() == 4.0);
@@ -217,7 +230,8 @@ TEST_CASE("whole-tensor statistics skip NaN and are worked on the device", "[sta
     CHECK(x.std_all(1) == Approx(1.9874607).epsilon(1e-6));
     CHECK(x.count_nan() == 1);
     CHECK(x.count_inf() == 0);
-    CHECK(x.summary() == "f32 [2, 3] " + dev.name() + " min -1 max 4 mean 1.7 std 1.77764 nan 1 inf 0");
+    CHECK(x.summary() ==
+          "f32 [2, 3] " + dev.name() + " min -1 max 4 mean 1.7 std 1.77764 nan 1 inf 0");
     // A strided view: the transposed columns 1..2 are 2, 0.5, 4, 3.
     const Tensor cols = x.narrow(1, 1, 2).t();
     CHECK(cols.min_all() == 0.5);
@@ -275,7 +289,8 @@ TEST_CASE("the NaN check names the op, shapes, device and module of the first Na
     CHECK_THROWS_WITH(zero / zero, Catch::Contains("'div'") && Catch::Contains("3 NaN") &&
                                        Catch::Contains("inputs [3] f32, [3] f32") &&
                                        Catch::Contains("no wick::ModuleScope"));
-    CHECK_THROWS_WITH(x.narrow(0, 0, 1) / zero, Catch::Contains("'div'") && Catch::Contains("3 Inf"));
+    CHECK_THROWS_WITH(x.narrow(0, 0, 1) / zero,
+                      Catch::Contains("'div'") && Catch::Contains("3 Inf"));
     // In place (the op overwrites its input): the input is judged as it was before.
     Tensor y = Tensor::from_vector<float>({4, -1}, dev);
     CHECK_THROWS_WITH(dispatch_in_place(WICK_OP_SQRT, nullptr, {y}, {y}),
@@ -306,10 +321,12 @@ TEST_CASE("the NaN check lets through what finite inputs did not make", "[nan_ch
 TEST_CASE("[debug] check_nan is read from the config and WICK_CHECK_NAN overrides it",
           "[nan_check][config]") {
   CHECK(apply_config_text(default_config(), "[debug]\ncheck_nan = true\n", "t.toml").check_nan);
-  CHECK_THROWS_WITH(apply_config_text(default_config(), "[debug]\ncheck_nan = 1\n", "t.toml"),
-                    "t.toml:2:13: 'debug.check_nan' must be a boolean (true or false), not an integer");
-  CHECK_THROWS_WITH(apply_config_text(default_config(), "[debug]\ncheck_nans = true\n", "t.toml"),
-                    Catch::Contains("unknown key 'check_nans' in [debug]; did you mean 'check_nan'?"));
+  CHECK_THROWS_WITH(
+      apply_config_text(default_config(), "[debug]\ncheck_nan = 1\n", "t.toml"),
+      "t.toml:2:13: 'debug.check_nan' must be a boolean (true or false), not an integer");
+  CHECK_THROWS_WITH(
+      apply_config_text(default_config(), "[debug]\ncheck_nans = true\n", "t.toml"),
+      Catch::Contains("unknown key 'check_nans' in [debug]; did you mean 'check_nan'?"));
   const test::ScopedEnv no_config("WICK_CONFIG", std::nullopt);
   const test::ScopedEnv no_home("HOME", std::nullopt);
   const test::ScopedEnv no_xdg("XDG_CONFIG_HOME", std::nullopt);
@@ -320,12 +337,15 @@ TEST_CASE("[debug] check_nan is read from the config and WICK_CHECK_NAN override
       return std::nullopt;
     });
     CHECK(c.check_nan);
-    CHECK_THAT(c.to_toml(), Catch::Contains("[debug]\ncheck_nan = true") && Catch::Contains("WICK_CHECK_NAN"));
+    CHECK_THAT(c.to_toml(),
+               Catch::Contains("[debug]\ncheck_nan = true") && Catch::Contains("WICK_CHECK_NAN"));
   }
   const test::ScopedEnv bad("WICK_CHECK_NAN", "maybe");
-  CHECK_THROWS_WITH(resolve_config({}, {}, [](const char* n) -> std::optional<std::string> {
-                      if (const char* v = std::getenv(n)) return std::string(v);
-                      return std::nullopt;
-                    }),
-                    Catch::Contains("WICK_CHECK_NAN") && Catch::Contains("'maybe' is not a boolean"));
+  CHECK_THROWS_WITH(
+      resolve_config({}, {},
+                     [](const char* n) -> std::optional<std::string> {
+                       if (const char* v = std::getenv(n)) return std::string(v);
+                       return std::nullopt;
+                     }),
+      Catch::Contains("WICK_CHECK_NAN") && Catch::Contains("'maybe' is not a boolean"));
 }

@@ -36,7 +36,9 @@ const std::vector<std::string> kPluginsKeys = {"paths", "disable", "probe_timeou
 const std::vector<std::string> kLogKeys = {"level"};
 const std::vector<std::string> kDebugKeys = {"check_nan"};
 const std::vector<std::pair<std::string, const std::vector<std::string>*>> kSectionKeys = {
-    {"devices", &kDevicesKeys}, {"plugins", &kPluginsKeys}, {"log", &kLogKeys},
+    {"devices", &kDevicesKeys},
+    {"plugins", &kPluginsKeys},
+    {"log", &kLogKeys},
     {"debug", &kDebugKeys}};
 const std::vector<std::string> kLogLevels = {"off", "error", "warn", "info", "debug"};
 
@@ -440,7 +442,8 @@ class DocumentReader {
       if (key->str() != "check_nan") unknown_key(*key, *node, "debug", kDebugKeys);
       const auto* on = node->as_boolean();
       if (on == nullptr)
-        fail(at(*node), "'debug.check_nan' must be a boolean (true or false), not " + type_name(*node));
+        fail(at(*node),
+             "'debug.check_nan' must be a boolean (true or false), not " + type_name(*node));
       config_.check_nan = on->get();
       config_.check_nan_where = at(*node);
     }

@@ -1,7 +1,7 @@
 #include <wick/dispatch.hpp>
 
-#include "host/dispatch_policy.hpp"
 #include <wick/direct.hpp>
+#include "host/dispatch_policy.hpp"
 #include "host/loaded_plugin.hpp"
 #include "host/log.hpp"
 #include "host/nan_check.hpp"

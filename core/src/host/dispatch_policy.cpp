@@ -63,7 +63,9 @@ DispatchPolicy::DispatchPolicy(std::shared_ptr<const PluginRegistry> registry, b
 
 std::atomic<int> DispatchPolicy::checking_policies_{0};
 
-DispatchPolicy::~DispatchPolicy() { set_check_nan(false); }
+DispatchPolicy::~DispatchPolicy() {
+  set_check_nan(false);
+}
 
 void DispatchPolicy::set_check_nan(bool on) {
   if (check_nan_.exchange(on) != on) checking_policies_.fetch_add(on ? 1 : -1);

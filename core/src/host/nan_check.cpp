@@ -51,7 +51,8 @@ bool params_finite(wick_op_code op, const void* params) {
       if (const auto* p = as<wick_fill_params>(params)) return finite({p->float_value});
       return true;
     case sdk::ParamsKind::iota:
-      if (const auto* p = as<wick_iota_params>(params)) return finite({p->float_start, p->float_step});
+      if (const auto* p = as<wick_iota_params>(params))
+        return finite({p->float_start, p->float_step});
       return true;
     case sdk::ParamsKind::rng:
       if (const auto* p = as<wick_rng_params>(params)) return finite({p->a, p->b});
@@ -87,10 +88,16 @@ std::string operands(const std::vector<Tensor>& ts) {
 
 }  // namespace
 
-bool inside_checked_op() { return t_depth > 0; }
+bool inside_checked_op() {
+  return t_depth > 0;
+}
 
-CheckedOpScope::CheckedOpScope() { ++t_depth; }
-CheckedOpScope::~CheckedOpScope() { --t_depth; }
+CheckedOpScope::CheckedOpScope() {
+  ++t_depth;
+}
+CheckedOpScope::~CheckedOpScope() {
+  --t_depth;
+}
 
 OpCheck::OpCheck(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
   bool any_float = false;
@@ -122,13 +129,14 @@ void OpCheck::finish(wick_op_code op, const void* params, const std::vector<Tens
     if (before_[i] == 0 || (before_[i] < 0 && !all_finite(inputs[i]))) return;  // passed through
   const Tensor& out = outputs[bad];
   const std::string& module = ModuleScope::current();
-  throw Error("check_nan: op '" + std::string(sdk::op_name(op)) + "' made " +
-              std::to_string(out.count_nan()) + " NaN and " + std::to_string(out.count_inf()) +
-              " Inf in output " + std::to_string(bad) + " from finite inputs, on " +
-              out.device().name() + ", in module " +
-              (module.empty() ? std::string("(none: no wick::ModuleScope open)") : "'" + module + "'") +
-              "; inputs " + operands(inputs) + " -> outputs " + operands(outputs) +
-              " (the check is [debug] check_nan / WICK_CHECK_NAN)");
+  throw Error(
+      "check_nan: op '" + std::string(sdk::op_name(op)) + "' made " +
+      std::to_string(out.count_nan()) + " NaN and " + std::to_string(out.count_inf()) +
+      " Inf in output " + std::to_string(bad) + " from finite inputs, on " + out.device().name() +
+      ", in module " +
+      (module.empty() ? std::string("(none: no wick::ModuleScope open)") : "'" + module + "'") +
+      "; inputs " + operands(inputs) + " -> outputs " + operands(outputs) +
+      " (the check is [debug] check_nan / WICK_CHECK_NAN)");
 }
 
 }  // namespace wick::detail

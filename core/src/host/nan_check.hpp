@@ -2,16 +2,16 @@
 // docs/config.md [debug] check_nan).
 #pragma once
 
-#include <wick/tensor.hpp>
 #include <wick/wick_plugin.h>
+#include <wick/tensor.hpp>
 
 #include <vector>
 
 namespace wick::detail {
 
 // The check of one op, when some runtime has the check on: made before the op runs, finished
-// after it. finish throws wick::Error naming the op, its operands' shapes and dtypes, the device and
-// the wick::ModuleScope path when a runtime with the check on governs the op's device
+// after it. finish throws wick::Error naming the op, its operands' shapes and dtypes, the device
+// and the wick::ModuleScope path when a runtime with the check on governs the op's device
 // (DispatchPolicy::nan_check_on), an output holds a NaN or Inf, and every input and floating-point
 // parameter was finite. An input that shares memory with an output (an in-place op) is tested
 // before the op, which overwrites it; the others after. The tests are ops themselves; they (and

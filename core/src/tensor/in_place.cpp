@@ -39,7 +39,8 @@ bool same_view(const Tensor& a, const Tensor& b) {
 bool may_overlap_itself(const Tensor& t) {
   std::vector<std::pair<uint64_t, uint64_t>> axes;  // (|stride|, extent - 1)
   for (size_t i = 0; i < t.shape().size(); ++i)
-    if (t.shape()[i] > 1) axes.emplace_back(magnitude(t.strides()[i]), static_cast<uint64_t>(t.shape()[i] - 1));
+    if (t.shape()[i] > 1)
+      axes.emplace_back(magnitude(t.strides()[i]), static_cast<uint64_t>(t.shape()[i] - 1));
   std::sort(axes.begin(), axes.end());
   uint64_t reach = 0;  // the largest distance the axes so far span together
   for (const auto& [stride, steps] : axes) {
@@ -101,7 +102,8 @@ void dispatch_in_place(wick_op_code op, const void* params, const std::vector<Te
 
 Tensor& Tensor::copy_(const Tensor& src) {
   if (!defined()) throw Error("copy_: the target is undefined");
-  if (!src.defined()) throw Error("copy_: the source is undefined (target " + describe(*this) + ")");
+  if (!src.defined())
+    throw Error("copy_: the source is undefined (target " + describe(*this) + ")");
   if (autograd::grad_enabled() && requires_grad()) {
     throw Error("copy_: the target " + describe(*this) +
                 " requires grad and grad mode is on; an in-place write records no history, so do "

@@ -14,8 +14,12 @@ ModuleScope::ModuleScope(std::string_view name) : previous_size_(t_path.size()) 
 }
 
 // Scopes end in reverse order (they live on the stack), so the path only ever shrinks back.
-ModuleScope::~ModuleScope() { t_path.resize(previous_size_); }
+ModuleScope::~ModuleScope() {
+  t_path.resize(previous_size_);
+}
 
-const std::string& ModuleScope::current() { return t_path; }
+const std::string& ModuleScope::current() {
+  return t_path;
+}
 
 }  // namespace wick

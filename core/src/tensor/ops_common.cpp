@@ -103,14 +103,15 @@ Tensor scalar_tensor(double value, DType dtype, const Device& device) {
 }
 
 Tensor attention_weights(const Tensor& scores) {
-  if (scores.rank() == 0 || scores.dim(-1) == 0) return scores.softmax(-1);  // no keys: no rows to guard
+  if (scores.rank() == 0 || scores.dim(-1) == 0)
+    return scores.softmax(-1);  // no keys: no rows to guard
   const Tensor zero = scalar_tensor(0.0, scores.dtype(), scores.device());
   Tensor dead;  // [..., L, 1]: the rows whose max is -inf (a NaN anywhere wins the max)
   {
     const autograd::NoGradGuard no_grad;
     const Tensor s = scores.detach();
-    dead = s.max({-1}, true).eq(
-        scalar_tensor(-std::numeric_limits<double>::infinity(), s.dtype(), s.device()));
+    dead = s.max({-1}, true)
+               .eq(scalar_tensor(-std::numeric_limits<double>::infinity(), s.dtype(), s.device()));
   }
   // The dead rows' scores replaced by 0 before the softmax, so that neither its output nor its
   // backward sees 0 / 0; their weights (and the gradient through them) are then 0.

@@ -33,11 +33,14 @@ double read(const Tensor& s) {
     case DType::F32: return static_cast<double>(s.item<float>());
     case DType::F64: return s.item<double>();
     case DType::I64: return static_cast<double>(s.item<int64_t>());
-    default: throw Error(std::string("internal error: stats read a ") + dtype_name(s.dtype()) + " scalar");
+    default:
+      throw Error(std::string("internal error: stats read a ") + dtype_name(s.dtype()) + " scalar");
   }
 }
 
-int64_t count_where(const Tensor& mask) { return mask.sum().item<int64_t>(); }
+int64_t count_where(const Tensor& mask) {
+  return mask.sum().item<int64_t>();
+}
 
 // t in its working dtype, without history, and its NaN count (0 without device work for
 // integers and bool).
@@ -96,9 +99,15 @@ double std_of(const Prepared& p, double mean, int64_t ddof) {
 
 }  // namespace
 
-double Tensor::min_all() const { return extreme(prepare(*this, "min_all"), false); }
-double Tensor::max_all() const { return extreme(prepare(*this, "max_all"), true); }
-double Tensor::mean_all() const { return mean_of(prepare(*this, "mean_all")); }
+double Tensor::min_all() const {
+  return extreme(prepare(*this, "min_all"), false);
+}
+double Tensor::max_all() const {
+  return extreme(prepare(*this, "max_all"), true);
+}
+double Tensor::mean_all() const {
+  return mean_of(prepare(*this, "mean_all"));
+}
 
 double Tensor::std_all(int64_t ddof) const {
   const Prepared p = prepare(*this, "std_all");
