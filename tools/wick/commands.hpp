@@ -4,7 +4,9 @@
 #include <wick/config.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace wick::cli {
 
@@ -17,6 +19,24 @@ int run_config_check(const ConfigOverrides& overrides, const std::string& file);
 int run_config_default();
 // `wick demo`: a small computation on the selected device, checked against hand-worked values.
 int run_demo(const ConfigOverrides& overrides);
+
+// `wick embed --model DIR TEXT...`: sentence embeddings (sentence-transformers' pipeline where the
+// directory has modules.json), one vector per line or JSON.
+struct EmbedArgs {
+  std::string model, dtype = "f32";
+  std::vector<std::string> texts;
+  bool json = false;
+};
+int run_embed(const ConfigOverrides& overrides, const EmbedArgs& args);
+// `wick generate --model DIR --prompt TEXT`: the new text streamed to stdout as tokens come, the
+// token counts and rates to stderr. Unset settings come from the directory's generation_config.json.
+struct GenerateArgs {
+  std::string model, prompt, dtype = "f32";
+  std::optional<int64_t> max_tokens, top_k;
+  std::optional<double> temperature, top_p, repetition_penalty;
+  std::optional<uint64_t> seed;
+};
+int run_generate(const ConfigOverrides& overrides, const GenerateArgs& args);
 
 // `wick conformance`: the conformance suite on one or more backends (docs/conformance.md).
 struct ConformanceArgs {

@@ -1,4 +1,4 @@
-// wick — the command-line front end: devices, config, demo, conformance.
+// wick — the command-line front end: devices, config, demo, conformance, plugin checks, models.
 #include "commands.hpp"
 #include "terminal.hpp"
 
@@ -139,6 +139,35 @@ PluginCommands add_plugin_command(CLI::App& app, wick::cli::PluginCheckArgs& che
   return {plugin_check_cmd, plugin_probe_cmd, buffers_cmd, leaks_cmd};
 }
 
+// `wick embed` and `wick generate` (cmd_models.cpp).
+struct ModelCommands {
+  CLI::App* embed;
+  CLI::App* generate;
+};
+
+ModelCommands add_model_commands(CLI::App& app, wick::cli::EmbedArgs& embed, wick::cli::GenerateArgs& gen) {
+  const auto dtypes = CLI::IsMember({"f32", "bf16", "f16", "auto"});
+  CLI::App* embed_cmd = app.add_subcommand("embed", "Sentence embeddings of texts with a model directory");
+  embed_cmd->add_option("--model", embed.model, "A sentence-transformers or BERT model directory")->required();
+  embed_cmd->add_option("texts", embed.texts, "The texts, one embedding each")->required();
+  embed_cmd->add_flag("--json", embed.json, "Print JSON instead of one vector per line");
+  embed_cmd->add_option("--dtype", embed.dtype, "f32, bf16, f16 or auto (the checkpoint's own)")
+      ->check(dtypes)->capture_default_str();
+  CLI::App* gen_cmd = app.add_subcommand("generate", "Generate text with a causal LM directory, streamed");
+  gen_cmd->add_option("--model", gen.model, "A Llama-family or GPT-2 model directory with tokenizer.json")
+      ->required();
+  gen_cmd->add_option("--prompt", gen.prompt, "The prompt text")->required();
+  gen_cmd->add_option("--max-tokens", gen.max_tokens, "New tokens at most (else generation_config.json, else 32)");
+  gen_cmd->add_option("--temperature", gen.temperature, "0: greedy; > 0: sampling");
+  gen_cmd->add_option("--top-k", gen.top_k, "Sample among the k most likely tokens (0: off)");
+  gen_cmd->add_option("--top-p", gen.top_p, "Sample among the most likely tokens of total probability p");
+  gen_cmd->add_option("--repetition-penalty", gen.repetition_penalty, "Penalty of seen tokens (1: off)");
+  gen_cmd->add_option("--seed", gen.seed, "Seed of the sampling");
+  gen_cmd->add_option("--dtype", gen.dtype, "f32, bf16, f16 or auto (the checkpoint's own)")
+      ->check(dtypes)->capture_default_str();
+  return {embed_cmd, gen_cmd};
+}
+
 std::string command_line(int argc, char** argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
@@ -184,6 +213,10 @@ int main(int argc, char** argv) {
   wick::cli::PluginCheckArgs check;
   std::string probe_target;
   const PluginCommands plugin_cmds = add_plugin_command(app, check, probe_target);
+
+  wick::cli::EmbedArgs embed;
+  wick::cli::GenerateArgs gen;
+  const ModelCommands model_cmds = add_model_commands(app, embed, gen);
   CLI::App* plugin_check_cmd = plugin_cmds.check;
   CLI::App* plugin_probe_cmd = plugin_cmds.probe;
 
@@ -203,6 +236,8 @@ int main(int argc, char** argv) {
     if (plugin_probe_cmd->parsed()) return wick::cli::run_plugin_probe(cli, probe_target);
     if (plugin_cmds.buffers->parsed()) return wick::cli::run_plugin_buffers(cli, probe_target);
     if (plugin_cmds.leaks->parsed()) return wick::cli::run_plugin_leaks(cli, probe_target);
+    if (model_cmds.embed->parsed()) return wick::cli::run_embed(cli, embed);
+    if (model_cmds.generate->parsed()) return wick::cli::run_generate(cli, gen);
     if (conf_cmd->parsed()) {
       conf.command_line = command_line(argc, argv);
       return wick::cli::run_conformance(cli, conf);

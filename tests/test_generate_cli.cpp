@@ -1,0 +1,119 @@
+// `wick embed` and `wick generate` (tools/wick/cmd_models.cpp) run as a user runs them: the real
+// all-MiniLM-L6-v2 against sentence-transformers' vectors (tests/data/generate/minilm_cli.json,
+// models/fixtures/make_cli_fixtures.py), and the tiny Llama's streamed text against the text of
+// transformers' greedy tokens (tests/data/generate/tiny-llama/expected.json).
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+namespace {
+
+const std::string kData = std::string(WICK_TEST_DATA_DIR) + "/generate";
+const std::string kMiniLM = std::string(WICK_MODELS_DIR) + "/all-MiniLM-L6-v2";
+
+struct Run {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs the CLI with `args` (already shell-quoted), stdout and stderr captured apart.
+Run wick_cli(const std::string& args) {
+  const std::string err_file = "/tmp/wick-test-generate-cli-" + std::to_string(::getpid()) + ".err";
+  const std::string cmd = std::string("'") + WICK_CLI_PATH + "' " + args + " 2>" + err_file;
+  Run r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  std::remove(err_file.c_str());
+  return r;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+std::string quoted_texts(const nlohmann::json& texts) {
+  std::string s;
+  for (const auto& t : texts) s += " '" + t.get<std::string>() + "'";  // the fixture's texts hold no quote
+  return s;
+}
+
+void check_vectors(const std::vector<std::vector<double>>& got, const nlohmann::json& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t r = 0; r < got.size(); ++r) {
+    REQUIRE(got[r].size() == want[r].size());
+    double worst = 0;
+    for (size_t c = 0; c < got[r].size(); ++c) worst = std::max(worst, std::abs(got[r][c] - want[r][c].get<double>()));
+    INFO("row " << r);
+    CHECK(worst < 1e-5);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("wick embed --json gives sentence-transformers' all-MiniLM-L6-v2 vectors to 1e-5") {
+  const auto fx = read_json(kData + "/minilm_cli.json");
+  const Run r = wick_cli("embed --model '" + kMiniLM + "' --json" + quoted_texts(fx["texts"]));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["dimension"] == 384);
+  check_vectors(j["embeddings"].get<std::vector<std::vector<double>>>(), fx["embeddings"]);
+}
+
+TEST_CASE("wick embed prints one vector per line without --json") {
+  const auto fx = read_json(kData + "/minilm_cli.json");
+  const Run r = wick_cli("embed --model '" + kMiniLM + "'" + quoted_texts(fx["texts"]));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  std::vector<std::vector<double>> rows;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream in(line);
+    rows.emplace_back(std::istream_iterator<double>(in), std::istream_iterator<double>());
+  }
+  check_vectors(rows, fx["embeddings"]);
+}
+
+TEST_CASE("wick generate streams the text of transformers' greedy tokens and reports tokens/s") {
+  const auto fx = read_json(kData + "/tiny-llama/expected.json")["text"];
+  const Run r = wick_cli("generate --model '" + kData + "/tiny-llama' --prompt '" + fx["prompt"].get<std::string>() +
+                         "' --max-tokens " + std::to_string(fx["new"].size()));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out == fx["text"].get<std::string>() + "\n");
+  CHECK_THAT(r.err, Catch::Contains(std::to_string(fx["new"].size()) + " tokens in") && Catch::Contains("tokens/s"));
+}
+
+TEST_CASE("wick generate and embed name the bad input: a missing directory, a setting, a model type") {
+  const Run missing = wick_cli("generate --model /nonexistent/model --prompt hi");
+  CHECK(missing.status != 0);
+  CHECK_THAT(missing.err, Catch::Contains("/nonexistent/model"));
+  const Run temp = wick_cli("generate --model '" + kData + "/tiny-llama' --prompt hi --temperature -1");
+  CHECK(temp.status != 0);
+  CHECK_THAT(temp.err, Catch::Contains("temperature"));
+  const Run dtype = wick_cli("generate --model '" + kData + "/tiny-llama' --prompt hi --dtype f64");
+  CHECK(dtype.status != 0);
+  CHECK_THAT(dtype.err, Catch::Contains("dtype"));
+  const Run bert = wick_cli("embed --model '" + kData + "/tiny-llama' hello");
+  CHECK(bert.status != 0);
+  CHECK_THAT(bert.err, Catch::Contains("llama"));
+}
