@@ -155,6 +155,9 @@ TEST_CASE("copy_ refuses, naming it, what it cannot write", "[copy_view]") {
   CHECK_THROWS_WITH(t.copy_(Tensor::zeros({4}, DType::F32, dev)), Catch::Contains("copy_") &&
                                                                       Catch::Contains("[4]") &&
                                                                       Catch::Contains("[2, 3]"));
+  // Broadcasting goes one way: a [2, 3] source does not fit a [3] target.
+  CHECK_THROWS_WITH(t.narrow(0, 0, 1).squeeze(0).copy_(t),
+                    Catch::Contains("copy_: the source [2, 3] does not broadcast to the target [3]"));
   CHECK_THROWS_WITH(t.copy_(Tensor()), Catch::Contains("copy_: the source is undefined"));
   CHECK_THROWS_WITH(Tensor().copy_(t), Catch::Contains("copy_: the target is undefined"));
   // A broadcast view: several elements share one location.

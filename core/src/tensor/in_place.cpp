@@ -50,15 +50,6 @@ bool may_overlap_itself(const Tensor& t) {
   return false;
 }
 
-// NumPy's rule, one way: from may gain leading axes and stretch its extent-1 axes.
-bool broadcastable_to(const Shape& from, const Shape& to) {
-  if (from.size() > to.size()) return false;
-  const size_t lead = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i)
-    if (from[i] != 1 && from[i] != to[lead + i]) return false;
-  return true;
-}
-
 std::string describe(const Tensor& t) {
   return shape_to_string(t.shape()) + " " + dtype_name(t.dtype()) + " (strides " +
          shape_to_string(t.strides()) + ")";
@@ -119,7 +110,8 @@ Tensor& Tensor::copy_(const Tensor& src) {
                 " has elements that may share one memory location (a broadcast or expanded view); "
                 "write into a tensor that owns each element, e.g. a contiguous() copy");
   }
-  if (!broadcastable_to(src.shape(), shape_)) {
+  // NumPy's rule one way: src may gain leading axes and stretch its extent-1 ones, not the target.
+  if (broadcast_shapes(src.shape(), shape_, "copy_ (source, target)") != shape_) {
     throw Error("copy_: the source " + shape_to_string(src.shape()) +
                 " does not broadcast to the target " + shape_to_string(shape_));
   }
