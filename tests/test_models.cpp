@@ -256,6 +256,31 @@ TEST_CASE("a config that does not fit the checkpoint names the tensor and both s
   CHECK_THROWS_WITH(models::LlamaForCausalLM(c, models::open_store(d, on(cpu()))),
                     Catch::Contains("model.layers.0.mlp.gate_proj.weight") &&
                         Catch::Contains("[40, 32]") && Catch::Contains("[48, 32]"));
+  // A layer the checkpoint lacks: named, with the names it has that end alike.
+  c = models::LlamaConfig::from_file(d.config);
+  c.num_hidden_layers = 3;
+  CHECK_THROWS_WITH(models::LlamaForCausalLM(c, models::open_store(d, on(cpu()))),
+                    Catch::Contains("no tensor 'model.layers.2.input_layernorm.weight'") &&
+                        Catch::Contains("e.g. model.layers.0.input_layernorm.weight"));
+}
+
+TEST_CASE("a broken model directory is refused naming the file", "[models][checkpoint]") {
+  const fs::path dir = fs::temp_directory_path() / ("wick-models-broken-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(kData + "llama2/config.json", dir / "config.json", fs::copy_options::overwrite_existing);
+  {  // the first 100 bytes of a real checkpoint: the header says more than is there
+    std::ifstream in(kData + "llama2/model.safetensors", std::ios::binary);
+    std::string head(100, '\0');
+    in.read(head.data(), 100);
+    std::ofstream(dir / "model.safetensors", std::ios::binary) << head;
+  }
+  CHECK_THROWS_WITH(models::load_causal_lm(dir), Catch::Contains((dir / "model.safetensors").string()));
+  fs::remove(dir / "model.safetensors");
+  std::ofstream(dir / "model.safetensors.index.json")
+      << R"({"weight_map": {"model.norm.weight": "model-00001-of-00002.safetensors"}})";
+  CHECK_THROWS_WITH(models::load_causal_lm(dir), Catch::Contains("model-00001-of-00002.safetensors") &&
+                                                     Catch::Contains("not there"));
+  fs::remove_all(dir);
 }
 
 TEST_CASE("a loaded model records no autograd in a fresh thread, and training is an explicit opt-in",

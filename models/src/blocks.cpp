@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 namespace wick::models::detail {
 
@@ -64,7 +65,7 @@ Tensor rope_inv_freq(const LlamaConfig& c, const Device& device) {
     if (r.type == RopeScaling::Type::Llama3) {
       const double old = double(r.original_max_position_embeddings);
       const double low_wavelen = old / r.low_freq_factor, high_wavelen = old / r.high_freq_factor;
-      const double wavelen = 2 * M_PI / f;
+      const double wavelen = 2 * std::numbers::pi / f;
       if (wavelen > low_wavelen) {
         f /= r.factor;
       } else if (wavelen >= high_wavelen) {

@@ -193,8 +193,19 @@ struct Checkpoint::Impl {
     auto it = index.find(name);
     if (it == index.end())
       throw Error("nn::Checkpoint: " + source + " has no tensor '" + safetensors::printable_name(name) +
-                  "' (it has " + std::to_string(index.size()) + " tensors)");
+                  "' (it has " + std::to_string(index.size()) + " tensors" + similar(name) + ")");
     return shards[it->second.first].header.entries[it->second.second];
+  }
+
+  // ", e.g. a.b.weight, c.b.weight": names ending as `name` does (its last two parts), for errors.
+  std::string similar(const std::string& name) const {
+    const size_t dot = name.rfind('.', name.rfind('.') == std::string::npos ? 0 : name.rfind('.') - 1);
+    const std::string tail = dot == std::string::npos ? name : name.substr(dot);
+    std::vector<std::string> like;
+    for (const auto& kv : index)
+      if (kv.first.size() >= tail.size() && kv.first.compare(kv.first.size() - tail.size(), tail.size(), tail) == 0)
+        like.push_back(kv.first);
+    return like.empty() ? "" : ", e.g. " + some_names(like);
   }
 };
 
