@@ -189,20 +189,31 @@ size_t Tokenizer::vocab_size(bool with_added_tokens) const {
 DecodeStream::DecodeStream(const Tokenizer& tokenizer, bool skip_special_tokens)
     : tokenizer_(&tokenizer), skip_special_tokens_(skip_special_tokens) {}
 
-// tokenizers 0.21's step_decode_stream: the text of the ids since read_index, less the prefix
-// already given out, once it no longer ends in U+FFFD.
+// The package's step_decode_stream (as on its main branch, 0.22): the text of the ids kept since
+// the last piece, less the prefix (the text of the ids before it), once it no longer ends in U+FFFD;
+// then only the ids of the new piece are kept as the next prefix.
 std::optional<std::string> DecodeStream::step(int32_t id) {
+  static const std::string kReplacement = "\xEF\xBF\xBD";
+  auto ends_incomplete = [](const std::string& s) {
+    return s.size() >= kReplacement.size() && s.compare(s.size() - kReplacement.size(), kReplacement.size(), kReplacement) == 0;
+  };
+  if (prefix_.empty() && !ids_.empty()) {
+    std::string p = tokenizer_->decode(ids_, skip_special_tokens_);
+    if (!ends_incomplete(p)) {
+      prefix_ = std::move(p);
+      prefix_index_ = ids_.size();
+    }
+  }
   ids_.push_back(id);
   std::string text = tokenizer_->decode(ids_, skip_special_tokens_);
-  static const std::string kReplacement = "\xEF\xBF\xBD";
-  bool incomplete = text.size() >= kReplacement.size() && text.compare(text.size() - kReplacement.size(), kReplacement.size(), kReplacement) == 0;
-  if (text.size() <= prefix_.size() || incomplete) return std::nullopt;
-  if (text.compare(0, prefix_.size(), prefix_) != 0) throw Error("DecodeStream: the decoded text no longer starts with the text already given out");
+  if (text.size() <= prefix_.size() || ends_incomplete(text)) return std::nullopt;
+  if (text.compare(0, prefix_.size(), prefix_) != 0) {
+    throw Error("DecodeStream: the text of id " + std::to_string(id) + " does not start with the text already given out");
+  }
   std::string piece = text.substr(prefix_.size());
   size_t new_prefix_index = ids_.size() - prefix_index_;
-  ids_.erase(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(read_index_));
+  ids_.erase(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(prefix_index_));
   prefix_ = tokenizer_->decode(ids_, skip_special_tokens_);
-  read_index_ = prefix_index_;
   prefix_index_ = new_prefix_index;
   return piece;
 }

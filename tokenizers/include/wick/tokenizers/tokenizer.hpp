@@ -134,7 +134,7 @@ class Tokenizer {
   std::optional<Truncation> truncation_;
 };
 
-// Incremental decoding for generation, as the package's DecodeStream (0.21): feed one id at a
+// Incremental decoding for generation, as the package's DecodeStream (0.21+): feed one id at a
 // time; step returns the new text once it is complete UTF-8 (nullopt while a character is still
 // being assembled from byte tokens). The stream keeps a reference to its Tokenizer.
 class DecodeStream {
@@ -148,7 +148,6 @@ class DecodeStream {
   std::vector<int32_t> ids_;
   std::string prefix_;
   size_t prefix_index_ = 0;
-  size_t read_index_ = 0;
 };
 
 }  // namespace wick::tokenizers
