@@ -410,3 +410,12 @@ TEST_CASE("with the NaN check on, an overflow inside a layer is named by its mod
   } on_for_this_scope;
   CHECK_THROWS_WITH(lm->forward(want.at("ids")), Catch::Contains("model.layers.1.mlp"));
 }
+
+TEST_CASE("nn::assign writes into a strided view of its target", "[models][nn]") {
+  Tensor t = Tensor::zeros({2, 3}, DType::F32, cpu());
+  Tensor column = t.narrow(1, 1, 1);  // [2, 1], stride 3
+  nn::assign(column, Tensor::from_vector<float>({5, 7}, {2, 1}, cpu()));
+  Tensor transposed = t.t().narrow(0, 2, 1);  // the last column, as a [1, 2] row of stride 3
+  nn::assign(transposed, Tensor::scalar(1.5f, cpu()));
+  CHECK(t.to_vector<float>() == std::vector<float>{0, 5, 1.5f, 0, 7, 1.5f});
+}

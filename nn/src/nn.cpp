@@ -6,7 +6,6 @@
 #include <wick/runtime.hpp>
 #include <wick/safetensors.hpp>
 
-#include <wick/dispatch.hpp>
 #include <wick/mapped_file.hpp>
 
 #include <algorithm>
@@ -424,15 +423,11 @@ void VarStore::load(const std::string& path, bool allow_extra, bool convert_dtyp
 
 void assign(Tensor& target, const Tensor& value) {
   if (!target.defined() || !value.defined()) throw Error("nn::assign: undefined tensor");
-  if (!target.is_contiguous()) throw Error("nn::assign: the target must be contiguous");
   if (autograd::grad_enabled() && target.requires_grad())
     throw Error("nn::assign: writing into a tensor that requires grad records nothing; do it under "
                 "autograd::NoGradGuard");
-  Tensor v = value.detach();
-  if (!(v.device() == target.device())) v = v.to(target.device());
-  if (v.dtype() != target.dtype()) v = v.to(target.dtype());
-  if (v.shape() != target.shape()) v = v.broadcast_to(target.shape());
-  dispatch_in_place(WICK_OP_COPY, nullptr, {v}, {target.detach()});
+  // Tensor::copy_ writes into any view (strided, offset), reading an overlapping value whole first.
+  target.copy_(value.detach());
 }
 
 void set_training(bool training) { t_training = training; }

@@ -167,7 +167,8 @@ class VarStore {
 };
 
 // Writes `value` (broadcast and converted) into `target`'s memory in place: every holder of the
-// tensor sees it. A value that shares memory with the target (assign(t, t.flip(0))) is read whole
+// tensor sees it. The target may be any view that owns each of its elements (a narrow, a
+// transpose, one position of a cache), as Tensor::copy_. A value that shares memory with the target (assign(t, t.flip(0))) is read whole
 // before anything is written. Not recorded by autograd (call it under NoGradGuard for tensors that
 // require grad, as optimizers do); a backward that needs the old contents throws.
 void assign(Tensor& target, const Tensor& value);
