@@ -419,3 +419,48 @@ TEST_CASE("nn::assign writes into a strided view of its target", "[models][nn]")
   nn::assign(transposed, Tensor::scalar(1.5f, cpu()));
   CHECK(t.to_vector<float>() == std::vector<float>{0, 5, 1.5f, 0, 7, 1.5f});
 }
+
+TEST_CASE("a model built on a fresh store has the checkpoint's names and trains", "[models][nn]") {
+  for (const std::string& name : {std::string("llama2"), std::string("qwen2")}) {
+    INFO(name);
+    const models::ModelDir d = models::ModelDir::open(kData + name);
+    auto fresh = std::make_unique<nn::VarStore>(cpu(), DType::F32, 3);
+    models::LlamaForCausalLM lm(models::LlamaConfig::from_file(d.config), std::move(fresh));
+    std::vector<std::string> names = lm.store().names();
+    std::sort(names.begin(), names.end());
+    CHECK(names == models::open_store(d, on(cpu()))->checkpoint()->names());
+    CHECK(lm.store().is_trainable());
+    CHECK(lm.forward(Tensor::from_vector<int64_t>({3, 4, 5}, {1, 3}, cpu())).requires_grad());
+  }
+}
+
+TEST_CASE("a KvCache is written in place at its length and checks what it is given", "[models][cache]") {
+  models::KvCache cache(1, 1, 1, 4, 2, DType::F32, cpu());
+  const Tensor before = cache.keys(0);
+  CHECK(cache.remaining() == 4);
+  Tensor mask = cache.begin_step(2, Tensor::from_vector<int64_t>({0, 1}, {1, 2}, cpu()));
+  const Tensor k1 = Tensor::from_vector<float>({1, 2, 3, 4}, {1, 1, 2, 2}, cpu());
+  const auto [k, v] = cache.write(0, k1, k1 * 10.0);
+  CHECK(k.shape() == Shape{1, 1, 2, 2});
+  cache.end_step(2, mask);
+  // The next step's mask extends the kept padding mask by itself.
+  mask = cache.begin_step(1, Tensor());
+  CHECK(mask.to_vector<bool>() == std::vector<bool>{false, true, true});
+  const auto kv = cache.write(0, Tensor::from_vector<float>({5, 6}, {1, 1, 1, 2}, cpu()),
+                              Tensor::from_vector<float>({50, 60}, {1, 1, 1, 2}, cpu()));
+  cache.end_step(1, mask);
+  CHECK(kv.first.contiguous().to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(kv.second.contiguous().to_vector<float>() == std::vector<float>{10, 20, 30, 40, 50, 60});
+  // In place: the storage allocated at construction holds the values.
+  CHECK(before.storage() == cache.keys(0).storage());
+  CHECK(before.narrow(2, 0, 3).contiguous().to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(cache.length() == 3);
+  CHECK_THROWS_WITH(cache.begin_step(2, Tensor()), Catch::Contains("capacity of 4"));
+  CHECK_THROWS_WITH(cache.begin_step(1, Tensor::ones({1, 3}, DType::I64, cpu())),
+                    Catch::Contains("[batch, past + new] = [1, 4]"));
+  CHECK_THROWS_WITH(cache.write(0, Tensor::zeros({1, 2, 1, 2}, DType::F32, cpu()), Tensor::zeros({1, 2, 1, 2}, DType::F32, cpu())),
+                    Catch::Contains("[batch, kv_heads, new, head_dim]"));
+  cache.reset();
+  CHECK(cache.length() == 0);
+  CHECK_FALSE(cache.padding_mask().defined());
+}

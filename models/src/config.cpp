@@ -219,6 +219,8 @@ BertConfig BertConfig::from_file(const fs::path& path) {
   c.layer_norm_eps = j.number("layer_norm_eps", 1e-12);
   c.hidden_act = parse_activation(j.string("hidden_act", "gelu"), j.where() + ": 'hidden_act'");
   c.pad_token_id = j.integer("pad_token_id", 0);
+  for (const char* flag : {"is_decoder", "add_cross_attention"})
+    if (j.boolean(flag, false)) j.fail(flag, "is true; only the bidirectional encoder is supported");
   const std::string pos = j.string("position_embedding_type", "absolute");
   if (pos != "absolute") j.fail("position_embedding_type", "is '" + pos + "'; only 'absolute' is supported");
   require_positive(j, {{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
@@ -289,6 +291,7 @@ Gpt2Config Gpt2Config::from_file(const fs::path& path) {
   c.activation = parse_activation(j.string("activation_function", "gelu_new"), j.where() + ": 'activation_function'");
   c.scale_attn_weights = j.boolean("scale_attn_weights", true);
   c.scale_attn_by_inverse_layer_idx = j.boolean("scale_attn_by_inverse_layer_idx", false);
+  c.tie_word_embeddings = j.boolean("tie_word_embeddings", true);
   c.tokens = read_tokens(j);
   return c;
 }

@@ -35,7 +35,7 @@ struct Block {
 }  // namespace
 
 struct Gpt2LMHeadModel::Layers {
-  Tensor wte, wpe;
+  Tensor wte, wpe, lm_head;
   std::vector<Block> blocks;
   std::optional<nn::LayerNorm> ln_f;
   std::vector<std::string> names;
@@ -55,6 +55,9 @@ Gpt2LMHeadModel::Gpt2LMHeadModel(Gpt2Config config, std::unique_ptr<nn::VarStore
     l->names.push_back((prefix.empty() ? "" : prefix + ".") + "h." + std::to_string(i));
   }
   l->ln_f.emplace(root / "ln_f", Shape{c.n_embd}, c.layer_norm_epsilon);
+  l->lm_head = c.tie_word_embeddings
+                   ? l->wte
+                   : (store_->root() / "lm_head").var("weight", {c.vocab_size, c.n_embd}, nn::Init::normal(0.0, 0.02));
   layers_ = std::move(l);
 }
 
@@ -101,7 +104,7 @@ Tensor Gpt2LMHeadModel::forward(const Tensor& ids_in, KvCache& cache, const Tens
     h = h + block.mlp_proj(detail::activate(block.c_fc(block.ln_2(h)), c.activation));
   }
   const ModuleScope scope("lm_head");
-  const Tensor logits = (*layers_->ln_f)(h).matmul(layers_->wte.t()).to(DType::F32);
+  const Tensor logits = (*layers_->ln_f)(h).matmul(layers_->lm_head.t()).to(DType::F32);
   cache.end_step(t, keep);
   return logits;
 }

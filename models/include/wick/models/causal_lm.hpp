@@ -79,7 +79,7 @@ class LlamaForCausalLM final : public CausalLM {
 class Gpt2LMHeadModel final : public CausalLM {
  public:
   // Names wte, wpe, h.N.{ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj}, ln_f, with
-  // or without the "transformer." prefix; the head is tied to wte.
+  // or without the "transformer." prefix; the head is wte (lm_head.weight when the config unties it).
   Gpt2LMHeadModel(Gpt2Config config, std::unique_ptr<nn::VarStore> store);
   ~Gpt2LMHeadModel() override;
   const Gpt2Config& config() const { return config_; }

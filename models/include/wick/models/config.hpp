@@ -57,7 +57,7 @@ struct BertConfig {
   double layer_norm_eps = 1e-12;
   Activation hidden_act = Activation::GeluErf;
   int64_t pad_token_id = 0;
-  // model_type "bert" with position_embedding_type "absolute" only.
+  // model_type "bert" with position_embedding_type "absolute" only, not a decoder.
   static BertConfig from_file(const std::filesystem::path& config_json);
 };
 
@@ -95,6 +95,7 @@ struct Gpt2Config {
   double layer_norm_epsilon = 1e-5;
   Activation activation = Activation::GeluTanh;
   bool scale_attn_weights = true, scale_attn_by_inverse_layer_idx = false;
+  bool tie_word_embeddings = true;  // false: the checkpoint's lm_head.weight
   SpecialTokens tokens;
   static Gpt2Config from_file(const std::filesystem::path& config_json);
 };
