@@ -35,7 +35,9 @@ Runtime& strict_runtime() {
   return *rt;
 }
 
-Device cpu() { return strict_runtime().cpu_device(); }
+Device cpu() {
+  return strict_runtime().cpu_device();
+}
 
 std::vector<Device> strict_devices() {
   std::vector<Device> d{cpu()};
@@ -52,7 +54,9 @@ std::map<std::string, Tensor> expected(const std::string& name) {
   return safetensors::load(kData + name + ".expected.safetensors", cpu()).tensors;
 }
 
-std::vector<float> host(const Tensor& t) { return t.to(cpu()).to(DType::F32).contiguous().to_vector<float>(); }
+std::vector<float> host(const Tensor& t) {
+  return t.to(cpu()).to(DType::F32).contiguous().to_vector<float>();
+}
 
 // max |got - want| over max |want| (the error relative to the tensor's scale), over the positions
 // [b, t] where keep (a [B, T] mask) is 1; every element of got must be finite.
@@ -60,7 +64,8 @@ double relative_error(const Tensor& got, const Tensor& want, const Tensor& keep 
   REQUIRE(got.shape() == want.shape());
   const std::vector<float> g = host(got), w = host(want);
   const int64_t rows = keep.defined() ? keep.numel() : 1, per = int64_t(g.size()) / rows;
-  const std::vector<int64_t> k = keep.defined() ? keep.to(cpu()).to(DType::I64).to_vector<int64_t>() : std::vector<int64_t>{1};
+  const std::vector<int64_t> k =
+      keep.defined() ? keep.to(cpu()).to(DType::I64).to_vector<int64_t>() : std::vector<int64_t>{1};
   double err = 0, scale = 0;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t i = r * per; i < (r + 1) * per; ++i) {
@@ -110,13 +115,17 @@ TEST_CASE("cached decoding (a prefill, then one token at a time) gives the full 
       const Tensor ids = want.at("ids").to(dev), mask = want.at("attention_mask").to(dev);
       const int64_t t = ids.dim(1), prefill = 5;
       models::KvCache cache = lm->new_cache(ids.dim(0), t);
-      std::vector<Tensor> steps{lm->forward(ids.narrow(1, 0, prefill), cache, mask.narrow(1, 0, prefill))};
+      std::vector<Tensor> steps{
+          lm->forward(ids.narrow(1, 0, prefill), cache, mask.narrow(1, 0, prefill))};
       // A chunk of two after the past (a [T, past + T] bottom-right mask), then single tokens
       // whose mask the cache extends by itself.
-      steps.push_back(lm->forward(ids.narrow(1, prefill, 2), cache, mask.narrow(1, 0, prefill + 2)));
-      for (int64_t i = prefill + 2; i < t; ++i) steps.push_back(lm->forward(ids.narrow(1, i, 1), cache));
+      steps.push_back(
+          lm->forward(ids.narrow(1, prefill, 2), cache, mask.narrow(1, 0, prefill + 2)));
+      for (int64_t i = prefill + 2; i < t; ++i)
+        steps.push_back(lm->forward(ids.narrow(1, i, 1), cache));
       CHECK(cache.length() == t);
-      CHECK(relative_error(Tensor::cat(steps, 1), want.at("logits"), want.at("attention_mask")) < 1e-4);
+      CHECK(relative_error(Tensor::cat(steps, 1), want.at("logits"), want.at("attention_mask")) <
+            1e-4);
       CHECK_THROWS_WITH(lm->forward(ids.narrow(1, 0, 1), cache), Catch::Contains("capacity"));
     }
   }
@@ -138,12 +147,14 @@ TEST_CASE("a left-padded row gives the logits of its prompt alone", "[models][ca
     const Tensor none = Tensor::zeros({1, want.at("ids").dim(1)}, DType::I64, cpu());
     const Tensor mask = Tensor::cat({want.at("attention_mask").narrow(0, 0, 1), none}, 0);
     const Tensor empty_row = lm->forward(want.at("ids").narrow(0, 0, 2), mask);
-    CHECK(empty_row.isnan().logical_or(empty_row.isinf()).to(DType::I64).sum().item<int64_t>() == 0);
+    CHECK(empty_row.isnan().logical_or(empty_row.isinf()).to(DType::I64).sum().item<int64_t>() ==
+          0);
     CHECK(relative_error(empty_row.narrow(0, 0, 1), want.at("logits").narrow(0, 0, 1)) < 1e-4);
   }
 }
 
-TEST_CASE("greedy decoding from the cache gives transformers' generate() tokens", "[models][causal][generate]") {
+TEST_CASE("greedy decoding from the cache gives transformers' generate() tokens",
+          "[models][causal][generate]") {
   for (const std::string& name : kCausal) {
     INFO(name);
     const auto want = expected(name);
@@ -162,7 +173,8 @@ TEST_CASE("greedy decoding from the cache gives transformers' generate() tokens"
   }
 }
 
-TEST_CASE("a sharded checkpoint loads through its index, every shard's tensors by name", "[models][checkpoint]") {
+TEST_CASE("a sharded checkpoint loads through its index, every shard's tensors by name",
+          "[models][checkpoint]") {
   const models::ModelDir d = models::ModelDir::open(kData + "llama3");
   REQUIRE(d.weights.size() == 2);
   CHECK(d.weights[0].filename() == "model-00001-of-00002.safetensors");
@@ -177,8 +189,8 @@ TEST_CASE("f32, bf16 and f16 checkpoints load into models of any of those dtypes
   // weights, near the f32 ones.
   const auto widened = models::load_causal_lm(kData + "llama2-bf16", on(cpu()));
   CHECK(widened->dtype() == DType::F32);
-  CHECK(relative_error(widened->forward(want.at("ids"), want.at("attention_mask")), want.at("logits"),
-                       want.at("attention_mask")) < 2e-2);
+  CHECK(relative_error(widened->forward(want.at("ids"), want.at("attention_mask")),
+                       want.at("logits"), want.at("attention_mask")) < 2e-2);
   // The f32 file into a bf16 model: every tensor equals torch's bf16 rounding bit for bit.
   const auto narrowed = models::load_causal_lm(kData + "llama2", on(cpu(), DType::BF16));
   const auto as_stored = models::load_causal_lm(kData + "llama2-bf16", on(cpu(), std::nullopt));
@@ -187,7 +199,8 @@ TEST_CASE("f32, bf16 and f16 checkpoints load into models of any of those dtypes
   for (const auto& [name, t] : narrowed->store().state_dict()) {
     INFO(name);
     CHECK(t.dtype() == DType::BF16);
-    CHECK(t.to(DType::F32).to_vector<float>() == reference.at(name).to(DType::F32).to_vector<float>());
+    CHECK(t.to(DType::F32).to_vector<float>() ==
+          reference.at(name).to(DType::F32).to_vector<float>());
   }
   const Tensor low = narrowed->forward(want.at("ids"), want.at("attention_mask"));
   CHECK(low.dtype() == DType::F32);
@@ -199,23 +212,28 @@ TEST_CASE("f32, bf16 and f16 checkpoints load into models of any of those dtypes
   const auto half_file = safetensors::load(kData + "gpt2-f16/model.safetensors", cpu()).tensors;
   for (const auto& [name, t] : half->store().state_dict()) {
     INFO(name);
-    CHECK(t.to(DType::F32).to_vector<float>() == half_file.at(name).to(DType::F32).to_vector<float>());
+    CHECK(t.to(DType::F32).to_vector<float>() ==
+          half_file.at(name).to(DType::F32).to_vector<float>());
   }
   CHECK(relative_error(half->forward(gpt2.at("ids"), gpt2.at("attention_mask")), gpt2.at("logits"),
                        gpt2.at("attention_mask")) < 5e-3);
   for (DType t : {DType::F32, DType::BF16}) {
     const auto from_half = models::load_causal_lm(kData + "gpt2-f16", on(cpu(), t));
     CHECK(from_half->dtype() == t);
-    CHECK(relative_error(from_half->forward(gpt2.at("ids"), gpt2.at("attention_mask")), gpt2.at("logits"),
+    CHECK(relative_error(from_half->forward(gpt2.at("ids"), gpt2.at("attention_mask")),
+                         gpt2.at("logits"),
                          gpt2.at("attention_mask")) < (t == DType::F32 ? 5e-3 : 3e-2));
   }
 }
 
 TEST_CASE("rope_scaling linear gives transformers' logits", "[models][causal][rope]") {
-  const fs::path dir = fs::temp_directory_path() / ("wick-models-linear-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("wick-models-linear-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  fs::copy_file(kData + "llama2-linear.config.json", dir / "config.json", fs::copy_options::overwrite_existing);
-  fs::copy_file(kData + "llama2/model.safetensors", dir / "model.safetensors", fs::copy_options::overwrite_existing);
+  fs::copy_file(kData + "llama2-linear.config.json", dir / "config.json",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(kData + "llama2/model.safetensors", dir / "model.safetensors",
+                fs::copy_options::overwrite_existing);
   const auto want = expected("llama2-linear");
   const auto lm = models::load_causal_lm(dir, on(cpu()));
   const auto* llama = dynamic_cast<const models::LlamaForCausalLM*>(lm.get());
@@ -230,7 +248,8 @@ TEST_CASE("rope_scaling linear gives transformers' logits", "[models][causal][ro
   fs::remove_all(dir);
 }
 
-TEST_CASE("a dtype mismatch on load is one summarised error naming a few tensors", "[models][checkpoint][dtype]") {
+TEST_CASE("a dtype mismatch on load is one summarised error naming a few tensors",
+          "[models][checkpoint][dtype]") {
   const models::ModelDir d = models::ModelDir::open(kData + "llama2");
   auto store = models::open_store(d, on(cpu()));
   models::LlamaForCausalLM lm(models::LlamaConfig::from_file(d.config), std::move(store));
@@ -241,7 +260,8 @@ TEST_CASE("a dtype mismatch on load is one summarised error naming a few tensors
     FAIL("a bf16 file into an f32 store without convert_dtype should be refused");
   } catch (const Error& e) {
     const std::string m = e.what();
-    CHECK_THAT(m, Catch::Contains("all " + std::to_string(n) + " tensors are bf16 in the file, the model's are f32"));
+    CHECK_THAT(m, Catch::Contains("all " + std::to_string(n) +
+                                  " tensors are bf16 in the file, the model's are f32"));
     CHECK_THAT(m, Catch::Contains("and " + std::to_string(n - 3) + " more"));
     CHECK_THAT(m, Catch::Contains("convert_dtype"));
     CHECK(std::count(m.begin(), m.end(), '\n') == 0);
@@ -249,7 +269,8 @@ TEST_CASE("a dtype mismatch on load is one summarised error naming a few tensors
   s.load(kData + "llama2-bf16/model.safetensors", false, true);  // converted: allowed
 }
 
-TEST_CASE("a config that does not fit the checkpoint names the tensor and both shapes", "[models][checkpoint]") {
+TEST_CASE("a config that does not fit the checkpoint names the tensor and both shapes",
+          "[models][checkpoint]") {
   const models::ModelDir d = models::ModelDir::open(kData + "llama2");
   models::LlamaConfig c = models::LlamaConfig::from_file(d.config);
   c.intermediate_size = 48;
@@ -265,26 +286,31 @@ TEST_CASE("a config that does not fit the checkpoint names the tensor and both s
 }
 
 TEST_CASE("a broken model directory is refused naming the file", "[models][checkpoint]") {
-  const fs::path dir = fs::temp_directory_path() / ("wick-models-broken-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("wick-models-broken-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  fs::copy_file(kData + "llama2/config.json", dir / "config.json", fs::copy_options::overwrite_existing);
+  fs::copy_file(kData + "llama2/config.json", dir / "config.json",
+                fs::copy_options::overwrite_existing);
   {  // the first 100 bytes of a real checkpoint: the header says more than is there
     std::ifstream in(kData + "llama2/model.safetensors", std::ios::binary);
     std::string head(100, '\0');
     in.read(head.data(), 100);
     std::ofstream(dir / "model.safetensors", std::ios::binary) << head;
   }
-  CHECK_THROWS_WITH(models::load_causal_lm(dir), Catch::Contains((dir / "model.safetensors").string()));
+  CHECK_THROWS_WITH(models::load_causal_lm(dir),
+                    Catch::Contains((dir / "model.safetensors").string()));
   fs::remove(dir / "model.safetensors");
   std::ofstream(dir / "model.safetensors.index.json")
       << R"({"weight_map": {"model.norm.weight": "model-00001-of-00002.safetensors"}})";
-  CHECK_THROWS_WITH(models::load_causal_lm(dir), Catch::Contains("model-00001-of-00002.safetensors") &&
-                                                     Catch::Contains("not there"));
+  CHECK_THROWS_WITH(
+      models::load_causal_lm(dir),
+      Catch::Contains("model-00001-of-00002.safetensors") && Catch::Contains("not there"));
   fs::remove_all(dir);
 }
 
-TEST_CASE("a loaded model records no autograd in a fresh thread, and training is an explicit opt-in",
-          "[models][autograd]") {
+TEST_CASE(
+    "a loaded model records no autograd in a fresh thread, and training is an explicit opt-in",
+    "[models][autograd]") {
   const auto want = expected("qwen2");
   const auto lm = models::load_causal_lm(kData + "qwen2", on(cpu()));
   for (const Tensor& p : lm->store().trainable()) CHECK_FALSE(p.requires_grad());
@@ -308,8 +334,10 @@ TEST_CASE("a loaded model records no autograd in a fresh thread, and training is
   CHECK(embed.grad().abs().sum().item<float>() > 0.0f);
 }
 
-TEST_CASE("BERT gives transformers' hidden states, mean pooling and normalisation as sentence-transformers",
-          "[models][bert]") {
+TEST_CASE(
+    "BERT gives transformers' hidden states, mean pooling and normalisation as "
+    "sentence-transformers",
+    "[models][bert]") {
   const auto want = expected("bert");
   for (const Device& dev : strict_devices()) {
     INFO(dev.name());
@@ -323,7 +351,8 @@ TEST_CASE("BERT gives transformers' hidden states, mean pooling and normalisatio
   }
 }
 
-TEST_CASE("all-MiniLM-L6-v2 gives sentence-transformers' embeddings to 1e-5", "[models][bert][minilm]") {
+TEST_CASE("all-MiniLM-L6-v2 gives sentence-transformers' embeddings to 1e-5",
+          "[models][bert][minilm]") {
   const std::string dir = std::string(WICK_MODELS_DIR) + "/all-MiniLM-L6-v2";
   REQUIRE(fs::is_directory(dir));  // scripts/setup.sh fetches it
   const auto want = expected("minilm");
@@ -332,8 +361,9 @@ TEST_CASE("all-MiniLM-L6-v2 gives sentence-transformers' embeddings to 1e-5", "[
   CHECK(embedder->pooling().normalize);
   CHECK(embedder->max_seq_length() == 256);
   // What the checkpoint holds beyond the encoder: the pooler and the position_ids buffer.
-  CHECK(embedder->model().store().unused() ==
-        std::vector<std::string>{"embeddings.position_ids", "pooler.dense.bias", "pooler.dense.weight"});
+  CHECK(embedder->model().store().unused() == std::vector<std::string>{"embeddings.position_ids",
+                                                                       "pooler.dense.bias",
+                                                                       "pooler.dense.weight"});
   for (const Device& dev : strict_devices()) {
     INFO(dev.name());
     const auto on_device = dev == cpu() ? nullptr : models::SentenceEmbedder::load(dir, on(dev));
@@ -342,28 +372,35 @@ TEST_CASE("all-MiniLM-L6-v2 gives sentence-transformers' embeddings to 1e-5", "[
     REQUIRE(e.shape() == Shape{10, 384});
     const std::vector<float> got = host(e), ref = host(want.at("embeddings"));
     double worst = 0;
-    for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, double(std::fabs(got[i] - ref[i])));
+    for (size_t i = 0; i < got.size(); ++i)
+      worst = std::max(worst, double(std::fabs(got[i] - ref[i])));
     CHECK(worst < 1e-5);
   }
 }
 
 TEST_CASE("configs refuse what the models cannot honour, by name and file", "[models][config]") {
-  const fs::path dir = fs::temp_directory_path() / ("wick-models-config-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("wick-models-config-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   auto write = [&](const std::string& text) {
     std::ofstream(dir / "config.json") << text;
     return dir / "config.json";
   };
-  const std::string base = R"("vocab_size": 10, "hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2)";
-  CHECK_THROWS_WITH(models::LlamaConfig::from_file(write("{\"model_type\": \"llama\", " + base +
-                                                         ", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 2.0}}")),
+  const std::string base =
+      R"("vocab_size": 10, "hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2)";
+  CHECK_THROWS_WITH(models::LlamaConfig::from_file(
+                        write("{\"model_type\": \"llama\", " + base +
+                              ", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 2.0}}")),
                     Catch::Contains("'yarn'") && Catch::Contains("config.json"));
-  CHECK_THROWS_WITH(models::LlamaConfig::from_file(write("{\"model_type\": \"llama\", " + base + ", \"hidden_act\": \"mish\"}")),
+  CHECK_THROWS_WITH(models::LlamaConfig::from_file(write("{\"model_type\": \"llama\", " + base +
+                                                         ", \"hidden_act\": \"mish\"}")),
                     Catch::Contains("'mish'"));
-  CHECK_THROWS_WITH(models::LlamaConfig::from_file(write("{\"model_type\": \"gemma\", " + base + "}")),
-                    Catch::Contains("'gemma'"));
-  CHECK_THROWS_WITH(models::LlamaConfig::from_file(write("{\"model_type\": \"llama\", \"vocab_size\": 10}")),
-                    Catch::Contains("'hidden_size' is missing"));
+  CHECK_THROWS_WITH(
+      models::LlamaConfig::from_file(write("{\"model_type\": \"gemma\", " + base + "}")),
+      Catch::Contains("'gemma'"));
+  CHECK_THROWS_WITH(
+      models::LlamaConfig::from_file(write("{\"model_type\": \"llama\", \"vocab_size\": 10}")),
+      Catch::Contains("'hidden_size' is missing"));
   CHECK_THROWS_WITH(models::load_causal_lm(dir), Catch::Contains("model.safetensors"));
   write("{\"model_type\": \"t5\"}");
   std::ofstream(dir / "model.safetensors") << "";
@@ -371,7 +408,8 @@ TEST_CASE("configs refuse what the models cannot honour, by name and file", "[mo
   fs::remove_all(dir);
 }
 
-TEST_CASE("one loaded model serves several threads at once, each with its own cache", "[models][threads]") {
+TEST_CASE("one loaded model serves several threads at once, each with its own cache",
+          "[models][threads]") {
   const auto want = expected("llama2");
   const auto lm = models::load_causal_lm(kData + "llama2", on(cpu()));
   std::vector<double> errors(3, 1.0);
@@ -381,7 +419,8 @@ TEST_CASE("one loaded model serves several threads at once, each with its own ca
       const Tensor ids = want.at("ids"), mask = want.at("attention_mask");
       models::KvCache cache = lm->new_cache(ids.dim(0), ids.dim(1));
       std::vector<Tensor> steps{lm->forward(ids.narrow(1, 0, 4), cache, mask.narrow(1, 0, 4))};
-      for (int64_t i = 4; i < ids.dim(1); ++i) steps.push_back(lm->forward(ids.narrow(1, i, 1), cache));
+      for (int64_t i = 4; i < ids.dim(1); ++i)
+        steps.push_back(lm->forward(ids.narrow(1, i, 1), cache));
       const Tensor got = Tensor::cat(steps, 1);
       const std::vector<float> g = host(got), r = host(want.at("logits"));
       const std::vector<int64_t> keep = mask.to_vector<int64_t>();
@@ -396,7 +435,8 @@ TEST_CASE("one loaded model serves several threads at once, each with its own ca
   for (double e : errors) CHECK(e < 1e-4);
 }
 
-TEST_CASE("with the NaN check on, an overflow inside a layer is named by its module path", "[models][nan]") {
+TEST_CASE("with the NaN check on, an overflow inside a layer is named by its module path",
+          "[models][nan]") {
   const auto want = expected("qwen2");
   const auto lm = models::load_causal_lm(kData + "qwen2", on(cpu()));
   {
@@ -434,7 +474,8 @@ TEST_CASE("a model built on a fresh store has the checkpoint's names and trains"
   }
 }
 
-TEST_CASE("a KvCache is written in place at its length and checks what it is given", "[models][cache]") {
+TEST_CASE("a KvCache is written in place at its length and checks what it is given",
+          "[models][cache]") {
   models::KvCache cache(1, 1, 1, 4, 2, DType::F32, cpu());
   const Tensor before = cache.keys(0);
   CHECK(cache.remaining() == 4);
@@ -453,12 +494,14 @@ TEST_CASE("a KvCache is written in place at its length and checks what it is giv
   CHECK(kv.second.contiguous().to_vector<float>() == std::vector<float>{10, 20, 30, 40, 50, 60});
   // In place: the storage allocated at construction holds the values.
   CHECK(before.storage() == cache.keys(0).storage());
-  CHECK(before.narrow(2, 0, 3).contiguous().to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(before.narrow(2, 0, 3).contiguous().to_vector<float>() ==
+        std::vector<float>{1, 2, 3, 4, 5, 6});
   CHECK(cache.length() == 3);
   CHECK_THROWS_WITH(cache.begin_step(2, Tensor()), Catch::Contains("capacity of 4"));
   CHECK_THROWS_WITH(cache.begin_step(1, Tensor::ones({1, 3}, DType::I64, cpu())),
                     Catch::Contains("[batch, past + new] = [1, 4]"));
-  CHECK_THROWS_WITH(cache.write(0, Tensor::zeros({1, 2, 1, 2}, DType::F32, cpu()), Tensor::zeros({1, 2, 1, 2}, DType::F32, cpu())),
+  CHECK_THROWS_WITH(cache.write(0, Tensor::zeros({1, 2, 1, 2}, DType::F32, cpu()),
+                                Tensor::zeros({1, 2, 1, 2}, DType::F32, cpu())),
                     Catch::Contains("[batch, kv_heads, new, head_dim]"));
   cache.reset();
   CHECK(cache.length() == 0);

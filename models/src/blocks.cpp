@@ -43,7 +43,8 @@ AttentionMask attention_mask(int64_t past, int64_t t, const Tensor& keep, bool c
   if (window_bites) allowed = allowed.logical_and(kj.gt(qi - double(*window)));
   allowed = allowed.reshape({1, 1, t, s});
   if (keep.defined()) allowed = allowed.logical_and(keep.reshape({keep.dim(0), 1, 1, s}));
-  const Tensor zero = Tensor::zeros({}, dtype, device), low = Tensor::full({}, lowest(dtype), dtype, device);
+  const Tensor zero = Tensor::zeros({}, dtype, device),
+               low = Tensor::full({}, lowest(dtype), dtype, device);
   return {Tensor::where(allowed, zero, low), false};
 }
 
@@ -69,7 +70,8 @@ Tensor rope_inv_freq(const LlamaConfig& c, const Device& device) {
       if (wavelen > low_wavelen) {
         f /= r.factor;
       } else if (wavelen >= high_wavelen) {
-        const double smooth = (old / wavelen - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
+        const double smooth =
+            (old / wavelen - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
         f = (1 - smooth) * f / r.factor + smooth * f;
       }
     }
@@ -90,7 +92,8 @@ Tensor apply_rotary(const Tensor& x, const Rotary& r) {
   return x * r.cos + rotated * r.sin;
 }
 
-Tensor grouped_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& mask, double scale) {
+Tensor grouped_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                         const AttentionMask& mask, double scale) {
   const int64_t b = q.dim(0), h = q.dim(1), t = q.dim(2), d = q.dim(3), hkv = k.dim(1);
   if (h == hkv) return Tensor::attention(q, k, v, mask.additive, scale, mask.causal);
   // [B, Hkv, H / Hkv, T, D] against k, v [B, Hkv, 1, S, D]: the shared heads broadcast, uncopied.
@@ -110,22 +113,25 @@ Tensor merge_heads(const Tensor& x) {
 
 Tensor check_ids(const Tensor& ids, const char* who) {
   if (!ids.defined() || ids.rank() != 2)
-    throw Error(std::string(who) + ": ids must be [batch, tokens], got " +
-                (ids.defined() ? shape_to_string(ids.shape()) : std::string("an undefined tensor")));
+    throw Error(
+        std::string(who) + ": ids must be [batch, tokens], got " +
+        (ids.defined() ? shape_to_string(ids.shape()) : std::string("an undefined tensor")));
   if (is_float(ids.dtype()) || ids.dtype() == DType::Bool)
     throw Error(std::string(who) + ": ids must be integers, not " + dtype_name(ids.dtype()));
   if (ids.dim(1) == 0) throw Error(std::string(who) + ": ids hold no token");
   return ids.dtype() == DType::I64 ? ids : ids.to(DType::I64);
 }
 
-std::string find_prefix(const nn::VarStore& store, const std::string& probe, const std::vector<std::string>& prefixes) {
+std::string find_prefix(const nn::VarStore& store, const std::string& probe,
+                        const std::vector<std::string>& prefixes) {
   const auto& ckpt = store.checkpoint();
   if (!ckpt || ckpt->contains(probe)) return "";
   for (const std::string& p : prefixes)
     if (ckpt->contains(p + "." + probe)) return p;
   std::string tried = "'" + probe + "'";
   for (const std::string& p : prefixes) tried += ", '" + p + "." + probe + "'";
-  throw Error("models: " + ckpt->source() + " has none of " + tried + ": not a checkpoint of this architecture?");
+  throw Error("models: " + ckpt->source() + " has none of " + tried +
+              ": not a checkpoint of this architecture?");
 }
 
 nn::Path under(nn::VarStore& store, const std::string& prefix) {

@@ -43,7 +43,8 @@ Tensor apply_rotary(const Tensor& x, const Rotary& r);  // x [B, H, T, D]
 
 // softmax(q k^T * scale + mask) v with k, v heads shared by groups of q heads:
 // q [B, H, T, D], k and v [B, Hkv, S, D] (H a multiple of Hkv) -> [B, H, T, D].
-Tensor grouped_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& mask, double scale);
+Tensor grouped_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                         const AttentionMask& mask, double scale);
 
 // [B, T, heads * D] -> [B, heads, T, D] and back.
 Tensor split_heads(const Tensor& x, int64_t heads);
@@ -54,7 +55,8 @@ Tensor check_ids(const Tensor& ids, const char* who);
 
 // The prefix under which a checkpoint holds a model's tensors: "" when it has `probe`, else the
 // first of `prefixes` under which it has it (a fresh store: "").
-std::string find_prefix(const nn::VarStore& store, const std::string& probe, const std::vector<std::string>& prefixes);
+std::string find_prefix(const nn::VarStore& store, const std::string& probe,
+                        const std::vector<std::string>& prefixes);
 nn::Path under(nn::VarStore& store, const std::string& prefix);
 
 }  // namespace wick::models::detail

@@ -12,7 +12,8 @@ namespace wick::models {
 namespace fs = std::filesystem;
 using detail::JsonFile;
 
-// ---- JsonFile -------------------------------------------------------------------------------------
+// ---- JsonFile
+// -------------------------------------------------------------------------------------
 
 namespace detail {
 
@@ -30,7 +31,9 @@ JsonFile::JsonFile(const fs::path& path, bool array) : where_(path.string()) {
     throw Error(where_ + ": the top level must be a JSON " + (array ? "array" : "object"));
 }
 
-bool JsonFile::has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+bool JsonFile::has(const std::string& key) const {
+  return j_.contains(key) && !j_.at(key).is_null();
+}
 
 void JsonFile::fail(const std::string& key, const std::string& message) const {
   throw Error(where_ + ": '" + key + "' " + message);
@@ -91,7 +94,8 @@ std::vector<int64_t> JsonFile::integers(const std::string& key) const {
   std::vector<int64_t> out;
   if (!v.is_array()) fail(key, "must be an integer or a list of integers, not " + v.dump());
   for (const nlohmann::json& e : v) {
-    if (!e.is_number_integer()) fail(key, "must be an integer or a list of integers, not " + v.dump());
+    if (!e.is_number_integer())
+      fail(key, "must be an integer or a list of integers, not " + v.dump());
     out.push_back(e.get<int64_t>());
   }
   return out;
@@ -105,14 +109,16 @@ std::optional<JsonFile> JsonFile::object(const std::string& key) const {
 
 }  // namespace detail
 
-// ---- the directory -------------------------------------------------------------------------------
+// ---- the directory
+// -------------------------------------------------------------------------------
 
 ModelDir ModelDir::open(const fs::path& dir) {
   ModelDir d;
   d.root = dir;
   if (!fs::is_directory(dir)) throw Error("models: " + dir.string() + " is not a directory");
   d.config = dir / "config.json";
-  if (!fs::is_regular_file(d.config)) throw Error("models: " + dir.string() + " has no config.json");
+  if (!fs::is_regular_file(d.config))
+    throw Error("models: " + dir.string() + " has no config.json");
   const fs::path single = dir / "model.safetensors", index = dir / "model.safetensors.index.json";
   if (fs::is_regular_file(single)) {
     d.weights = {single};
@@ -128,7 +134,8 @@ ModelDir ModelDir::open(const fs::path& dir) {
     for (const std::string& s : shards) {
       if (s.find('/') != std::string::npos || s == "..")
         throw Error(index.string() + ": shard '" + s + "' is not a file name in the directory");
-      if (!fs::is_regular_file(dir / s)) throw Error(index.string() + ": names shard " + s + ", which is not there");
+      if (!fs::is_regular_file(dir / s))
+        throw Error(index.string() + ": names shard " + s + ", which is not there");
       d.weights.push_back(dir / s);
     }
     if (d.weights.empty()) throw Error(index.string() + ": its weight_map names no shard");
@@ -138,21 +145,27 @@ ModelDir ModelDir::open(const fs::path& dir) {
                 "checkpoints are read)");
   }
   if (fs::is_regular_file(dir / "tokenizer.json")) d.tokenizer = dir / "tokenizer.json";
-  if (fs::is_regular_file(dir / "generation_config.json")) d.generation_config = dir / "generation_config.json";
+  if (fs::is_regular_file(dir / "generation_config.json"))
+    d.generation_config = dir / "generation_config.json";
   return d;
 }
 
-std::string ModelDir::model_type() const { return JsonFile(config).string("model_type"); }
+std::string ModelDir::model_type() const {
+  return JsonFile(config).string("model_type");
+}
 
-// ---- configs -------------------------------------------------------------------------------------
+// ---- configs
+// -------------------------------------------------------------------------------------
 
 Activation parse_activation(const std::string& name, const std::string& where) {
   if (name == "gelu") return Activation::GeluErf;
-  if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast")
+    return Activation::GeluTanh;
   if (name == "silu" || name == "swish") return Activation::Silu;
   if (name == "relu") return Activation::Relu;
   throw Error(where + ": activation '" + name +
-              "' is not supported (known: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish, relu)");
+              "' is not supported (known: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, "
+              "swish, relu)");
 }
 
 namespace {
@@ -167,7 +180,8 @@ void require_type(const JsonFile& j, std::initializer_list<const char*> types) {
   j.fail("model_type", "is '" + t + "'; this config reads " + known);
 }
 
-void require_positive(const JsonFile& j, std::initializer_list<std::pair<const char*, int64_t>> values) {
+void require_positive(const JsonFile& j,
+                      std::initializer_list<std::pair<const char*, int64_t>> values) {
   for (const auto& kv : values)
     if (kv.second <= 0) j.fail(kv.first, "must be positive, not " + std::to_string(kv.second));
 }
@@ -198,7 +212,8 @@ RopeScaling read_rope_scaling(const JsonFile& j) {
     if (!(r.low_freq_factor > 0 && r.high_freq_factor > r.low_freq_factor))
       s->fail("high_freq_factor", "must exceed low_freq_factor, both positive");
   } else {
-    s->fail("rope_type", "is '" + type + "', which is not supported (supported: default, linear, llama3)");
+    s->fail("rope_type",
+            "is '" + type + "', which is not supported (supported: default, linear, llama3)");
   }
   return r;
 }
@@ -220,14 +235,19 @@ BertConfig BertConfig::from_file(const fs::path& path) {
   c.hidden_act = parse_activation(j.string("hidden_act", "gelu"), j.where() + ": 'hidden_act'");
   c.pad_token_id = j.integer("pad_token_id", 0);
   for (const char* flag : {"is_decoder", "add_cross_attention"})
-    if (j.boolean(flag, false)) j.fail(flag, "is true; only the bidirectional encoder is supported");
+    if (j.boolean(flag, false))
+      j.fail(flag, "is true; only the bidirectional encoder is supported");
   const std::string pos = j.string("position_embedding_type", "absolute");
-  if (pos != "absolute") j.fail("position_embedding_type", "is '" + pos + "'; only 'absolute' is supported");
-  require_positive(j, {{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
-                       {"num_hidden_layers", c.num_hidden_layers}, {"num_attention_heads", c.num_attention_heads},
+  if (pos != "absolute")
+    j.fail("position_embedding_type", "is '" + pos + "'; only 'absolute' is supported");
+  require_positive(j, {{"vocab_size", c.vocab_size},
+                       {"hidden_size", c.hidden_size},
+                       {"num_hidden_layers", c.num_hidden_layers},
+                       {"num_attention_heads", c.num_attention_heads},
                        {"intermediate_size", c.intermediate_size}});
   if (c.hidden_size % c.num_attention_heads != 0)
-    j.fail("hidden_size", "(" + std::to_string(c.hidden_size) + ") must be a multiple of num_attention_heads");
+    j.fail("hidden_size",
+           "(" + std::to_string(c.hidden_size) + ") must be a multiple of num_attention_heads");
   return c;
 }
 
@@ -242,8 +262,10 @@ LlamaConfig LlamaConfig::from_file(const fs::path& path) {
   c.num_hidden_layers = j.integer("num_hidden_layers");
   c.num_attention_heads = j.integer("num_attention_heads");
   c.num_key_value_heads = j.integer("num_key_value_heads", c.num_attention_heads);
-  require_positive(j, {{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
-                       {"intermediate_size", c.intermediate_size}, {"num_hidden_layers", c.num_hidden_layers},
+  require_positive(j, {{"vocab_size", c.vocab_size},
+                       {"hidden_size", c.hidden_size},
+                       {"intermediate_size", c.intermediate_size},
+                       {"num_hidden_layers", c.num_hidden_layers},
                        {"num_attention_heads", c.num_attention_heads},
                        {"num_key_value_heads", c.num_key_value_heads}});
   c.head_dim = j.integer("head_dim", c.hidden_size / c.num_attention_heads);
@@ -259,7 +281,8 @@ LlamaConfig LlamaConfig::from_file(const fs::path& path) {
   if (c.model_type == "qwen2") {
     c.qkv_bias = true;
     if (j.boolean("use_sliding_window", false))
-      j.fail("use_sliding_window", "is true; Qwen2's per-layer sliding window (max_window_layers) is not supported");
+      j.fail("use_sliding_window",
+             "is true; Qwen2's per-layer sliding window (max_window_layers) is not supported");
   } else {
     c.qkv_bias = c.o_bias = j.boolean("attention_bias", false);
     c.mlp_bias = j.boolean("mlp_bias", false);
@@ -268,8 +291,7 @@ LlamaConfig LlamaConfig::from_file(const fs::path& path) {
     c.sliding_window = j.integer_or_none("sliding_window");
     if (c.sliding_window && *c.sliding_window <= 0) j.fail("sliding_window", "must be positive");
   }
-  if (j.integer("pretraining_tp", 1) > 1)
-    j.fail("pretraining_tp", "above 1 is not supported");
+  if (j.integer("pretraining_tp", 1) > 1) j.fail("pretraining_tp", "above 1 is not supported");
   c.tokens = read_tokens(j);
   return c;
 }
@@ -284,11 +306,16 @@ Gpt2Config Gpt2Config::from_file(const fs::path& path) {
   c.n_layer = j.integer("n_layer");
   c.n_head = j.integer("n_head");
   c.n_inner = j.integer("n_inner", 4 * c.n_embd);
-  require_positive(j, {{"vocab_size", c.vocab_size}, {"n_positions", c.n_positions}, {"n_embd", c.n_embd},
-                       {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_inner", c.n_inner}});
+  require_positive(j, {{"vocab_size", c.vocab_size},
+                       {"n_positions", c.n_positions},
+                       {"n_embd", c.n_embd},
+                       {"n_layer", c.n_layer},
+                       {"n_head", c.n_head},
+                       {"n_inner", c.n_inner}});
   if (c.n_embd % c.n_head != 0) j.fail("n_embd", "must be a multiple of n_head");
   c.layer_norm_epsilon = j.number("layer_norm_epsilon", 1e-5);
-  c.activation = parse_activation(j.string("activation_function", "gelu_new"), j.where() + ": 'activation_function'");
+  c.activation = parse_activation(j.string("activation_function", "gelu_new"),
+                                  j.where() + ": 'activation_function'");
   c.scale_attn_weights = j.boolean("scale_attn_weights", true);
   c.scale_attn_by_inverse_layer_idx = j.boolean("scale_attn_by_inverse_layer_idx", false);
   c.tie_word_embeddings = j.boolean("tie_word_embeddings", true);

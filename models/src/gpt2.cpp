@@ -15,7 +15,8 @@ namespace {
 // transformers' Conv1D: y = x W + b with W [in, out].
 struct Conv1D {
   Conv1D(const nn::Path& p, int64_t in, int64_t out)
-      : weight(p.var("weight", {in, out}, nn::Init::normal(0.0, 0.02))), bias(p.var("bias", {out}, nn::Init::zeros())) {}
+      : weight(p.var("weight", {in, out}, nn::Init::normal(0.0, 0.02))),
+        bias(p.var("bias", {out}, nn::Init::zeros())) {}
   Tensor operator()(const Tensor& x) const { return x.matmul(weight) + bias; }
   Tensor weight, bias;
 };
@@ -57,31 +58,36 @@ Gpt2LMHeadModel::Gpt2LMHeadModel(Gpt2Config config, std::unique_ptr<nn::VarStore
   l->ln_f.emplace(root / "ln_f", Shape{c.n_embd}, c.layer_norm_epsilon);
   l->lm_head = c.tie_word_embeddings
                    ? l->wte
-                   : (store_->root() / "lm_head").var("weight", {c.vocab_size, c.n_embd}, nn::Init::normal(0.0, 0.02));
+                   : (store_->root() / "lm_head")
+                         .var("weight", {c.vocab_size, c.n_embd}, nn::Init::normal(0.0, 0.02));
   layers_ = std::move(l);
 }
 
 Gpt2LMHeadModel::~Gpt2LMHeadModel() = default;
 
 KvCache Gpt2LMHeadModel::new_cache(int64_t batch, int64_t capacity) const {
-  return KvCache(config_.n_layer, batch, config_.n_head, capacity, config_.n_embd / config_.n_head, store_->dtype(),
-                 store_->device());
+  return KvCache(config_.n_layer, batch, config_.n_head, capacity, config_.n_embd / config_.n_head,
+                 store_->dtype(), store_->device());
 }
 
-Tensor Gpt2LMHeadModel::forward(const Tensor& ids_in, KvCache& cache, const Tensor& attention_mask) const {
+Tensor Gpt2LMHeadModel::forward(const Tensor& ids_in, KvCache& cache,
+                                const Tensor& attention_mask) const {
   const Tensor ids = detail::check_ids(ids_in, "models::Gpt2LMHeadModel::forward");
   const Gpt2Config& c = config_;
-  const int64_t b = ids.dim(0), t = ids.dim(1), past = cache.length(), e = c.n_embd, d = e / c.n_head;
+  const int64_t b = ids.dim(0), t = ids.dim(1), past = cache.length(), e = c.n_embd,
+                d = e / c.n_head;
   if (cache.batch() != b || cache.layers() != c.n_layer || cache.kv_heads() != c.n_head)
-    throw Error("models::Gpt2LMHeadModel::forward: the cache (batch " + std::to_string(cache.batch()) +
+    throw Error("models::Gpt2LMHeadModel::forward: the cache (batch " +
+                std::to_string(cache.batch()) +
                 ") was not made by this model's new_cache for a batch of " + std::to_string(b));
   if (past + t > c.n_positions)
-    throw Error("models::Gpt2LMHeadModel::forward: " + std::to_string(past + t) + " positions exceed n_positions " +
-                std::to_string(c.n_positions));
+    throw Error("models::Gpt2LMHeadModel::forward: " + std::to_string(past + t) +
+                " positions exceed n_positions " + std::to_string(c.n_positions));
   const Device dev = store_->device();
   const Tensor keep = cache.begin_step(t, attention_mask);
   const Tensor pos = detail::positions(past, t, keep, dev);
-  const detail::AttentionMask mask = detail::attention_mask(past, t, keep, true, std::nullopt, store_->dtype(), dev);
+  const detail::AttentionMask mask =
+      detail::attention_mask(past, t, keep, true, std::nullopt, store_->dtype(), dev);
 
   Tensor h = layers_->wte.index_select(ids.to(dev).reshape({-1}), 0).reshape({b, t, e}) +
              layers_->wpe.index_select(pos.reshape({-1}), 0).reshape({pos.dim(0), t, e});

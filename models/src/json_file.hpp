@@ -17,7 +17,8 @@ class JsonFile {
   // Parses `path` (an error naming it when unreadable or malformed); the top level must be `kind`
   // (an object, unless array is asked).
   explicit JsonFile(const std::filesystem::path& path, bool array = false);
-  JsonFile(nlohmann::json value, std::string where) : j_(std::move(value)), where_(std::move(where)) {}
+  JsonFile(nlohmann::json value, std::string where)
+      : j_(std::move(value)), where_(std::move(where)) {}
 
   const nlohmann::json& json() const { return j_; }
   const std::string& where() const { return where_; }

@@ -15,10 +15,13 @@ using detail::Rotary;
 
 namespace {
 
-nn::Init weight_init() { return nn::Init::normal(0.0, 0.02); }
+nn::Init weight_init() {
+  return nn::Init::normal(0.0, 0.02);
+}
 
 struct RmsNorm {
-  RmsNorm(const nn::Path& p, int64_t dim, double eps_) : weight(p.var("weight", {dim}, nn::Init::ones())), eps(eps_) {}
+  RmsNorm(const nn::Path& p, int64_t dim, double eps_)
+      : weight(p.var("weight", {dim}, nn::Init::ones())), eps(eps_) {}
   Tensor operator()(const Tensor& x) const { return x.rms_norm(weight, eps); }
   Tensor weight;
   double eps;
@@ -40,10 +43,14 @@ struct DecoderLayer {
   DecoderLayer(const nn::Path& p, const LlamaConfig& c)
       : input_layernorm(p / "input_layernorm", c.hidden_size, c.rms_norm_eps),
         post_attention_layernorm(p / "post_attention_layernorm", c.hidden_size, c.rms_norm_eps),
-        q_proj(p / "self_attn" / "q_proj", c.hidden_size, c.num_attention_heads * c.head_dim, c.qkv_bias),
-        k_proj(p / "self_attn" / "k_proj", c.hidden_size, c.num_key_value_heads * c.head_dim, c.qkv_bias),
-        v_proj(p / "self_attn" / "v_proj", c.hidden_size, c.num_key_value_heads * c.head_dim, c.qkv_bias),
-        o_proj(p / "self_attn" / "o_proj", c.num_attention_heads * c.head_dim, c.hidden_size, c.o_bias),
+        q_proj(p / "self_attn" / "q_proj", c.hidden_size, c.num_attention_heads * c.head_dim,
+               c.qkv_bias),
+        k_proj(p / "self_attn" / "k_proj", c.hidden_size, c.num_key_value_heads * c.head_dim,
+               c.qkv_bias),
+        v_proj(p / "self_attn" / "v_proj", c.hidden_size, c.num_key_value_heads * c.head_dim,
+               c.qkv_bias),
+        o_proj(p / "self_attn" / "o_proj", c.num_attention_heads * c.head_dim, c.hidden_size,
+               c.o_bias),
         gate_proj(p / "mlp" / "gate_proj", c.hidden_size, c.intermediate_size, c.mlp_bias),
         up_proj(p / "mlp" / "up_proj", c.hidden_size, c.intermediate_size, c.mlp_bias),
         down_proj(p / "mlp" / "down_proj", c.intermediate_size, c.hidden_size, c.mlp_bias) {}
@@ -67,14 +74,16 @@ LlamaForCausalLM::LlamaForCausalLM(LlamaConfig config, std::unique_ptr<nn::VarSt
   auto l = std::make_unique<Layers>();
   const nn::Path root = store_->root();
   const nn::Path model = root / "model";
-  l->embed_tokens = (model / "embed_tokens").var("weight", {c.vocab_size, c.hidden_size}, weight_init());
+  l->embed_tokens =
+      (model / "embed_tokens").var("weight", {c.vocab_size, c.hidden_size}, weight_init());
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     l->layers.emplace_back(model / "layers" / static_cast<int>(i), c);
     l->names.push_back("model.layers." + std::to_string(i));
   }
   l->norm.emplace(model / "norm", c.hidden_size, c.rms_norm_eps);
-  l->lm_head = c.tie_word_embeddings ? l->embed_tokens
-                                     : (root / "lm_head").var("weight", {c.vocab_size, c.hidden_size}, weight_init());
+  l->lm_head = c.tie_word_embeddings
+                   ? l->embed_tokens
+                   : (root / "lm_head").var("weight", {c.vocab_size, c.hidden_size}, weight_init());
   l->inv_freq = detail::rope_inv_freq(c, store_->device());
   layers_ = std::move(l);
 }
@@ -82,33 +91,41 @@ LlamaForCausalLM::LlamaForCausalLM(LlamaConfig config, std::unique_ptr<nn::VarSt
 LlamaForCausalLM::~LlamaForCausalLM() = default;
 
 KvCache LlamaForCausalLM::new_cache(int64_t batch, int64_t capacity) const {
-  return KvCache(config_.num_hidden_layers, batch, config_.num_key_value_heads, capacity, config_.head_dim,
-                 store_->dtype(), store_->device());
+  return KvCache(config_.num_hidden_layers, batch, config_.num_key_value_heads, capacity,
+                 config_.head_dim, store_->dtype(), store_->device());
 }
 
-Tensor LlamaForCausalLM::forward(const Tensor& ids_in, KvCache& cache, const Tensor& attention_mask) const {
+Tensor LlamaForCausalLM::forward(const Tensor& ids_in, KvCache& cache,
+                                 const Tensor& attention_mask) const {
   const Tensor ids = detail::check_ids(ids_in, "models::LlamaForCausalLM::forward");
   const LlamaConfig& c = config_;
   const int64_t b = ids.dim(0), t = ids.dim(1), past = cache.length();
-  if (cache.batch() != b || cache.layers() != c.num_hidden_layers || cache.kv_heads() != c.num_key_value_heads)
-    throw Error("models::LlamaForCausalLM::forward: the cache (batch " + std::to_string(cache.batch()) +
+  if (cache.batch() != b || cache.layers() != c.num_hidden_layers ||
+      cache.kv_heads() != c.num_key_value_heads)
+    throw Error("models::LlamaForCausalLM::forward: the cache (batch " +
+                std::to_string(cache.batch()) +
                 ") was not made by this model's new_cache for a batch of " + std::to_string(b));
   const Device dev = store_->device();
   const DType dtype = store_->dtype();
   const Tensor keep = cache.begin_step(t, attention_mask);
-  const Rotary rope = detail::rotary(detail::positions(past, t, keep, dev), layers_->inv_freq, dtype);
-  const AttentionMask mask = detail::attention_mask(past, t, keep, true, c.sliding_window, dtype, dev);
+  const Rotary rope =
+      detail::rotary(detail::positions(past, t, keep, dev), layers_->inv_freq, dtype);
+  const AttentionMask mask =
+      detail::attention_mask(past, t, keep, true, c.sliding_window, dtype, dev);
   const double scale = 1.0 / std::sqrt(double(c.head_dim));
 
-  Tensor h = layers_->embed_tokens.index_select(ids.to(dev).reshape({-1}), 0).reshape({b, t, c.hidden_size});
+  Tensor h = layers_->embed_tokens.index_select(ids.to(dev).reshape({-1}), 0)
+                 .reshape({b, t, c.hidden_size});
   for (size_t i = 0; i < layers_->layers.size(); ++i) {
     const ModuleScope scope(layers_->names[i]);
     const DecoderLayer& layer = layers_->layers[i];
     {
       const ModuleScope attention("self_attn");
       const Tensor x = layer.input_layernorm(h);
-      const Tensor q = detail::apply_rotary(detail::split_heads(layer.q_proj(x), c.num_attention_heads), rope);
-      const Tensor k = detail::apply_rotary(detail::split_heads(layer.k_proj(x), c.num_key_value_heads), rope);
+      const Tensor q =
+          detail::apply_rotary(detail::split_heads(layer.q_proj(x), c.num_attention_heads), rope);
+      const Tensor k =
+          detail::apply_rotary(detail::split_heads(layer.k_proj(x), c.num_key_value_heads), rope);
       const Tensor v = detail::split_heads(layer.v_proj(x), c.num_key_value_heads);
       const auto kv = cache.write(static_cast<int>(i), k, v);
       const Tensor a = detail::grouped_attention(q, kv.first, kv.second, mask, scale);

@@ -11,13 +11,15 @@ std::unique_ptr<nn::VarStore> open_store(const ModelDir& dir, const LoadOptions&
   auto checkpoint = std::make_shared<const nn::Checkpoint>(files);
   const DType dtype = options.dtype.value_or(checkpoint->float_dtype());
   if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16)
-    throw Error(std::string("models: a model loads as f32, f16 or bf16, not ") + dtype_name(dtype) + " (" +
-                dir.root.string() + ")");
-  return std::make_unique<nn::VarStore>(std::move(checkpoint), options.device, dtype, options.trainable);
+    throw Error(std::string("models: a model loads as f32, f16 or bf16, not ") + dtype_name(dtype) +
+                " (" + dir.root.string() + ")");
+  return std::make_unique<nn::VarStore>(std::move(checkpoint), options.device, dtype,
+                                        options.trainable);
 }
 
 Tensor CausalLM::forward(const Tensor& ids, const Tensor& attention_mask) const {
-  if (!ids.defined() || ids.rank() != 2) throw Error("models::CausalLM::forward: ids must be [batch, tokens]");
+  if (!ids.defined() || ids.rank() != 2)
+    throw Error("models::CausalLM::forward: ids must be [batch, tokens]");
   KvCache cache = new_cache(ids.dim(0), ids.dim(1));
   return forward(ids, cache, attention_mask);
 }

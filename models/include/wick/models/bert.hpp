@@ -23,7 +23,8 @@ class BertModel {
   // and heads of a checkpoint are not used).
   BertModel(BertConfig config, std::unique_ptr<nn::VarStore> store);
   ~BertModel();
-  static std::unique_ptr<BertModel> load(const std::filesystem::path& dir, const LoadOptions& options = {});
+  static std::unique_ptr<BertModel> load(const std::filesystem::path& dir,
+                                         const LoadOptions& options = {});
 
   const BertConfig& config() const { return config_; }
   const nn::VarStore& store() const { return *store_; }
@@ -31,7 +32,8 @@ class BertModel {
   // ids [B, T] integer; attention_mask [B, T] (1 keep, 0 pad; undefined: all kept);
   // token_type_ids [B, T] (undefined: zeros). Returns last_hidden_state [B, T, H] in the model's
   // dtype. Padded query rows stay finite (additive masks with the dtype's lowest finite value).
-  Tensor forward(const Tensor& ids, const Tensor& attention_mask = {}, const Tensor& token_type_ids = {}) const;
+  Tensor forward(const Tensor& ids, const Tensor& attention_mask = {},
+                 const Tensor& token_type_ids = {}) const;
 
  private:
   struct Layers;
@@ -45,7 +47,8 @@ class BertModel {
 Tensor mean_pool(const Tensor& hidden, const Tensor& attention_mask);
 // The first token's hidden state -> [B, H] f32.
 Tensor cls_pool(const Tensor& hidden);
-// The largest value over the kept tokens -> [B, H] f32 (padding set to -1e9 first, as the reference).
+// The largest value over the kept tokens -> [B, H] f32 (padding set to -1e9 first, as the
+// reference).
 Tensor max_pool(const Tensor& hidden, const Tensor& attention_mask);
 // Rows of x [..., H] divided by max(||row||, eps) (torch.nn.functional.normalize).
 Tensor l2_normalize(const Tensor& x, double eps = 1e-12);
@@ -61,7 +64,8 @@ struct PoolingConfig {
 class SentenceEmbedder {
  public:
   SentenceEmbedder(std::unique_ptr<BertModel> model, PoolingConfig pooling, int64_t max_seq_length);
-  static std::unique_ptr<SentenceEmbedder> load(const std::filesystem::path& dir, const LoadOptions& options = {});
+  static std::unique_ptr<SentenceEmbedder> load(const std::filesystem::path& dir,
+                                                const LoadOptions& options = {});
 
   const BertModel& model() const { return *model_; }
   const PoolingConfig& pooling() const { return pooling_; }

@@ -34,7 +34,8 @@ class CausalLM {
   virtual const std::string& model_type() const = 0;
   virtual int64_t vocab_size() const = 0;
   virtual int64_t max_position_embeddings() const = 0;
-  // From config.json, with generation_config.json's eos/bos/pad over them when the directory had it.
+  // From config.json, with generation_config.json's eos/bos/pad over them when the directory had
+  // it.
   virtual const SpecialTokens& special_tokens() const = 0;
   virtual const nn::VarStore& store() const = 0;
   Device device() const { return store().device(); }
@@ -46,7 +47,8 @@ class CausalLM {
   // attention_mask [B, past + T] (1 keep, 0 pad; for left-padded batches) optional: when
   // undefined the cache's own mask extends with ones. Returns logits [B, T, V] f32 and advances
   // the cache by T.
-  virtual Tensor forward(const Tensor& ids, KvCache& cache, const Tensor& attention_mask = {}) const = 0;
+  virtual Tensor forward(const Tensor& ids, KvCache& cache,
+                         const Tensor& attention_mask = {}) const = 0;
   // The whole sequence without a kept cache: logits [B, T, V] f32.
   Tensor forward(const Tensor& ids, const Tensor& attention_mask = {}) const;
 };
@@ -66,7 +68,8 @@ class LlamaForCausalLM final : public CausalLM {
   const SpecialTokens& special_tokens() const override { return config_.tokens; }
   const nn::VarStore& store() const override { return *store_; }
   KvCache new_cache(int64_t batch, int64_t capacity) const override;
-  Tensor forward(const Tensor& ids, KvCache& cache, const Tensor& attention_mask = {}) const override;
+  Tensor forward(const Tensor& ids, KvCache& cache,
+                 const Tensor& attention_mask = {}) const override;
   using CausalLM::forward;
 
  private:
@@ -79,7 +82,8 @@ class LlamaForCausalLM final : public CausalLM {
 class Gpt2LMHeadModel final : public CausalLM {
  public:
   // Names wte, wpe, h.N.{ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj}, ln_f, with
-  // or without the "transformer." prefix; the head is wte (lm_head.weight when the config unties it).
+  // or without the "transformer." prefix; the head is wte (lm_head.weight when the config unties
+  // it).
   Gpt2LMHeadModel(Gpt2Config config, std::unique_ptr<nn::VarStore> store);
   ~Gpt2LMHeadModel() override;
   const Gpt2Config& config() const { return config_; }
@@ -90,7 +94,8 @@ class Gpt2LMHeadModel final : public CausalLM {
   const SpecialTokens& special_tokens() const override { return config_.tokens; }
   const nn::VarStore& store() const override { return *store_; }
   KvCache new_cache(int64_t batch, int64_t capacity) const override;
-  Tensor forward(const Tensor& ids, KvCache& cache, const Tensor& attention_mask = {}) const override;
+  Tensor forward(const Tensor& ids, KvCache& cache,
+                 const Tensor& attention_mask = {}) const override;
   using CausalLM::forward;
 
  private:
@@ -107,6 +112,7 @@ std::unique_ptr<nn::VarStore> open_store(const ModelDir& dir, const LoadOptions&
 
 // A causal LM from a model directory by its config's model_type ("llama", "mistral", "qwen2",
 // "gpt2"); any other type is an error naming it and the types known.
-std::unique_ptr<CausalLM> load_causal_lm(const std::filesystem::path& dir, const LoadOptions& options = {});
+std::unique_ptr<CausalLM> load_causal_lm(const std::filesystem::path& dir,
+                                         const LoadOptions& options = {});
 
 }  // namespace wick::models

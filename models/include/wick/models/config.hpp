@@ -66,7 +66,7 @@ struct RopeScaling {
   Type type = Type::None;
   double factor = 1.0;
   double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
-  int64_t original_max_position_embeddings = 8192;        // llama3
+  int64_t original_max_position_embeddings = 8192;       // llama3
 };
 
 // Llama 2/3, Mistral and Qwen2: one decoder with RMSNorm, rotary positions, grouped-query
@@ -102,6 +102,7 @@ struct Gpt2Config {
 
 // generation_config.json's eos_token_id (a number or a list), when present, over `tokens.eos`;
 // likewise bos and pad. A malformed file is an error naming it.
-void read_generation_tokens(const std::filesystem::path& generation_config_json, SpecialTokens& tokens);
+void read_generation_tokens(const std::filesystem::path& generation_config_json,
+                            SpecialTokens& tokens);
 
 }  // namespace wick::models

@@ -49,11 +49,12 @@ class KvCache {
   // Empty again; the memory is kept for the next request.
   void reset();
 
-  // ---- for a model's forward ---------------------------------------------------------------------
-  // Before the layers: checks that `tokens` more positions fit (an error naming the capacity) and
-  // records the mask of the positions [0, length + tokens): `attention_mask` [batch, length +
-  // tokens] (1 or true: a token, 0: padding), or, when undefined, the past mask extended by
-  // tokens. Returns the mask of [0, length + tokens) (undefined when there is no padding).
+  // ---- for a model's forward
+  // --------------------------------------------------------------------- Before the layers: checks
+  // that `tokens` more positions fit (an error naming the capacity) and records the mask of the
+  // positions [0, length + tokens): `attention_mask` [batch, length + tokens] (1 or true: a token,
+  // 0: padding), or, when undefined, the past mask extended by tokens. Returns the mask of [0,
+  // length + tokens) (undefined when there is no padding).
   Tensor begin_step(int64_t tokens, const Tensor& attention_mask);
   // Writes k and v [batch, kv_heads, tokens, head_dim] of `layer` at [length, length + tokens),
   // in place, and returns views of [0, length + tokens) of that layer.
