@@ -49,7 +49,11 @@ wick::Device& device() {
   static wick::Device dev;
   if (!dev.valid()) {
     setenv("OMP_NUM_THREADS", "1", 0);  // one input at a time: no thread pool to wait on
-    onnx::set_onnx_max_elements(int64_t{1} << 20);  // the largest tensor of the ONNX test data
+    // Tight limits, not the defaults sized for real models: the largest tensor of the ONNX node
+    // tests has 2^20 elements, and no node test loops 10000 times.
+    onnx::set_import_limits({.max_elements = int64_t{1} << 20,
+                             .max_host_elements = int64_t{1} << 22,
+                             .max_loop_steps = 10000});
     wick::Config config = wick::default_config();
     config.plugin_paths = {WICK_FUZZ_PLUGIN_DIR};
     config.disabled_plugins = {"opencl", "cuda"};

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -39,12 +41,30 @@ DType onnx_dtype(int32_t t) {
 }
 
 namespace {
-std::atomic<int64_t> max_elements{int64_t{1} << 24};
+
+struct Limits {
+  std::atomic<int64_t> max_elements, max_host_elements, max_loop_steps;
+};
+int64_t from_env(const char* var, int64_t dflt) {
+  const char* v = std::getenv(var);
+  if (v == nullptr || *v == 0) return dflt;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  if (*end != 0 || n <= 0) throw NotImportable(std::string(var) + "='" + v + "' is not a positive integer");
+  return n;
+}
+Limits& limits() {
+  static Limits l{{from_env("WICK_ONNX_MAX_ELEMENTS", ImportLimits{}.max_elements)},
+                  {from_env("WICK_ONNX_MAX_HOST_ELEMENTS", ImportLimits{}.max_host_elements)},
+                  {from_env("WICK_ONNX_MAX_LOOP_STEPS", ImportLimits{}.max_loop_steps)}};
+  return l;
+}
 
 void check_size(const Tensor& t, const char* what) {
-  if (t.numel() > max_elements.load(std::memory_order_relaxed))
+  const int64_t limit = limits().max_elements.load(std::memory_order_relaxed);
+  if (t.numel() > limit)
     throw NotImportable(std::string(what) + " of shape " + shape_to_string(t.shape()) + " has more than " +
-                        std::to_string(max_elements.load()) + " elements, the importer's limit");
+                        std::to_string(limit) + " elements" + limit_hint("max_elements"));
 }
 
 // The product of a shape's non-zero extents: at most 2^40 in any value. A tensor with a zero
@@ -77,8 +97,26 @@ void OnnxLowering::set_value(const std::string& name, Value v) {
   values_[name] = std::move(v);
 }
 
-int64_t onnx_max_elements() { return max_elements.load(); }
-void set_onnx_max_elements(int64_t n) { max_elements.store(n); }
+ImportLimits import_limits() {
+  const Limits& l = limits();
+  return {l.max_elements.load(), l.max_host_elements.load(), l.max_loop_steps.load()};
+}
+void set_import_limits(const ImportLimits& n) {
+  Limits& l = limits();
+  l.max_elements.store(n.max_elements);
+  l.max_host_elements.store(n.max_host_elements);
+  l.max_loop_steps.store(n.max_loop_steps);
+}
+std::string limit_hint(const char* name) {
+  const ImportLimits l = import_limits();
+  const std::string field(name);
+  const int64_t v = field == "max_elements" ? l.max_elements
+                    : field == "max_host_elements" ? l.max_host_elements : l.max_loop_steps;
+  std::string var = "WICK_ONNX_" + field;
+  std::transform(var.begin(), var.end(), var.begin(), [](unsigned char c) { return std::toupper(c); });
+  return ", past the importer's limit " + field + " = " + std::to_string(v) + " (raise it with the environment variable " +
+         var + " or wick::onnx::set_import_limits)";
+}
 
 Tensor upload_proto(const onnx::TensorProto& t, const Device& device) {
   if (t.has_strings) throw NotImportable("string tensors");
@@ -146,30 +184,33 @@ void OnnxLowering::run(const NodeProto& node) {
   const bool training = node.domain == onnx::kTrainingDomain;
   if (!node.domain.empty() && node.domain != "ai.onnx" && !training)
     throw NotImportable("domain " + node.domain);
-  const Impl::Lowering lower =
-      training ? Impl::lowering(node.domain + "." + node.op_type, training_opset_)
-               : Impl::lowering(node.op_type, opset_);
-  Impl impl{*this, node};
+  const std::string type = training ? node.domain + "." + node.op_type : node.op_type;
+  const int64_t version = training ? training_opset_ : opset_;
+  const Impl::Lowering lower = Impl::lowering(type, version);
+  Impl impl{*this, node, version, {}};
+  impl.check_attributes_known(type);
   (impl.*lower)();
+  // Outputs already set are dropped with the model: a refusal here ends the whole import.
+  impl.check_attributes_read(type);
   impl.narrow_u16_outputs();
 }
 
 // --- The node ---
 
 int64_t OnnxLowering::Impl::attr_i(const char* name, int64_t dflt) const {
-  const onnx::AttributeProto* a = n.attribute(name);
+  const onnx::AttributeProto* a = attr(name);
   return a != nullptr ? a->i : dflt;
 }
 float OnnxLowering::Impl::attr_f(const char* name, float dflt) const {
-  const onnx::AttributeProto* a = n.attribute(name);
+  const onnx::AttributeProto* a = attr(name);
   return a != nullptr ? a->f : dflt;
 }
 std::string OnnxLowering::Impl::attr_s(const char* name, const std::string& dflt) const {
-  const onnx::AttributeProto* a = n.attribute(name);
+  const onnx::AttributeProto* a = attr(name);
   return a != nullptr ? a->s : dflt;
 }
 std::optional<std::vector<int64_t>> OnnxLowering::Impl::attr_ints(const char* name) const {
-  const onnx::AttributeProto* a = n.attribute(name);
+  const onnx::AttributeProto* a = attr(name);
   if (a == nullptr) return std::nullopt;
   return a->ints;
 }
@@ -208,11 +249,14 @@ int64_t OnnxLowering::Impl::checked_add(int64_t a, int64_t b) {
 }
 
 int64_t OnnxLowering::Impl::host_count(double v, const char* what) {
-  if (!(v >= 0 && v <= static_cast<double>(kMaxHostElements)))
-    throw NotImportable(std::string(what) + " " + std::to_string(v) + " is outside [0, " +
-                        std::to_string(kMaxHostElements) + "], the importer's limit");
+  if (!(v >= 0)) throw NotImportable(std::string(what) + " " + std::to_string(v) + " is not a count");
+  if (v > static_cast<double>(max_host_elements()))
+    throw NotImportable(std::string(what) + " " + std::to_string(v) + " is more than " +
+                        std::to_string(max_host_elements()) + limit_hint("max_host_elements"));
   return static_cast<int64_t>(v);
 }
+int64_t OnnxLowering::Impl::max_host_elements() { return import_limits().max_host_elements; }
+int64_t OnnxLowering::Impl::max_loop_steps() { return import_limits().max_loop_steps; }
 
 Shape OnnxLowering::Impl::broadcast(const Shape& a, const Shape& b) {
   Shape out(std::max(a.size(), b.size()), 1);
@@ -428,6 +472,7 @@ Tensor OnnxLowering::Impl::matmul(Tensor a, Tensor b) {
   so.insert(so.end(), {a.dim(-2), b.dim(-1)});
   Tensor o = Tensor::empty(so, a.dtype(), dev());
   exec(WICK_OP_MATMUL, nullptr, {a.broadcast_to(sa), b.broadcast_to(sb)}, {o});
+  if (va && vb) return o.reshape({});  // a dot product: a scalar, as NumPy's matmul
   if (vb) o = o.squeeze(-1);
   if (va) o = o.squeeze(-2);
   return o;
@@ -484,7 +529,8 @@ OnnxLowering::Impl::Window OnnxLowering::Impl::window(const Tensor& x,
   }
   w.lo.assign(pads.begin(), pads.begin() + static_cast<long>(r));
   w.hi.assign(pads.begin() + static_cast<long>(r), pads.end());
-  const std::string ap = attr_s("auto_pad", "NOTSET");
+  w.ceil_extra.assign(r, 0);
+  const std::string ap = attr_choice("auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
   for (size_t i = 0; i < r; ++i) {
     const int64_t in = x.shape()[2 + i], ek = (kernel[i] - 1) * w.dil[i] + 1;
     if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
@@ -496,9 +542,13 @@ OnnxLowering::Impl::Window OnnxLowering::Impl::window(const Tensor& x,
       w.lo[i] = w.hi[i] = 0;
     }
     if (ceil_mode) {
+      // The ONNX output size: rounded up, less a last window that would start past the input (in
+      // the end padding); what that window reaches beyond the end padding is padded too.
       const int64_t span = in + w.lo[i] + w.hi[i] - ek;
-      const int64_t outn = (span + w.strides[i] - 1) / w.strides[i] + 1;
-      w.hi[i] += std::max<int64_t>(0, (outn - 1) * w.strides[i] + ek - (in + w.lo[i] + w.hi[i]));
+      int64_t outn = (span + w.strides[i] - 1) / w.strides[i] + 1;
+      if (outn > 1 && (outn - 1) * w.strides[i] >= in + w.lo[i]) --outn;
+      w.ceil_extra[i] = std::max<int64_t>(0, (outn - 1) * w.strides[i] + ek - (in + w.lo[i] + w.hi[i]));
+      w.hi[i] += w.ceil_extra[i];
     }
   }
   return w;

@@ -9,6 +9,7 @@
 #include <wick/wick_plugin.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -21,13 +22,21 @@ struct ResizeRule;
 struct OnnxLowering::Impl {
   OnnxLowering& g;
   const onnx::NodeProto& n;
+  int64_t version = 0;  // the model's opset of the node's domain (ai.onnx or the training one)
+  // The attributes the lowering asked for (attr() records them); see check_attributes_read.
+  mutable std::vector<std::string> read_;
 
   // A lowering reads the node's inputs and attributes, runs Wick ops and sets its outputs.
   using Lowering = void (Impl::*)();
   // One row per ONNX op type and opset range: the lowering serves models whose ai.onnx opset
   // import is in [first, last]. Where an op changed form (an attribute became an input, a default
   // changed), each form has its own row; the rows of one op type must not overlap.
-  static constexpr int64_t kOpen = std::numeric_limits<int64_t>::max();  // no last opset yet
+  // Every row is closed: its last opset is at most the newest one its op was checked against,
+  // kChecked, that of the ONNX release whose operator schemas (kCheckedRelease) the rows and
+  // schemas.inc were compared with. A model of a newer opset is refused, never run on the old
+  // semantics.
+  static constexpr int64_t kChecked = 28;
+  static constexpr const char* kCheckedRelease = "1.23.2";
   struct Row {
     const char* op_type;
     int64_t first, last;
@@ -37,6 +46,20 @@ struct OnnxLowering::Impl {
   // The lowering of op_type at `opset`; NotImportable naming the op, the opset and the ranges
   // served when no row covers it. Throws std::logic_error on the first call if rows overlap.
   static Lowering lowering(const std::string& op_type, int64_t opset);
+
+  // --- Attributes checked against the op's schema (attributes.cpp) ---
+  // "ONNX op <type> (opset <n>)", the start of every refusal.
+  std::string node_context() const;
+  // The node's attribute `name` (nullptr when absent), recorded as read by the lowering.
+  const onnx::AttributeProto* attr(const char* name) const;
+  [[noreturn]] void refuse_attr(const onnx::AttributeProto& a, const std::string& why) const;
+  // A string attribute with enumerated values: one outside `implemented` is refused naming it.
+  std::string attr_choice(const char* name, const char* dflt,
+                          std::initializer_list<const char*> implemented) const;
+  // Before the lowering: every attribute is in the op's schema at `version` (schemas.inc).
+  void check_attributes_known(const std::string& schema_op) const;
+  // After it: every attribute the lowering did not read holds the schema's default.
+  void check_attributes_read(const std::string& schema_op) const;
 
   // --- The node: inputs, outputs, attributes (lower.cpp) ---
   const Device& dev() const { return g.device_; }
@@ -61,10 +84,10 @@ struct OnnxLowering::Impl {
   // Host arithmetic on sizes from the model: overflow is a malformed node, never wraparound.
   static int64_t checked_mul(int64_t a, int64_t b);
   static int64_t checked_add(int64_t a, int64_t b);
-  // The most elements of a tensor the importer builds on the host from a size in the model (a
-  // window's length, a Range's count): a corrupt model gets NotImportable, not any allocation.
-  static constexpr int64_t kMaxHostElements = int64_t{1} << 22;
-  // A count `what` read from the model as a double: an integer in [0, kMaxHostElements].
+  // The limits in force (ImportLimits): a corrupt model gets NotImportable, not any allocation.
+  static int64_t max_host_elements();
+  static int64_t max_loop_steps();
+  // A count `what` read from the model as a double: an integer in [0, max_host_elements()].
   static int64_t host_count(double v, const char* what);
   static Shape broadcast(const Shape& a, const Shape& b);
 
@@ -100,8 +123,9 @@ struct OnnxLowering::Impl {
   Tensor nll(const Tensor& x, const Tensor& target, const std::optional<Tensor>& weight,
              int64_t ignore, const std::string& reduction);
   // Pads and output sizes of Conv and the pools, ONNX's auto_pad and ceil_mode included.
+  // hi includes ceil_extra, the end padding ceil_mode adds beyond the model's pads.
   struct Window {
-    std::vector<int64_t> kernel, strides, dil, lo, hi;
+    std::vector<int64_t> kernel, strides, dil, lo, hi, ceil_extra;
   };
   Window window(const Tensor& x, const std::vector<int64_t>& kernel, bool ceil_mode);
   Tensor window_op(wick_op_code op, const Tensor& x, const Window& w, double init);
@@ -282,6 +306,7 @@ struct OnnxLowering::Impl {
   Tensor per_channel(const Tensor& v, int rank);
   void lower_conv();
   Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias);
+  void check_kernel_shape(const std::vector<int64_t>& k) const;
   void lower_conv_transpose();
   void lower_lrn();
   void lower_instance_norm();

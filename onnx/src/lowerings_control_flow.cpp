@@ -9,13 +9,6 @@
 
 namespace wick::onnx {
 
-namespace {
-
-// A Loop or Scan longer than this is treated as a malformed model rather than run.
-constexpr int64_t kMaxIterations = 10000;
-
-}  // namespace
-
 std::vector<Value> OnnxLowering::run_graph(const onnx::GraphProto& graph,
                                            const std::vector<Value>& inputs) const {
   if (inputs.size() > graph.inputs.size())
@@ -32,7 +25,7 @@ std::vector<Value> OnnxLowering::run_graph(const onnx::GraphProto& graph,
 }
 
 const onnx::GraphProto& OnnxLowering::Impl::graph_attr(const char* name) const {
-  const onnx::AttributeProto* a = n.attribute(name);
+  const onnx::AttributeProto* a = attr(name);
   if (a == nullptr || !a->g) throw NotImportable(n.op_type + " without its graph '" + name + "'");
   return *a->g;
 }
@@ -67,6 +60,7 @@ void OnnxLowering::Impl::lower_if() {
   const Tensor c = in(0);
   if (c.numel() != 1) throw NotImportable("If: the condition is not a single value");
   const bool cond = host_scalar(c) != 0;
+  (void)graph_attr(cond ? "else_branch" : "then_branch");  // both branches must be there
   const std::vector<Value> outs =
       run_body(graph_attr(cond ? "then_branch" : "else_branch"), {}, n.outputs.size());
   for (size_t i = 0; i < outs.size(); ++i) out_value(i, outs[i]);
@@ -88,8 +82,8 @@ void OnnxLowering::Impl::lower_loop() {
   const size_t n_scan = body.outputs.size() - 1 - n_carried;
   std::vector<std::vector<Tensor>> scans(n_scan);
   for (int64_t i = 0; i < max && cond; ++i) {
-    if (i == kMaxIterations)
-      throw NotImportable("Loop still running after " + std::to_string(i) + " iterations");
+    if (i == max_loop_steps())
+      throw NotImportable("Loop still running after " + std::to_string(i) + " iterations" + limit_hint("max_loop_steps"));
     std::vector<Value> ins{Value::of(upload_i64({i}, {})),
                            Value::of(upload_values({cond ? 1.0 : 0.0}, {}, DType::Bool))};
     ins.insert(ins.end(), carried.begin(), carried.end());
@@ -127,7 +121,8 @@ std::vector<Tensor> OnnxLowering::Impl::scan(const onnx::GraphProto& body,
     len = l;
   }
   if (len < 0) throw NotImportable("Scan without scan inputs");
-  if (len > kMaxIterations) throw NotImportable("Scan of " + std::to_string(len) + " iterations");
+  if (len > max_loop_steps())
+    throw NotImportable("Scan of " + std::to_string(len) + " iterations" + limit_hint("max_loop_steps"));
   std::vector<std::vector<Tensor>> scans(n_scan_out);
   for (int64_t t = 0; t < len; ++t) {
     std::vector<Value> ins = states;
@@ -189,9 +184,9 @@ void OnnxLowering::Impl::lower_scan_8() {
   }
   // Each batch entry scanned on its own: the iterations of all of them count against the limit.
   if (n_state < ins.size() &&
-      checked_mul(batch, std::max<int64_t>(ins[n_state].dim(1), 1)) > kMaxIterations)
+      checked_mul(batch, std::max<int64_t>(ins[n_state].dim(1), 1)) > max_loop_steps())
     throw NotImportable("Scan of " + std::to_string(batch) + " batch entries of " +
-                        std::to_string(ins[n_state].dim(1)) + " iterations");
+                        std::to_string(ins[n_state].dim(1)) + " iterations" + limit_hint("max_loop_steps"));
   if (has_in(0)) {  // only sequences of the full length
     for (int64_t l : host_ints(in(0))) {
       if (l != ins[n_state].dim(1)) throw NotImportable("Scan with sequence_lens shorter than the input");

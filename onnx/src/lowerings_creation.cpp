@@ -9,15 +9,15 @@
 namespace wick::onnx {
 
 void OnnxLowering::Impl::lower_constant() {
-  if (const onnx::AttributeProto* v = n.attribute("value"); v != nullptr && !v->t.empty())
+  if (const onnx::AttributeProto* v = attr("value"); v != nullptr && !v->t.empty())
     return out(0, upload_proto(v->t[0], dev()));
-  if (const onnx::AttributeProto* v = n.attribute("value_float"))
+  if (const onnx::AttributeProto* v = attr("value_float"))
     return out(0, scalar(v->f, DType::F32));
-  if (const onnx::AttributeProto* v = n.attribute("value_int"))
+  if (const onnx::AttributeProto* v = attr("value_int"))
     return out(0, upload_i64({v->i}, {}));
-  if (const onnx::AttributeProto* v = n.attribute("value_ints"))
+  if (const onnx::AttributeProto* v = attr("value_ints"))
     return out(0, upload_i64(v->ints, {static_cast<int64_t>(v->ints.size())}));
-  if (const onnx::AttributeProto* v = n.attribute("value_floats")) {
+  if (const onnx::AttributeProto* v = attr("value_floats")) {
     std::vector<double> d(v->floats.begin(), v->floats.end());
     return out(0, upload_values(d, {static_cast<int64_t>(d.size())}, DType::F32));
   }
@@ -27,7 +27,7 @@ void OnnxLowering::Impl::lower_constant_of_shape() {
   const std::vector<int64_t> s = host_ints(in(0));
   DType t = DType::F32;
   double value = 0;
-  const onnx::AttributeProto* v = n.attribute("value");
+  const onnx::AttributeProto* v = attr("value");
   if (v != nullptr && !v->t.empty()) {
     const Tensor c = upload_proto(v->t[0], dev());
     t = c.dtype();
@@ -94,7 +94,7 @@ void OnnxLowering::Impl::lower_one_hot() {
 void OnnxLowering::Impl::lower_eye_like() {
   const Tensor x = in(0);
   if (x.rank() != 2) throw NotImportable("EyeLike of rank other than 2");
-  const DType t = n.attribute("dtype") != nullptr ? onnx_dtype(static_cast<int32_t>(attr_i("dtype", 1)))
+  const DType t = attr("dtype") != nullptr ? onnx_dtype(static_cast<int32_t>(attr_i("dtype", 1)))
                                                   : x.dtype();
   const Tensor diff = op2(WICK_OP_SUB, positions(x.shape(), 1), positions(x.shape(), 0));
   out(0, cast(op2(WICK_OP_EQ, diff, scalar(static_cast<double>(attr_i("k", 0)), DType::I64), DType::Bool), t));

@@ -40,13 +40,16 @@ void OnnxLowering::Impl::lower_pow() {
   out(0, op2(WICK_OP_POW, in(0), cast(in(1), in(0).dtype())));
 }
 void OnnxLowering::Impl::lower_bit_shift() {
-  out(0, op2(attr_s("direction", "") == "LEFT" ? WICK_OP_SHL : WICK_OP_SHR, in(0), in(1)));
+  out(0, op2(attr_choice("direction", "", {"LEFT", "RIGHT"}) == "LEFT" ? WICK_OP_SHL : WICK_OP_SHR, in(0), in(1)));
 }
 void OnnxLowering::Impl::lower_mod() {
   const Tensor a = in(0), b = in(1);
-  const Tensor r = op2(WICK_OP_REM, a, b);
-  if (attr_i("fmod", 0) != 0 || is_float(a.dtype())) return out(0, r);
-  // Python-style modulo: the sign of the divisor.
+  const int64_t fmod = attr_i("fmod", 0);
+  if (fmod != 0 && fmod != 1) refuse_attr(*attr("fmod"), "is not 0 or 1");
+  const Tensor r = op2(WICK_OP_REM, a, b);  // C's fmod: the sign of the dividend
+  if (fmod == 1) return out(0, r);
+  // Python-style modulo, the sign of the divisor, for integers and (opset 28) floats alike: as
+  // NumPy's np.mod, the remainder plus the divisor where their signs differ.
   const Tensor zero = scalar(0, a.dtype());
   const Tensor fix = op2(WICK_OP_BITWISE_AND, op2(WICK_OP_NE, r, zero, DType::Bool),
                          op2(WICK_OP_NE, op2(WICK_OP_LT, r, zero, DType::Bool),
@@ -130,8 +133,8 @@ void OnnxLowering::Impl::lower_softsign() {
 // Clip's bounds are attributes before opset 11, optional inputs from 11.
 void OnnxLowering::Impl::lower_clip_attrs() {
   Tensor x = in(0);
-  if (n.attribute("min") != nullptr) x = op2(WICK_OP_MAXIMUM, x, scalar(attr_f("min", 0), x.dtype()));
-  if (n.attribute("max") != nullptr) x = op2(WICK_OP_MINIMUM, x, scalar(attr_f("max", 0), x.dtype()));
+  if (attr("min") != nullptr) x = op2(WICK_OP_MAXIMUM, x, scalar(attr_f("min", 0), x.dtype()));
+  if (attr("max") != nullptr) x = op2(WICK_OP_MINIMUM, x, scalar(attr_f("max", 0), x.dtype()));
   out(0, x);
 }
 void OnnxLowering::Impl::lower_clip() {

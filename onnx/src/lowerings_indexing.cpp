@@ -44,7 +44,7 @@ void OnnxLowering::Impl::lower_scatter_elements() {
 }
 // The `reduction` attribute of the scatters as a WICK_REDUCE_MODE_*.
 int32_t OnnxLowering::Impl::reduction_mode() const {
-  const std::string red = attr_s("reduction", "none");
+  const std::string red = attr_choice("reduction", "none", {"none", "add", "mul", "max", "min"});
   if (red == "none") return WICK_REDUCE_MODE_SET;
   if (red == "add") return WICK_REDUCE_MODE_ADD;
   if (red == "mul") return WICK_REDUCE_MODE_MUL;
@@ -148,7 +148,7 @@ void OnnxLowering::Impl::lower_compress() {
   Tensor x = in(0);
   const std::vector<double> cond = host_doubles(in(1));
   int axis = 0;
-  if (n.attribute("axis") != nullptr) {
+  if (attr("axis") != nullptr) {
     axis = norm_axis(attr_i("axis", 0), x.rank());
   } else {
     x = reshape(x, {x.numel()});

@@ -25,6 +25,11 @@ Tensor OnnxLowering::Impl::per_channel(const Tensor& v, int rank) {
 void OnnxLowering::Impl::lower_conv() {
   out(0, conv(in(0), in(1), has_in(2) ? std::optional<Tensor>(in(2)) : std::nullopt));
 }
+// kernel_shape, where given, must be the weights' spatial extents (the lowering takes those).
+void OnnxLowering::Impl::check_kernel_shape(const std::vector<int64_t>& k) const {
+  if (const onnx::AttributeProto* a = attr("kernel_shape"); a != nullptr && a->ints != k)
+    refuse_attr(*a, "differs from the weights' spatial extents " + shape_to_string(k) + " (a malformed node)");
+}
 Tensor OnnxLowering::Impl::conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
   const int64_t groups = attr_i("group", 1);
   if (w.rank() < 2 || x.rank() != w.rank() || groups < 1 || w.dim(0) % groups != 0 ||
@@ -32,6 +37,7 @@ Tensor OnnxLowering::Impl::conv(const Tensor& x, const Tensor& w, const std::opt
     throw NotImportable("malformed " + n.op_type + ": weights " + shape_to_string(w.shape()) + " in " +
                         std::to_string(groups) + " groups for an input " + shape_to_string(x.shape()));
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
+  check_kernel_shape(k);
   const Window win = window(x, k, false);
   const size_t r = k.size();
   std::vector<int64_t> idil(r, 1);
@@ -57,7 +63,7 @@ Tensor OnnxLowering::Impl::conv(const Tensor& x, const Tensor& w, const std::opt
 // dilation * (kernel - 1) - pads (plus output_padding at the end), and the weights [C, O/g, k...]
 // turned into [O, C/g, k...] with their spatial axes reversed.
 void OnnxLowering::Impl::lower_conv_transpose() {
-  const std::string auto_pad = attr_s("auto_pad", "NOTSET");
+  const std::string auto_pad = attr_choice("auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
   const Tensor x = in(0), w = in(1);
   const int64_t groups = attr_i("group", 1);
   if (w.rank() < 2 || x.rank() != w.rank() || groups < 1 || w.dim(0) % groups != 0 || x.dim(1) != w.dim(0))
@@ -66,6 +72,7 @@ void OnnxLowering::Impl::lower_conv_transpose() {
   const size_t r = static_cast<size_t>(w.rank() - 2);
   const int64_t cin = w.dim(0), og = w.dim(1);
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
+  check_kernel_shape(k);
   auto ints = [&](const char* name, int64_t dflt, size_t count) {
     std::vector<int64_t> v = attr_ints(name).value_or(std::vector<int64_t>(count, dflt));
     if (v.size() != count) throw NotImportable(std::string("ConvTranspose ") + name + " length");
@@ -141,9 +148,9 @@ void OnnxLowering::Impl::lower_lrn() {
   // channels on either side sums the same as one reaching just past them.
   const int64_t c = x.dim(1), lo = std::min((size - 1) / 2, c), hi = std::min(size - 1 - (size - 1) / 2, c);
   // One device add per channel of the window, each over the whole input.
-  if (checked_mul(lo + hi + 1, x.numel()) > (int64_t{1} << 28))
-    throw NotImportable("LRN over " + std::to_string(lo + hi + 1) + " channels of " + std::to_string(x.numel()) +
-                        " elements, beyond the importer's limit of 2^28 element operations");
+  if (lo + hi + 1 > max_loop_steps())
+    throw NotImportable("LRN over " + std::to_string(lo + hi + 1) + " channels (one device pass each)" +
+                        limit_hint("max_loop_steps"));
   const Tensor sq = op2(WICK_OP_MUL, x, x);
   Shape padded = x.shape();
   padded[1] = c + lo + hi;
@@ -182,9 +189,16 @@ void OnnxLowering::Impl::lower_average_pool() {
   const Tensor x = in(0);
   const Tensor sum = window_op(WICK_OP_WINDOW_SUM, x, w, 0);
   if (attr_i("count_include_pad", 0) != 0) {
-    int64_t size = 1;
-    for (int64_t k : w.kernel) size = checked_mul(size, k);
-    return out(0, affine(sum, 1.0 / static_cast<double>(size), 0));
+    // Divide by the elements of each window inside the input and the model's pads, not those of
+    // the padding ceil_mode adds: ones over the explicitly padded extent, windowed with only that.
+    Shape padded = x.shape();
+    Window inner = w;
+    for (size_t i = 0; i < w.kernel.size(); ++i) {
+      padded[2 + i] = checked_add(padded[2 + i], w.hi[i] - w.ceil_extra[i] + w.lo[i]);
+      inner.lo[i] = 0;
+      inner.hi[i] = w.ceil_extra[i];
+    }
+    return out(0, op2(WICK_OP_DIV, sum, window_op(WICK_OP_WINDOW_SUM, filled(padded, x.dtype(), 1.0), inner, 0)));
   }
   // Divide by the number of real (unpadded) elements in each window.
   const Tensor ones = filled(x.shape(), x.dtype(), 1.0);
@@ -281,7 +295,7 @@ void OnnxLowering::Impl::loss(bool softmax_first) {
   const Tensor logp = softmax_first ? softmax(in(0), 1, true) : in(0);
   const std::optional<Tensor> w = has_in(2) ? std::optional<Tensor>(in(2)) : std::nullopt;
   const int64_t ignore = attr_i("ignore_index", std::numeric_limits<int64_t>::min());
-  out(0, nll(logp, in(1), w, ignore, attr_s("reduction", "mean")));
+  out(0, nll(logp, in(1), w, ignore, attr_choice("reduction", "mean", {"none", "sum", "mean"})));
   if (softmax_first) out(1, logp);
 }
 // From opset 12 the ratio (default 0.5) and training_mode are inputs. Training mode with ratio 0
@@ -293,6 +307,9 @@ void OnnxLowering::Impl::lower_dropout() {
 }
 void OnnxLowering::Impl::dropout(bool training, bool mask_bool) {
   if (training) throw NotImportable("Dropout in training mode with a nonzero ratio (random)");
+  // Outside training mode the ratio and the seed change nothing: Dropout is the identity.
+  (void)attr("ratio");
+  (void)attr("seed");
   out(0, in(0));
   if (n.outputs.size() > 1) out(1, filled(in(0).shape(), mask_bool ? DType::Bool : in(0).dtype(), 1.0));
 }

@@ -20,7 +20,7 @@ Tensor OnnxLowering::Impl::along_axis(const Tensor& v, const Tensor& x, int64_t 
 // (u8 without one); the saturation is the cast's (docs/ops.md).
 void OnnxLowering::Impl::lower_quantize_linear() {
   const Tensor x = in(0);
-  if (n.attribute("block_size") != nullptr || n.attribute("output_dtype") != nullptr)
+  if (attr("block_size") != nullptr || attr("output_dtype") != nullptr)
     throw NotImportable("QuantizeLinear block_size/output_dtype");
   const int64_t axis = attr_i("axis", 1);
   const Tensor xf = x.dtype() == DType::F32 ? x : cast(x, DType::F32);
@@ -38,7 +38,7 @@ void OnnxLowering::Impl::lower_quantize_linear() {
 // DequantizeLinear: (x - zero_point) * scale, in f32.
 void OnnxLowering::Impl::lower_dequantize_linear() {
   const Tensor x = in(0);
-  if (n.attribute("block_size") != nullptr) throw NotImportable("DequantizeLinear block_size");
+  if (attr("block_size") != nullptr) throw NotImportable("DequantizeLinear block_size");
   const int64_t axis = attr_i("axis", 1);
   Tensor v = cast(x, DType::F32);
   if (has_in(2)) v = op2(WICK_OP_SUB, v, along_axis(cast(in(2), DType::F32), x, axis));
@@ -67,7 +67,11 @@ void OnnxLowering::Impl::lower_dynamic_quantize_linear() {
 // MatMulInteger: (a - a_zero_point) x (b - b_zero_point) in i32.
 void OnnxLowering::Impl::lower_matmul_integer() {
   Tensor a = cast(in(0), DType::I32), b = cast(in(1), DType::I32);
-  if (has_in(2)) a = op2(WICK_OP_SUB, a, cast(in(2), DType::I32));
+  // a's zero point may be one per row ([M], along a's second-last axis); b's one per column.
+  if (has_in(2)) {
+    const Tensor za = cast(in(2), DType::I32);
+    a = op2(WICK_OP_SUB, a, za.rank() == 1 && za.numel() > 1 && a.rank() >= 2 ? reshape(za, {za.numel(), 1}) : za);
+  }
   if (has_in(3)) b = op2(WICK_OP_SUB, b, cast(in(3), DType::I32));
   out(0, matmul(a, b));
 }
@@ -87,7 +91,12 @@ void OnnxLowering::Impl::lower_qlinear_matmul() {
 void OnnxLowering::Impl::lower_conv_integer() {
   Tensor x = cast(in(0), DType::I32), w = cast(in(1), DType::I32);
   if (has_in(2)) x = op2(WICK_OP_SUB, x, cast(in(2), DType::I32));
-  if (has_in(3)) w = op2(WICK_OP_SUB, w, cast(in(3), DType::I32));
+  if (has_in(3)) {  // one zero point, or one per output channel (w's first axis)
+    const Tensor zw = cast(in(3), DType::I32);
+    Shape s(static_cast<size_t>(w.rank()), 1);
+    s[0] = zw.numel();
+    w = op2(WICK_OP_SUB, w, zw.numel() > 1 ? reshape(zw, s) : zw);
+  }
   out(0, conv(x, w, std::nullopt));
 }
 // QLinearConv: (x - x_zero_point) conv (w - w_zero_point) in i32, plus the i32 bias, requantised:

@@ -24,9 +24,14 @@ namespace {
 
 // The input coordinate of output position x along an axis (ONNX's coordinate_transformation_mode).
 // out_len is the scaled length in_len * scale, not rounded (the reference uses it unrounded).
-double resize_coordinate(const ResizeRule& r, double x, double scale, double out_len, int64_t in_len,
-                         double roi_start, double roi_end) {
+// out_count is the output's length (half_pixel_symmetric centres the rounding difference).
+double resize_coordinate(const ResizeRule& r, double x, double scale, double out_len, int64_t out_count,
+                         int64_t in_len, double roi_start, double roi_end) {
   const std::string& c = r.coord;
+  if (c == "half_pixel_symmetric") {
+    const double offset = static_cast<double>(in_len) / 2 * (1 - static_cast<double>(out_count) / out_len);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
   if (c == "asymmetric") return x / scale;
   if (c == "align_corners")
     return out_len == 1 ? 0.0 : x * static_cast<double>(in_len - 1) / (out_len - 1);
@@ -56,18 +61,18 @@ Tensor OnnxLowering::Impl::resize_axis(const Tensor& x, int axis, int64_t out_le
                                        const ResizeRule& r, double roi_start, double roi_end) {
   const int64_t in_len = x.dim(axis);
   // The resized tensor must be within the importer's limit before any table is built for it.
-  if (in_len > 0 && checked_mul(x.numel() / in_len, out_len) > onnx_max_elements())
+  const int64_t limit = import_limits().max_elements;
+  if (in_len > 0 && checked_mul(x.numel() / in_len, out_len) > limit)
     throw NotImportable(n.op_type + " to " + std::to_string(out_len) + " along axis " + std::to_string(axis) +
-                        " makes more than " + std::to_string(onnx_max_elements()) +
-                        " elements, the importer's limit");
+                        " makes more than " + std::to_string(limit) + " elements" + limit_hint("max_elements"));
   const size_t taps = r.mode == "nearest" ? 1 : r.mode == "linear" ? 2 : 4;
   std::vector<std::vector<int64_t>> ids(taps, std::vector<int64_t>(static_cast<size_t>(out_len)));
   std::vector<std::vector<double>> ws(taps, std::vector<double>(static_cast<size_t>(out_len)));
   std::vector<double> outside(static_cast<size_t>(out_len), 0.0);
   for (int64_t o = 0; o < out_len; ++o) {
     const size_t k = static_cast<size_t>(o);
-    const double x0 = resize_coordinate(r, static_cast<double>(o), scale,
-                                        scale * static_cast<double>(in_len), in_len, roi_start, roi_end);
+    const double x0 = resize_coordinate(r, static_cast<double>(o), scale, scale * static_cast<double>(in_len),
+                                        out_len, in_len, roi_start, roi_end);
     if (!std::isfinite(x0)) throw NotImportable("malformed " + n.op_type + ": a coordinate is not finite (roi)");
     if (r.coord == "tf_crop_and_resize" && (x0 < 0 || x0 > static_cast<double>(in_len - 1))) {
       outside[k] = 1;  // every tap's weight stays 0
@@ -141,29 +146,29 @@ ResizeRule asymmetric_floor(const std::string& mode) {
 // Upsample: its scales an attribute in opsets 7 and 8, an input in 9 (deprecated from 10).
 void OnnxLowering::Impl::lower_upsample_attr() {
   std::vector<double> scales;
-  if (const onnx::AttributeProto* a = n.attribute("scales")) scales.assign(a->floats.begin(), a->floats.end());
-  resize(asymmetric_floor(attr_s("mode", "nearest")), scales, {}, {});
+  if (const onnx::AttributeProto* a = attr("scales")) scales.assign(a->floats.begin(), a->floats.end());
+  resize(asymmetric_floor(attr_choice("mode", "nearest", {"nearest", "linear"})), scales, {}, {});
 }
 void OnnxLowering::Impl::lower_upsample() {
-  resize(asymmetric_floor(attr_s("mode", "nearest")), host_doubles(in(1)), {}, {});
+  resize(asymmetric_floor(attr_choice("mode", "nearest", {"nearest", "linear"})), host_doubles(in(1)), {}, {});
 }
 // Resize 10: scales the only other input, no coordinate transformation attributes.
 void OnnxLowering::Impl::lower_resize_10() {
-  resize(asymmetric_floor(attr_s("mode", "nearest")), host_doubles(in(1)), {}, {});
+  resize(asymmetric_floor(attr_choice("mode", "nearest", {"nearest", "linear"})), host_doubles(in(1)), {}, {});
 }
 // Resize from 11: roi, scales and sizes inputs; the coordinate transformation and rounding
 // attributes (antialias, axes and keep_aspect_ratio_policy from 18 are not lowered).
 void OnnxLowering::Impl::lower_resize() {
   ResizeRule r;
-  r.mode = attr_s("mode", "nearest");
-  r.coord = attr_s("coordinate_transformation_mode", "half_pixel");
-  r.nearest = attr_s("nearest_mode", "round_prefer_floor");
+  r.mode = attr_choice("mode", "nearest", {"nearest", "linear", "cubic"});
+  r.coord = attr_choice("coordinate_transformation_mode", "half_pixel",
+                        {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                         "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"});
+  r.nearest = attr_choice("nearest_mode", "round_prefer_floor",
+                          {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
   r.cubic_a = attr_f("cubic_coeff_a", -0.75f);
   r.exclude_outside = attr_i("exclude_outside", 0) != 0;
   r.extrapolation = attr_f("extrapolation_value", 0.0f);
-  if (attr_i("antialias", 0) != 0 || n.attribute("axes") != nullptr ||
-      attr_s("keep_aspect_ratio_policy", "stretch") != "stretch")
-    throw NotImportable("Resize antialias, axes or keep_aspect_ratio_policy");
   std::vector<double> scales, roi;
   std::vector<int64_t> sizes;
   if (has_in(1)) roi = host_doubles(in(1));

@@ -104,11 +104,14 @@ OnnxLowering::Impl::Recurrence OnnxLowering::Impl::recurrence(Cell cell) {
   const DType dt = x.dtype();
   const int64_t seq = x.dim(0), batch = x.dim(1), input = x.dim(2), hidden = r.dim(2);
   const int64_t gates = cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 3 : 4;
+  if (const onnx::AttributeProto* a = attr("hidden_size"); a != nullptr && a->i != hidden)
+    refuse_attr(*a, "differs from R's hidden size " + std::to_string(hidden) + " (a malformed node)");
   // One step per sequence position and a host entry per batch entry: bounded like Loop and Scan.
-  if (seq > 10000 || batch > kMaxHostElements || hidden > kMaxHostElements)
+  if (seq > max_loop_steps() || batch > max_host_elements() || hidden > max_host_elements())
     throw NotImportable(n.op_type + " of " + std::to_string(seq) + " steps, batch " + std::to_string(batch) +
-                        " and hidden size " + std::to_string(hidden) + ", beyond the importer's limits");
-  const std::string direction = attr_s("direction", "forward");
+                        " and hidden size " + std::to_string(hidden) +
+                        (seq > max_loop_steps() ? limit_hint("max_loop_steps") : limit_hint("max_host_elements")));
+  const std::string direction = attr_choice("direction", "forward", {"forward", "reverse", "bidirectional"});
   const int64_t dirs = direction == "bidirectional" ? 2 : 1;
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     throw NotImportable(n.op_type + " direction " + direction);
@@ -119,7 +122,7 @@ OnnxLowering::Impl::Recurrence OnnxLowering::Impl::recurrence(Cell cell) {
                 .dirs = dirs, .direction = direction,
                 .linear_before_reset = attr_i("linear_before_reset", 0) != 0,
                 .input_forget = attr_i("input_forget", 0) != 0,
-                .clip = n.attribute("clip") != nullptr ? std::optional<double>(attr_f("clip", 0))
+                .clip = attr("clip") != nullptr ? std::optional<double>(attr_f("clip", 0))
                                                        : std::nullopt};
   recurrent_activations(rc);
 
@@ -137,7 +140,7 @@ void OnnxLowering::Impl::recurrent_activations(Recurrence& rc) {
   const int64_t dirs = rc.dirs;
   const size_t per_dir = cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 2 : 3;
   std::vector<std::string> fs;
-  if (const onnx::AttributeProto* a = n.attribute("activations")) {
+  if (const onnx::AttributeProto* a = attr("activations")) {
     for (const std::string& s : a->strings) fs.push_back(s);
   }
   if (fs.empty()) {
@@ -151,8 +154,8 @@ void OnnxLowering::Impl::recurrent_activations(Recurrence& rc) {
                         std::to_string(dirs) + " direction(s)");
   std::vector<std::optional<double>> alphas(fs.size()), betas(fs.size());
   {
-    const onnx::AttributeProto* aa = n.attribute("activation_alpha");
-    const onnx::AttributeProto* ab = n.attribute("activation_beta");
+    const onnx::AttributeProto* aa = attr("activation_alpha");
+    const onnx::AttributeProto* ab = attr("activation_beta");
     size_t ia = 0, ib = 0;
     for (size_t k = 0; k < fs.size(); ++k) {
       const std::string f = lowercase(fs[k]);

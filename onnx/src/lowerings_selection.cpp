@@ -36,7 +36,7 @@ struct SliceLess {
 // with the index of each one's first occurrence, each input's position among them, and counts.
 void OnnxLowering::Impl::lower_unique() {
   Tensor x = in(0);
-  const bool has_axis = n.attribute("axis") != nullptr;
+  const bool has_axis = attr("axis") != nullptr;
   if (!has_axis) x = reshape(x, {x.numel()});
   const int axis = has_axis ? norm_axis(attr_i("axis", 0), x.rank()) : 0;
   const std::vector<double> v = host_doubles(x);

@@ -82,7 +82,7 @@ void OnnxLowering::Impl::split(std::vector<int64_t> sizes) {
   if (parts == 0) throw NotImportable("malformed Split: no outputs");
   if (std::any_of(sizes.begin(), sizes.end(), [](int64_t v) { return v < 0; }))
     throw NotImportable("malformed Split: sizes " + shape_to_string(sizes));
-  if (sizes.empty() && n.attribute("num_outputs") != nullptr) {
+  if (sizes.empty() && attr("num_outputs") != nullptr) {
     const int64_t each = (x.dim(axis) + parts - 1) / parts;
     for (int64_t at = 0; at < x.dim(axis); at += each) sizes.push_back(std::min(each, x.dim(axis) - at));
   }
@@ -158,7 +158,7 @@ void OnnxLowering::Impl::lower_pad() {
 void OnnxLowering::Impl::pad(Tensor x, const std::vector<int64_t>& pads, double value) {
   const int r = x.rank();
   if (pads.size() != static_cast<size_t>(2 * r)) throw NotImportable("Pad: pads are not 2 x rank");
-  const std::string mode = attr_s("mode", "constant");
+  const std::string mode = attr_choice("mode", "constant", {"constant", "reflect", "edge"});
   for (int a = 0; a < r; ++a) {  // negative pads crop first
     const int64_t lo = std::min<int64_t>(pads[a], 0), hi = std::min<int64_t>(pads[a + r], 0);
     if (lo < -x.dim(a) || hi < -x.dim(a)) throw NotImportable("malformed Pad: a crop wider than the axis");
@@ -207,7 +207,7 @@ void OnnxLowering::Impl::lower_depth_to_space() {
   const int64_t b = attr_i("blocksize", 1), N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
   if (x.rank() != 4 || b < 1 || b > (int64_t{1} << 20) || C % (b * b) != 0)
     throw NotImportable("malformed DepthToSpace: blocksize " + std::to_string(b) + " for " + shape_to_string(x.shape()));
-  const bool crd = attr_s("mode", "DCR") == "CRD";
+  const bool crd = attr_choice("mode", "DCR", {"DCR", "CRD"}) == "CRD";
   const Tensor t = crd ? reshape(x, {N, C / (b * b), b, b, H, W}).permute({0, 1, 4, 2, 5, 3})
                        : reshape(x, {N, b, b, C / (b * b), H, W}).permute({0, 3, 4, 1, 5, 2});
   out(0, reshape(t, {N, C / (b * b), checked_mul(H, b), checked_mul(W, b)}));
@@ -217,7 +217,10 @@ void OnnxLowering::Impl::lower_space_to_depth() {
   const int64_t b = attr_i("blocksize", 1), N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
   if (x.rank() != 4 || b < 1 || H % b != 0 || W % b != 0)
     throw NotImportable("malformed SpaceToDepth: blocksize " + std::to_string(b) + " for " + shape_to_string(x.shape()));
-  const Tensor t = reshape(x, {N, C, H / b, b, W / b, b}).permute({0, 3, 5, 1, 2, 4});
+  // DCR: output channel (bh * b + bw) * C + c; CRD (opset 28): c * b * b + bh * b + bw.
+  const bool crd = attr_choice("mode", "DCR", {"DCR", "CRD"}) == "CRD";
+  const Tensor t = reshape(x, {N, C, H / b, b, W / b, b})
+                       .permute(crd ? std::vector<int>{0, 1, 3, 5, 2, 4} : std::vector<int>{0, 3, 5, 1, 2, 4});
   out(0, reshape(t, {N, checked_mul(C, b * b), H / b, W / b}));
 }
 void OnnxLowering::Impl::lower_tile() {

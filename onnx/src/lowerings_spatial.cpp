@@ -43,7 +43,7 @@ void OnnxLowering::Impl::grid_sample(const std::string& mode) {
   const int r = x.rank() - 2;
   if (r < 1 || grid.rank() != r + 2 || grid.dim(-1) != r) throw NotImportable("GridSample shapes");
   const bool align = attr_i("align_corners", 0) != 0;
-  const std::string padding = attr_s("padding_mode", "zeros");
+  const std::string padding = attr_choice("padding_mode", "zeros", {"zeros", "border", "reflection"});
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
     throw NotImportable("GridSample mode " + mode);
   if (padding != "zeros" && padding != "border" && padding != "reflection")
@@ -177,11 +177,11 @@ Tensor OnnxLowering::Impl::grid_gather(const Tensor& x,
 // Opsets 16-19 name the modes bilinear and bicubic; from 20 linear and cubic (and N-D inputs).
 void OnnxLowering::Impl::lower_grid_sample_16() {
   if (in(0).rank() != 4) throw NotImportable("GridSample before opset 20 takes 4-D inputs");
-  const std::string mode = attr_s("mode", "bilinear");
+  const std::string mode = attr_choice("mode", "bilinear", {"bilinear", "nearest", "bicubic"});
   grid_sample(mode == "bilinear" ? "linear" : mode == "bicubic" ? "cubic" : mode);
 }
 void OnnxLowering::Impl::lower_grid_sample() {
-  grid_sample(attr_s("mode", "linear"));
+  grid_sample(attr_choice("mode", "linear", {"linear", "nearest", "cubic"}));
 }
 
 // MaxPool with its Indices output: the input padded with -inf, then every kernel offset's strided
@@ -211,9 +211,10 @@ void OnnxLowering::Impl::max_pool_with_indices(const Window& w) {
   int64_t out_count = 1;
   for (int64_t d : out_spatial) out_count = checked_mul(out_count, std::max<int64_t>(d, 0));
   // One device pass per kernel offset (like a loop iteration), out_count host positions each.
-  if (offsets > 10000 || checked_mul(offsets, out_count) > kMaxHostElements)
+  if (offsets > max_loop_steps() || checked_mul(offsets, out_count) > max_host_elements())
     throw NotImportable("MaxPool indices over " + std::to_string(offsets) + " kernel offsets and " +
-                        std::to_string(out_count) + " outputs, beyond the importer's limits");
+                        std::to_string(out_count) + " outputs" +
+                        (offsets > max_loop_steps() ? limit_hint("max_loop_steps") : limit_hint("max_host_elements")));
   Shape pos_shape(2, 1);
   pos_shape.insert(pos_shape.end(), out_spatial.begin(), out_spatial.end());
   Tensor best, best_at;

@@ -14,9 +14,9 @@ Tensor OnnxLowering::Impl::dft(const Tensor& x, int64_t length, int64_t bins, bo
   const int64_t n = x.dim(-2), used = std::min(n, length);
   if (length < 1 || bins < 0)
     throw NotImportable("malformed " + this->n.op_type + ": a DFT of length " + std::to_string(length));
-  if (checked_mul(used, bins) > kMaxHostElements)
+  if (checked_mul(used, bins) > max_host_elements())
     throw NotImportable(this->n.op_type + " weights of " + std::to_string(used) + " x " + std::to_string(bins) +
-                        " have more than " + std::to_string(kMaxHostElements) + " elements, the importer's limit");
+                        " have more than " + std::to_string(max_host_elements()) + " elements" + limit_hint("max_host_elements"));
   const DType ct = x.dtype() == DType::F64 ? DType::F64 : DType::F32;
   std::vector<double> cs(static_cast<size_t>(used * bins)), sn(cs.size());
   for (int64_t i = 0; i < used; ++i)
@@ -87,9 +87,9 @@ void OnnxLowering::Impl::lower_stft() {
   if (length <= 0 || step <= 0) throw NotImportable("STFT without a frame length or step");
   const int64_t batch = signal.dim(0), samples = signal.dim(1), c = signal.dim(2);
   const int64_t frames = samples < length ? 0 : (samples - length) / step + 1;
-  if (checked_mul(frames, length) > kMaxHostElements)
+  if (checked_mul(frames, length) > max_host_elements())
     throw NotImportable("STFT of " + std::to_string(frames) + " frames of " + std::to_string(length) +
-                        " has more than " + std::to_string(kMaxHostElements) + " positions, the importer's limit");
+                        " has more than " + std::to_string(max_host_elements()) + " positions" + limit_hint("max_host_elements"));
   std::vector<int64_t> at;
   for (int64_t f = 0; f < frames; ++f)
     for (int64_t i = 0; i < length; ++i) at.push_back(f * step + i);
@@ -111,9 +111,9 @@ void OnnxLowering::Impl::lower_mel_weight_matrix() {
   const double rate = host_scalar(in(2)), lo_hz = host_scalar(in(3)), hi_hz = host_scalar(in(4));
   const DType t = onnx_dtype(static_cast<int32_t>(attr_i("output_datatype", 1)));
   const int64_t bins = length / 2 + 1;
-  if (checked_mul(bins, mels) > kMaxHostElements)
+  if (checked_mul(bins, mels) > max_host_elements())
     throw NotImportable("MelWeightMatrix of " + std::to_string(bins) + " x " + std::to_string(mels) +
-                        " has more than " + std::to_string(kMaxHostElements) + " elements, the importer's limit");
+                        " has more than " + std::to_string(max_host_elements()) + " elements" + limit_hint("max_host_elements"));
   auto mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
   const double lo = mel(lo_hz), step = (mel(hi_hz) - lo) / static_cast<double>(mels + 2);
   // Each edge a spectrogram bin: a negative or non-finite one (a negative rate or frequency) is a

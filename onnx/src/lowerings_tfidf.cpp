@@ -13,18 +13,18 @@ void OnnxLowering::Impl::lower_tfidf_vectorizer() {
   Tensor x = in(0);
   if (is_float(x.dtype()) || x.dtype() == DType::Bool)
     throw NotImportable("TfIdfVectorizer of " + std::string(dtype_name(x.dtype())) + " (strings and integers only)");
-  if (n.attribute("pool_strings") != nullptr) throw NotImportable("TfIdfVectorizer with a string pool");
+  if (attr("pool_strings") != nullptr) throw NotImportable("TfIdfVectorizer with a string pool");
   if (x.rank() != 1 && x.rank() != 2) throw NotImportable("TfIdfVectorizer of rank " + std::to_string(x.rank()));
   const bool batched = x.rank() == 2;
   if (!batched) x = x.unsqueeze(0);
   const int64_t rows = x.dim(0), len = x.dim(1);
   const int64_t min_n = attr_i("min_gram_length", 1), max_n = attr_i("max_gram_length", 1),
                 max_skip = attr_i("max_skip_count", 0);
-  const std::string mode = attr_s("mode", "TF");
+  const std::string mode = attr_choice("mode", "TF", {"TF", "IDF", "TFIDF"});
   const std::vector<int64_t> counts = attr_ints("ngram_counts").value_or(std::vector<int64_t>{});
   const std::vector<int64_t> indexes = attr_ints("ngram_indexes").value_or(std::vector<int64_t>{});
   const std::vector<int64_t> pool = attr_ints("pool_int64s").value_or(std::vector<int64_t>{});
-  const onnx::AttributeProto* w_attr = n.attribute("weights");
+  const onnx::AttributeProto* w_attr = attr("weights");
   if (mode != "TF" && mode != "IDF" && mode != "TFIDF") throw NotImportable("TfIdfVectorizer mode " + mode);
   if (min_n < 1 || max_n < min_n || max_n > static_cast<int64_t>(counts.size()) || max_skip < 0 ||
       indexes.empty())

@@ -46,7 +46,7 @@ void OnnxLowering::Impl::lower_momentum() {
   const DType dt = in(2).dtype();
   const double alpha = attr_f("alpha", 0.0f), beta = attr_f("beta", 0.0f),
                norm = attr_f("norm_coefficient", 0.0f);
-  const std::string mode = attr_s("mode", "");
+  const std::string mode = attr_choice("mode", "", {"standard", "nesterov"});
   if (mode != "standard" && mode != "nesterov")
     throw NotImportable("Momentum mode '" + mode + "'");
   const Tensor lr = cast(in(0), dt);

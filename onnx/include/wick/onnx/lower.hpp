@@ -32,11 +32,28 @@ struct ExecuteFailed : std::runtime_error {
 
 DType onnx_dtype(int32_t data_type);  // throws NotImportable for types Wick lacks
 
-// The most elements of any tensor the importer computes (2^24 by default; the largest tensor of the
-// ONNX test data has 2^20): a model that asks for more is NotImportable, so that a corrupt or
-// hostile file cannot make the suite allocate or compute without bound. The fuzz target lowers it.
-int64_t onnx_max_elements();
-void set_onnx_max_elements(int64_t n);
+// The importer's bounds on what a model may make it allocate or repeat: a model past one is
+// NotImportable naming the limit and how to raise it, so that a corrupt or hostile file cannot
+// make the importer allocate or compute without bound. The defaults fit real models (AlexNet's
+// and VGG-19's weights, a 4096 x 4096 ConstantOfShape); the fuzz target sets tight ones.
+struct ImportLimits {
+  // The most elements of any tensor the importer computes.
+  int64_t max_elements = int64_t{1} << 28;
+  // The most elements of a table built on the host from sizes in the model (a window function's
+  // length, a Range, gather positions, a MaxPool's indices).
+  int64_t max_host_elements = int64_t{1} << 24;
+  // The most iterations of a Loop or Scan, time steps of RNN/GRU/LSTM, or device passes of a
+  // composite that loops (a MaxPool's indices over its kernel offsets).
+  int64_t max_loop_steps = 100000;
+};
+// The limits in force: the defaults above, each replaced by the environment variable
+// WICK_ONNX_MAX_ELEMENTS, WICK_ONNX_MAX_HOST_ELEMENTS or WICK_ONNX_MAX_LOOP_STEPS (a positive
+// integer) where set, until set_import_limits. Process-wide and thread-safe; a change applies to
+// the nodes lowered after it.
+ImportLimits import_limits();
+void set_import_limits(const ImportLimits& limits);
+// " (the importer's limit <name> = <value>; raise it with ...)": the end of a limit's refusal.
+std::string limit_hint(const char* name);
 Tensor upload_proto(const onnx::TensorProto& t, const Device& device);
 
 // An ONNX value: a tensor, a sequence of values, or an optional that is empty or holds one value.
