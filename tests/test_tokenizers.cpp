@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -76,7 +77,12 @@ std::string join(const std::vector<int32_t>& ids) {
   return s;
 }
 
-Tokenizer load(const std::string& name) { return Tokenizer::from_file(kDir + "/" + name + "/tokenizer.json"); }
+// bert/tokenizer.json is the real file, read with from_file; the trained ones are stored gzip'd.
+Tokenizer load(const std::string& name) {
+  if (name == "bert") return Tokenizer::from_file(kDir + "/bert/tokenizer.json");
+  std::string path = kDir + "/" + name + "/tokenizer.json.gz";
+  return Tokenizer::from_json(read_gz(path), path);
+}
 
 #ifdef NDEBUG
 constexpr size_t kLineStride = 1;  // Release: every line
@@ -141,6 +147,16 @@ void check_details(const std::string& name) {
     CHECK(tok.decode(e.ids, true) == line["decode_skip"].get<std::string>());
     CHECK(tok.decode(e.ids, false) == line["decode_keep"].get<std::string>());
   }
+  const json& v = d["vocab"];
+  CHECK(tok.vocab_size(true) == v["size"].get<size_t>());
+  CHECK(tok.vocab_size(false) == v["size_no_added"].get<size_t>());
+  for (const auto& ti : v["token_to_id"]) CHECK(tok.token_to_id(ti[0].get<std::string>()) == ti[1].get<int32_t>());
+  for (const auto& it : v["id_to_token"]) {
+    std::optional<std::string> want;
+    if (!it[1].is_null()) want = it[1].get<std::string>();
+    CHECK(tok.id_to_token(it[0].get<int32_t>()) == want);
+  }
+  CHECK_FALSE(tok.token_to_id("\u2603 no such token \u2603").has_value());
   for (const auto& p : d["pairs"]) {
     std::string a = p["a"], b = p["b"];
     Encoding e = tok.encode_pair(a, b);
@@ -196,8 +212,8 @@ void check_padding_truncation(const std::string& name) {
   }
 }
 
-const char* const kNames[] = {"bert", "gpt2", "llama3", "qwen2", "llama2", "mistral",
-                              "unigram", "unigram_albert", "wordpiece_misc", "split_misc"};
+const char* const kNames[] = {"bert", "gpt2", "llama3", "qwen2", "llama2", "mistral", "unigram",
+                              "unigram_albert", "wordpiece_misc", "split_misc", "bpe_suffix", "bpe_prefix"};
 
 }  // namespace
 
@@ -220,6 +236,8 @@ WICK_TOKENIZER_CASES("unigram")
 WICK_TOKENIZER_CASES("unigram_albert")
 WICK_TOKENIZER_CASES("wordpiece_misc")
 WICK_TOKENIZER_CASES("split_misc")
+WICK_TOKENIZER_CASES("bpe_suffix")
+WICK_TOKENIZER_CASES("bpe_prefix")
 
 TEST_CASE("tokenizers: the real all-MiniLM-L6-v2 tokenizer.json reads the same as the checked-in copy", "[tokenizers]") {
   std::string path = std::string(WICK_MODELS_DIR) + "/all-MiniLM-L6-v2/tokenizer.json";

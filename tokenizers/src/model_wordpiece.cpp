@@ -1,4 +1,6 @@
 // WordPiece: greedy longest-match-first, as models/wordpiece/mod.rs.
+#include <cstdint>
+
 #include "components.hpp"
 #include "models.hpp"
 #include "unicode.hpp"
@@ -57,8 +59,10 @@ Vocab parse_vocab_object(const json& j, const Where& w) {
   if (!j.is_object()) w.fail("expected an object of token: id");
   Vocab v;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_number_integer()) (w / it.key()).fail("expected an integer id");
-    v.add(it.key(), it.value().get<int32_t>());
+    const json& id = it.value();
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+      (w / it.key()).fail("expected a non-negative 32-bit integer id, got " + id.dump());
+    v.add(it.key(), id.get<int32_t>());
   }
   return v;
 }

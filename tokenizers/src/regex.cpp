@@ -5,6 +5,8 @@
 
 #include <wick/tokenizers/tokenizer.hpp>
 
+#include <cctype>
+
 #include "unicode.hpp"
 
 namespace wick::tokenizers::detail {
@@ -52,6 +54,14 @@ std::string translate(const std::string& p) {
   return out;
 }
 
+// A match that fails (match or JIT stack limits on a huge input) is an error, never a silent
+// "no more matches".
+[[noreturn]] void fail_match(const std::string& pattern, int rc) {
+  PCRE2_UCHAR msg[256];
+  pcre2_get_error_message(rc, msg, sizeof(msg));
+  throw Error("regular expression '" + pattern + "' failed: " + reinterpret_cast<const char*>(msg));
+}
+
 }  // namespace
 
 Regex::Regex(const std::string& pattern, const std::string& where) : pattern_(pattern), code_(new Code) {
@@ -70,7 +80,13 @@ Regex::Regex(const std::string& pattern, const std::string& where) : pattern_(pa
 }
 
 Regex Regex::literal(std::string_view text, const std::string& where) {
-  return Regex("\\Q" + std::string(text) + "\\E", where);
+  std::string escaped;  // every ASCII punctuation character escaped (regex::escape)
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x80 && !std::isalnum(u) && c != ' ' && c != '_' && std::isprint(u)) escaped += '\\';
+    escaped += c;
+  }
+  return Regex(escaped, where);
 }
 
 Regex::~Regex() = default;
@@ -85,7 +101,11 @@ std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) co
   while (pos <= text.size()) {
     int rc = pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), pos,
                          PCRE2_NO_UTF_CHECK, md, nullptr);
-    if (rc < 0) break;
+    if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc < 0) {
+      pcre2_match_data_free(md);
+      fail_match(pattern_, rc);
+    }
     PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     size_t s = ov[0], e = ov[1];
     if (s == e) {
@@ -111,6 +131,10 @@ bool Regex::search(std::string_view text, size_t* match_start, size_t* match_end
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(code_->code, nullptr);
   int rc = pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
                        PCRE2_NO_UTF_CHECK, md, nullptr);
+  if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
+    pcre2_match_data_free(md);
+    fail_match(pattern_, rc);
+  }
   if (rc >= 0) {
     PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     if (match_start) *match_start = ov[0];

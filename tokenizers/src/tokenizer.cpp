@@ -17,6 +17,9 @@ using detail::Where;
 
 namespace {
 
+// Padding lengths beyond this are refused rather than allocated (a corrupt file, not a model).
+constexpr size_t kMaxPadding = size_t{1} << 24;
+
 template <class T, class Parse>
 std::unique_ptr<T> optional_component(const json& root, const char* key, const Where& w, Parse parse) {
   if (!root.contains(key) || root.at(key).is_null()) return nullptr;
@@ -46,8 +49,12 @@ std::optional<Truncation> parse_truncation(const json& root, const Where& w) {
   const json& j = root.at("truncation");
   Where tw = w / "truncation";
   Truncation t;
-  t.max_length = static_cast<size_t>(detail::get_int(j, "max_length", tw));
-  t.stride = detail::has(j, "stride") ? static_cast<size_t>(detail::get_int(j, "stride", tw)) : 0;
+  int64_t max_length = detail::get_int(j, "max_length", tw);
+  int64_t stride = detail::has(j, "stride") ? detail::get_int(j, "stride", tw) : 0;
+  if (max_length < 0) (tw / "max_length").fail("must not be negative");
+  if (stride < 0) (tw / "stride").fail("must not be negative");
+  t.max_length = static_cast<size_t>(max_length);
+  t.stride = static_cast<size_t>(stride);
   std::string s = detail::has(j, "strategy") ? detail::get_string(j, "strategy", tw) : "LongestFirst";
   if (s == "LongestFirst") t.strategy = Truncation::Strategy::LongestFirst;
   else if (s == "OnlyFirst") t.strategy = Truncation::Strategy::OnlyFirst;
@@ -67,15 +74,18 @@ std::optional<Padding> parse_padding(const json& root, const Where& w) {
   const json& strategy = detail::field(j, "strategy", pw);
   if (strategy.is_string() && strategy.get<std::string>() == "BatchLongest") {
     p.length.reset();
-  } else if (strategy.is_object() && strategy.contains("Fixed") && strategy["Fixed"].is_number_integer()) {
+  } else if (strategy.is_object() && strategy.contains("Fixed") && strategy["Fixed"].is_number_unsigned()) {
     p.length = strategy["Fixed"].get<size_t>();
+    if (*p.length > kMaxPadding) (pw / "strategy" / "Fixed").fail("padding to " + std::to_string(*p.length) + " tokens is more than this reader allows");
   } else {
     (pw / "strategy").fail("expected \"BatchLongest\" or {\"Fixed\": n}, got " + strategy.dump());
   }
   std::string d = detail::has(j, "direction") ? detail::get_string(j, "direction", pw) : "Right";
   if (d != "Right" && d != "Left") (pw / "direction").fail("unsupported value '" + d + "'");
   p.side = d == "Left" ? Padding::Side::Left : Padding::Side::Right;
-  p.pad_to_multiple_of = detail::has(j, "pad_to_multiple_of") ? static_cast<size_t>(detail::get_int(j, "pad_to_multiple_of", pw)) : 0;
+  int64_t multiple = detail::has(j, "pad_to_multiple_of") ? detail::get_int(j, "pad_to_multiple_of", pw) : 0;
+  if (multiple < 0 || static_cast<size_t>(multiple) > kMaxPadding) (pw / "pad_to_multiple_of").fail("out of range: " + std::to_string(multiple));
+  p.pad_to_multiple_of = static_cast<size_t>(multiple);
   p.pad_id = detail::has(j, "pad_id") ? static_cast<int32_t>(detail::get_int(j, "pad_id", pw)) : 0;
   p.pad_type_id = detail::has(j, "pad_type_id") ? static_cast<int32_t>(detail::get_int(j, "pad_type_id", pw)) : 0;
   p.pad_token = detail::has(j, "pad_token") ? detail::get_string(j, "pad_token", pw) : "[PAD]";

@@ -17,14 +17,11 @@ struct StringHash {
 
 class Vocab {
  public:
+  // Ids are not negative (the parsers check); a later token with the same text replaces the
+  // earlier one in the token -> id direction, as the package's HashMap does.
   void add(const std::string& token, int32_t id) {
     map_[token] = id;
-    if (id >= 0) {
-      if (static_cast<size_t>(id) >= rev_.size()) rev_.resize(static_cast<size_t>(id) + 1);
-      rev_[static_cast<size_t>(id)] = token;
-      if (static_cast<size_t>(id) >= has_.size()) has_.resize(static_cast<size_t>(id) + 1, false);
-      has_[static_cast<size_t>(id)] = true;
-    }
+    rev_[id] = token;
   }
   std::optional<int32_t> find(std::string_view token) const {
     auto it = map_.find(token);
@@ -32,15 +29,15 @@ class Vocab {
     return it->second;
   }
   std::optional<std::string> token(int32_t id) const {
-    if (id < 0 || static_cast<size_t>(id) >= has_.size() || !has_[static_cast<size_t>(id)]) return std::nullopt;
-    return rev_[static_cast<size_t>(id)];
+    auto it = rev_.find(id);
+    if (it == rev_.end()) return std::nullopt;
+    return it->second;
   }
   size_t size() const { return map_.size(); }
 
  private:
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> map_;
-  std::vector<std::string> rev_;
-  std::vector<bool> has_;
+  std::unordered_map<int32_t, std::string> rev_;
 };
 
 }  // namespace wick::tokenizers::detail

@@ -28,7 +28,8 @@
 // A Tokenizer is cheap to copy (its components are shared, immutable).
 //
 //   auto tok = wick::tokenizers::Tokenizer::from_file("all-MiniLM-L6-v2/tokenizer.json");
-//   wick::tokenizers::Encoding e = tok.encode("Hello world");   // e.ids: 101 7592 2088 102
+//   wick::tokenizers::Encoding e = tok.encode("Hello world");   // e.ids: 101 7592 2088 102, then
+//                                                               // [PAD] 0 up to the file's 128
 //   std::string text = tok.decode(e.ids);                       // "hello world"
 //
 //   wick::tokenizers::DecodeStream stream(tok);                  // generation: one id at a time
