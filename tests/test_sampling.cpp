@@ -7,7 +7,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <vector>
@@ -203,4 +206,28 @@ TEST_CASE("out-of-range generation settings are refused by name") {
   g = {};
   g.top_k = -2;
   CHECK_THROWS_WITH(g.validate(), Catch::Contains("top_k"));
+}
+
+TEST_CASE("read_generation_config takes eos and the sampling settings from generation_config.json") {
+  const auto tiny = read_generation_config(std::string(WICK_TEST_DATA_DIR) + "/generate/tiny-llama");
+  CHECK(tiny.stop_token_ids == std::vector<int64_t>{2});
+  CHECK(tiny.greedy());
+  const auto dir = std::filesystem::temp_directory_path() / ("wick-test-genconfig-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const char* name, const char* text) { std::ofstream(dir / name) << text; };
+  write("config.json", R"({"model_type": "llama", "eos_token_id": 7})");
+  CHECK(read_generation_config(dir).stop_token_ids == std::vector<int64_t>{7});  // no generation_config.json
+  write("generation_config.json", R"({"do_sample": true, "temperature": 0.6, "top_p": 0.9,
+                                      "eos_token_id": [128001, 128009], "max_new_tokens": 40})");
+  const auto g = read_generation_config(dir);
+  CHECK(g.stop_token_ids == std::vector<int64_t>{128001, 128009});
+  CHECK(g.temperature == 0.6);
+  CHECK(g.top_k == 50);  // transformers' default when sampling
+  CHECK(g.top_p == 0.9);
+  CHECK(g.max_new_tokens == 40);
+  write("generation_config.json", R"({"do_sample": "yes"})");
+  CHECK_THROWS_WITH(read_generation_config(dir), Catch::Contains("generation_config.json") && Catch::Contains("do_sample"));
+  write("generation_config.json", R"({"temperature": )");
+  CHECK_THROWS_WITH(read_generation_config(dir), Catch::Contains("generation_config.json"));
+  std::filesystem::remove_all(dir);
 }

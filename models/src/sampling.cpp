@@ -2,6 +2,7 @@
 #include <wick/models/sampling.hpp>
 
 #include <wick/error.hpp>
+#include <wick/models/config.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -32,19 +33,6 @@ nlohmann::json read_json(const std::filesystem::path& path) {
   }
 }
 
-std::vector<int64_t> token_ids(const nlohmann::json& v, const std::filesystem::path& file) {
-  std::vector<int64_t> ids;
-  if (v.is_number_integer()) ids.push_back(v.get<int64_t>());
-  else if (v.is_array())
-    for (const auto& e : v) {
-      if (!e.is_number_integer()) throw Error(file.string() + ": eos_token_id holds a non-integer");
-      ids.push_back(e.get<int64_t>());
-    }
-  else if (!v.is_null())
-    throw Error(file.string() + ": eos_token_id is neither an integer nor a list of integers");
-  return ids;
-}
-
 template <class T>
 void read_number(const nlohmann::json& j, const char* key, T& out, const std::filesystem::path& file) {
   if (!j.contains(key) || j[key].is_null()) return;
@@ -69,12 +57,18 @@ GenerationConfig read_generation_config(const std::filesystem::path& model_dir) 
   GenerationConfig config;
   const auto gen_file = model_dir / "generation_config.json";
   const auto model_file = model_dir / "config.json";
+  // eos_token_id (a number or a list) as the models layer reads it, from either file.
+  SpecialTokens tokens;
   if (std::filesystem::exists(gen_file)) {
+    read_generation_tokens(gen_file, tokens);
+    config.stop_token_ids = tokens.eos;
     const auto j = read_json(gen_file);
-    if (j.contains("eos_token_id")) config.stop_token_ids = token_ids(j["eos_token_id"], gen_file);
-    const bool sample = j.value("do_sample", false);
-    if (sample) {
+    if (j.contains("do_sample") && !j["do_sample"].is_boolean())
+      throw Error(gen_file.string() + ": do_sample is not a boolean");
+    if (j.value("do_sample", false)) {
       config.temperature = 1.0;
+      config.top_k = 50;  // transformers' GenerationConfig defaults
+      config.top_p = 1.0;
       read_number(j, "temperature", config.temperature, gen_file);
       read_number(j, "top_k", config.top_k, gen_file);
       read_number(j, "top_p", config.top_p, gen_file);
@@ -82,8 +76,8 @@ GenerationConfig read_generation_config(const std::filesystem::path& model_dir) 
     read_number(j, "repetition_penalty", config.repetition_penalty, gen_file);
     read_number(j, "max_new_tokens", config.max_new_tokens, gen_file);
   } else if (std::filesystem::exists(model_file)) {
-    const auto j = read_json(model_file);
-    if (j.contains("eos_token_id")) config.stop_token_ids = token_ids(j["eos_token_id"], model_file);
+    read_generation_tokens(model_file, tokens);
+    config.stop_token_ids = tokens.eos;
   }
   return config;
 }

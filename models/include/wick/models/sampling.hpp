@@ -44,10 +44,11 @@ struct GenerationConfig {
 };
 
 // The generation defaults of a model directory: generation_config.json's eos_token_id (a number or
-// a list) become stop_token_ids, and its temperature/top_k/top_p/repetition_penalty/do_sample/
-// max_new_tokens are read when present (do_sample false or absent keeps greedy). Without
-// generation_config.json, config.json's eos_token_id is used. A directory with neither gives the
-// defaults above with no stop tokens. Malformed JSON throws naming the file.
+// a list) become stop_token_ids; repetition_penalty and max_new_tokens are read when present
+// (max_length is not); do_sample true samples with transformers' defaults (temperature 1, top_k
+// 50, top_p 1) unless the file gives temperature/top_k/top_p; do_sample false or absent keeps
+// greedy. Without generation_config.json, config.json's eos_token_id is used. A directory with
+// neither gives the defaults above with no stop tokens. Malformed JSON throws naming the file.
 GenerationConfig read_generation_config(const std::filesystem::path& model_dir);
 
 // The processing steps on their own (in place), for tests and for callers composing their own.
