@@ -129,6 +129,12 @@ TEST_CASE("an attribute the op's schema does not have is refused naming op, opse
                       Catch::Contains("not in the op's schema"));
 }
 
+TEST_CASE("an input the lowering does not use is refused naming op, opset and input", "[onnx]") {
+  const Tensor x = f32s({1, -1}, {2});
+  CHECK_THAT(refusal(14, node("Relu", {"x", "z"}), {{"x", x}, {"z", x}}),
+             Catch::Contains("ONNX op Relu (opset 14)") && Catch::Contains("input 1 ('z') is not implemented"));
+}
+
 TEST_CASE("a schema attribute the lowering does not implement is refused unless it holds its default", "[onnx]") {
   const std::vector<std::pair<std::string, Tensor>> ins{{"x", f32s({1, 2, 3, 4}, {1, 1, 2, 2})},
                                                         {"s", f32s({1, 1, 2, 2}, {4})}};

@@ -118,4 +118,11 @@ void OnnxLowering::Impl::check_attributes_read(const std::string& schema_op) con
   }
 }
 
+void OnnxLowering::Impl::check_inputs_read() const {
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (!n.inputs[i].empty() && (i >= inputs_read_.size() || !inputs_read_[i]))
+      throw NotImportable(node_context() + ": input " + std::to_string(i) + " ('" + n.inputs[i] +
+                          "') is not implemented by the importer (its lowering does not use it)");
+}
+
 }  // namespace wick::onnx

@@ -187,11 +187,12 @@ void OnnxLowering::run(const NodeProto& node) {
   const std::string type = training ? node.domain + "." + node.op_type : node.op_type;
   const int64_t version = training ? training_opset_ : opset_;
   const Impl::Lowering lower = Impl::lowering(type, version);
-  Impl impl{*this, node, version, {}};
+  Impl impl{*this, node, version, {}, {}};
   impl.check_attributes_known(type);
   (impl.*lower)();
   // Outputs already set are dropped with the model: a refusal here ends the whole import.
   impl.check_attributes_read(type);
+  impl.check_inputs_read();
   impl.narrow_u16_outputs();
 }
 

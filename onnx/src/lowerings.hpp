@@ -25,6 +25,8 @@ struct OnnxLowering::Impl {
   int64_t version = 0;  // the model's opset of the node's domain (ai.onnx or the training one)
   // The attributes the lowering asked for (attr() records them); see check_attributes_read.
   mutable std::vector<std::string> read_;
+  // The inputs the lowering took (in(), in_value()); see check_inputs_read.
+  mutable std::vector<bool> inputs_read_;
 
   // A lowering reads the node's inputs and attributes, runs Wick ops and sets its outputs.
   using Lowering = void (Impl::*)();
@@ -60,11 +62,21 @@ struct OnnxLowering::Impl {
   void check_attributes_known(const std::string& schema_op) const;
   // After it: every attribute the lowering did not read holds the schema's default.
   void check_attributes_read(const std::string& schema_op) const;
+  // After it: every input the node gives was taken by the lowering (an input a later opset added,
+  // which the lowering does not implement, is refused rather than ignored).
+  void check_inputs_read() const;
 
   // --- The node: inputs, outputs, attributes (lower.cpp) ---
   const Device& dev() const { return g.device_; }
   int64_t opset() const { return g.opset_; }
-  Tensor in(size_t i) const { return g.get(n.inputs.at(i)); }
+  Tensor in(size_t i) const {
+    mark_input(i);
+    return g.get(n.inputs.at(i));
+  }
+  void mark_input(size_t i) const {
+    if (inputs_read_.size() <= i) inputs_read_.resize(i + 1, false);
+    inputs_read_[i] = true;
+  }
   bool has_in(size_t i) const { return i < n.inputs.size() && !n.inputs[i].empty(); }
   void out(size_t i, const Tensor& t) {
     if (i < n.outputs.size() && !n.outputs[i].empty()) g.set(n.outputs[i], t);

@@ -20,8 +20,10 @@ Tensor OnnxLowering::Impl::along_axis(const Tensor& v, const Tensor& x, int64_t 
 // (u8 without one); the saturation is the cast's (docs/ops.md).
 void OnnxLowering::Impl::lower_quantize_linear() {
   const Tensor x = in(0);
-  if (attr("block_size") != nullptr || attr("output_dtype") != nullptr)
-    throw NotImportable("QuantizeLinear block_size/output_dtype");
+  for (const char* name : {"block_size", "output_dtype"})
+    if (const onnx::AttributeProto* a = attr(name); a != nullptr && a->i != 0)
+      refuse_attr(*a, "is not implemented by the importer (only its default, 0)");
+  (void)attr("saturate");  // for float 8 outputs only, which Wick lacks
   const int64_t axis = attr_i("axis", 1);
   const Tensor xf = x.dtype() == DType::F32 ? x : cast(x, DType::F32);
   const Tensor scale = along_axis(cast(in(1), DType::F32), x, axis);
@@ -38,11 +40,13 @@ void OnnxLowering::Impl::lower_quantize_linear() {
 // DequantizeLinear: (x - zero_point) * scale, in f32.
 void OnnxLowering::Impl::lower_dequantize_linear() {
   const Tensor x = in(0);
-  if (attr("block_size") != nullptr) throw NotImportable("DequantizeLinear block_size");
+  if (const onnx::AttributeProto* a = attr("block_size"); a != nullptr && a->i != 0)
+    refuse_attr(*a, "is not implemented by the importer (only its default, 0)");
   const int64_t axis = attr_i("axis", 1);
   Tensor v = cast(x, DType::F32);
   if (has_in(2)) v = op2(WICK_OP_SUB, v, along_axis(cast(in(2), DType::F32), x, axis));
-  out(0, op2(WICK_OP_MUL, v, along_axis(cast(in(1), DType::F32), x, axis)));
+  // In x_scale's dtype, as the spec's output type (f32 arithmetic, rounded once).
+  out(0, cast(op2(WICK_OP_MUL, v, along_axis(cast(in(1), DType::F32), x, axis)), in(1).dtype()));
 }
 // DynamicQuantizeLinear: u8 with scale (max(0, max x) - min(0, min x)) / 255 and zero point
 // saturate(round(-min / scale)); y = saturate(round(x / scale) + zero point).

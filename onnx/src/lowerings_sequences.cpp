@@ -45,6 +45,7 @@ void OnnxLowering::Impl::narrow_u16_outputs() {
 }
 
 const Value& OnnxLowering::Impl::in_value(size_t i) const {
+  mark_input(i);
   return g.value(n.inputs.at(i));
 }
 void OnnxLowering::Impl::out_value(size_t i, Value v) {
