@@ -169,3 +169,21 @@ TEST_CASE("generate refuses empty prompts, ids outside the vocabulary and too ma
   g.max_new_tokens = 200;
   CHECK_THROWS_WITH(generate(tiny(), {{1, 2}}, g), Catch::Contains("max_position_embeddings of 128"));
 }
+
+TEST_CASE("a seed samples the same tokens on every device and greedy gives transformers' tokens on each") {
+  const auto& c = expected()["greedy"][0];
+  GenerationConfig g;
+  g.max_new_tokens = 10;
+  g.temperature = 0.9;
+  g.top_k = 40;
+  g.top_p = 0.95;
+  g.repetition_penalty = 1.1;
+  g.seed = 5;
+  const auto on_cpu = generate(tiny(), {ids_of(c["prompt"])}, g).tokens[0];
+  for (const Device& d : test::cpu_and_opencl()) {
+    INFO(d.name());
+    const auto lm = load_causal_lm(kTiny, LoadOptions{d});
+    CHECK(generate(*lm, {ids_of(c["prompt"])}, g).tokens[0] == on_cpu);
+    CHECK(generate(*lm, {ids_of(c["prompt"])}, greedy_config()).tokens[0] == ids_of(c["new"]));
+  }
+}

@@ -87,7 +87,8 @@ TEST_CASE("repetition penalty divides positive and multiplies negative logits of
 }
 
 TEST_CASE("repetition penalty equals transformers' RepetitionPenaltyLogitsProcessor") {
-  for (const auto& c : fixture()["repetition_penalty"]) {
+  const auto f = fixture();  // a named copy: a temporary's element would dangle in the loop
+  for (const auto& c : f["repetition_penalty"]) {
     auto logits = c["logits"].get<std::vector<float>>();
     apply_repetition_penalty(logits, c["seen"].get<std::vector<int64_t>>(), c["penalty"].get<float>());
     const auto expected = c["expected"].get<std::vector<float>>();
@@ -111,7 +112,8 @@ TEST_CASE("top-k and top-p keep the tokens transformers' warpers keep") {
 }
 
 TEST_CASE("penalty, temperature, top-k and top-p chained as transformers chains them") {
-  for (const auto& c : fixture()["chain"]) {
+  const auto f = fixture();
+  for (const auto& c : f["chain"]) {
     auto logits = c["logits"].get<std::vector<float>>();
     apply_repetition_penalty(logits, c["seen"].get<std::vector<int64_t>>(), c["penalty"].get<float>());
     apply_temperature(logits, c["temperature"].get<float>());
