@@ -5,6 +5,7 @@
 # each target: fuzz/make_many_entry_seeds.py). Exits non-zero on any crash, sanitizer
 # report, timeout or out-of-memory, leaving the input under build-fuzz/artifacts/<name>/.
 #   scripts/fuzz.sh [SECONDS] [NAME...]    NAME: config manifest safetensors idx onnx_proto onnx_import
+#                                          tokenizer
 # fuzz_onnx_import lowers models onto the main build's cpu-onednn plugin: build that first
 # (scripts/setup.sh). WICK_FUZZ_BUILD_DIR overrides build-fuzz/.
 set -euo pipefail
@@ -14,7 +15,7 @@ fuzz_build="${WICK_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${1:-60}"
 shift || true
 names=("$@")
-((${#names[@]})) || names=(config manifest safetensors idx onnx_proto onnx_import)
+((${#names[@]})) || names=(config manifest safetensors idx onnx_proto onnx_import tokenizer)
 node_dir=/usr/share/libonnx-testdata/data/node
 
 CXX=clang++ cmake -S "$root/fuzz" -B "$fuzz_build" -G Ninja -DWICK_MAIN_BUILD="$main_build" >/dev/null
@@ -24,6 +25,7 @@ seeds_of() {
   case "$1" in
     config) echo "$root/configs $root/fuzz/seeds/config" ;;
     manifest) echo "$root/fuzz/seeds/manifest" ;;
+    tokenizer) echo "$root/fuzz/seeds/tokenizer" ;;
     safetensors) echo "$root/tests/data/safetensors" ;;
     idx) echo "$root/tests/data/idx $root/fuzz/seeds/idx" ;;
     onnx_proto | onnx_import)

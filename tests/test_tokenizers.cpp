@@ -354,7 +354,11 @@ TEST_CASE("tokenizers: malformed and unsupported tokenizer.json files are refuse
   j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "_"}, {"prepend_scheme", "sometimes"}, {"split", true}};
   CHECK_THAT(error_of(j), Contains("pre_tokenizer.prepend_scheme") && Contains("sometimes"));
 
-  j = minimal();
+}
+
+TEST_CASE("tokenizers: unsupported or broken models are refused, naming the field", "[tokenizers]") {
+  using Catch::Matchers::Contains;
+  json j = minimal();
   j["model"] = {{"type", "BPE"}, {"dropout", 0.1}, {"vocab", {{"a", 0}}}, {"merges", json::array()}};
   CHECK_THAT(error_of(j), Contains("model.dropout") && Contains("not supported"));
 
@@ -383,6 +387,13 @@ TEST_CASE("tokenizers: malformed and unsupported tokenizer.json files are refuse
   CHECK_THAT(error_of(j), Contains("model.vocab[0]"));
 
   j = minimal();
+  j["model"]["vocab"]["hello"] = -3;
+  CHECK_THAT(error_of(j), Contains("model.vocab.hello") && Contains("non-negative"));
+}
+
+TEST_CASE("tokenizers: broken post-processors, decoders, added tokens, padding and truncation are refused", "[tokenizers]") {
+  using Catch::Matchers::Contains;
+  json j = minimal();
   j["post_processor"] = {{"type", "TemplateProcessing"}, {"single", {{{"SpecialToken", {{"id", "[X]"}, {"type_id", 0}}}}}},
                          {"pair", json::array()}, {"special_tokens", json::object()}};
   CHECK_THAT(error_of(j), Contains("post_processor.single") && Contains("[X]"));
@@ -406,6 +417,10 @@ TEST_CASE("tokenizers: malformed and unsupported tokenizer.json files are refuse
   j = minimal();
   j["padding"] = {{"strategy", "Sometimes"}, {"direction", "Right"}};
   CHECK_THAT(error_of(j), Contains("padding.strategy"));
+
+  j = minimal();
+  j["padding"] = {{"strategy", {{"Fixed", 1LL << 40}}}, {"direction", "Right"}};
+  CHECK_THAT(error_of(j), Contains("padding.strategy.Fixed"));
 
   Tokenizer tok = Tokenizer::from_json(minimal().dump(), "minimal.json");
   CHECK_THROWS_WITH(tok.encode(std::string("\xff\xfe", 2)), Contains("UTF-8"));
