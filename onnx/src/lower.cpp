@@ -179,11 +179,27 @@ Tensor OnnxLowering::contiguous(const Tensor& t) {
   return o;
 }
 
-void OnnxLowering::run(const NodeProto& node) {
-  // The training domain's ops are in the table as "ai.onnx.preview.training.<op>", by its opset.
+namespace {
+// The training domain's ops are in the table as "ai.onnx.preview.training.<op>", by its opset.
+bool training_node(const NodeProto& node) {
   const bool training = node.domain == onnx::kTrainingDomain;
   if (!node.domain.empty() && node.domain != "ai.onnx" && !training)
-    throw NotImportable("domain " + node.domain);
+    throw NotImportable("domain " + node.domain + " (op " + node.op_type + ")");
+  return training;
+}
+}  // namespace
+
+void OnnxLowering::check(const NodeProto& node) {
+  const bool training = training_node(node);
+  const std::string type = training ? node.domain + "." + node.op_type : node.op_type;
+  const int64_t version = training ? training_opset_ : opset_;
+  (void)Impl::lowering(type, version);
+  const Impl impl{*this, node, version, {}, {}};
+  impl.check_attributes_known(type);
+}
+
+void OnnxLowering::run(const NodeProto& node) {
+  const bool training = training_node(node);
   const std::string type = training ? node.domain + "." + node.op_type : node.op_type;
   const int64_t version = training ? training_opset_ : opset_;
   const Impl::Lowering lower = Impl::lowering(type, version);

@@ -147,6 +147,27 @@ GraphProto parse_graph(Reader r, int depth);
 
 // TypeProto: tensor_type 1, sequence_type 4, map_type 5, sparse_tensor_type 8, optional_type 9;
 // the element type of each container is its field 1.
+// A TensorShapeProto: each Dimension's dim_value, -1 for a dim_param or none.
+std::vector<int64_t> parse_shape(Reader shape) {
+  std::vector<int64_t> dims;
+  while (!shape.done()) {
+    const auto [field, wire] = shape.key();
+    if (field != 1 || wire != 2) {
+      shape.skip(wire);
+      continue;
+    }
+    Reader dim = shape.sub();
+    int64_t d = -1;
+    while (!dim.done()) {
+      const auto [df, dw] = dim.key();
+      if (df == 1 && dw == 0) d = static_cast<int64_t>(dim.varint());
+      else dim.skip(dw);
+    }
+    dims.push_back(d);
+  }
+  return dims;
+}
+
 TypeInfo parse_type(Reader r, int depth) {
   if (depth > kMaxDepth) r.fail("types nested too deeply");
   TypeInfo t;
@@ -159,6 +180,9 @@ TypeInfo parse_type(Reader r, int depth) {
         const auto [ef, ew] = tensor.key();
         if (ef == 1 && ew == 0) {
           t.elem_type = static_cast<int32_t>(tensor.varint());
+        } else if (ef == 2 && ew == 2) {
+          t.has_shape = true;
+          t.dims = parse_shape(tensor.sub());
         } else {
           tensor.skip(ew);
         }
@@ -172,6 +196,8 @@ TypeInfo parse_type(Reader r, int depth) {
           t.wrappers = std::string(1, field == 4 ? 's' : 'o') + inner.wrappers;
           t.tensor = inner.tensor;
           t.elem_type = inner.elem_type;
+          t.has_shape = inner.has_shape;
+          t.dims = inner.dims;
         } else {
           container.skip(cw);
         }

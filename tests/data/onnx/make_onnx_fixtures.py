@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the ONNX fixtures of tests/test_onnx_refusals.cpp: one folder per case, as the ONNX node
+"""Writes the ONNX fixtures of tests/test_onnx_refusals.cpp and tests/test_onnx_model.cpp: one folder per case, as the ONNX node
 tests lay them out (model.onnx, test_data_set_0/input_<i>.pb and output_<i>.pb), each expected
 output computed by onnx's reference implementation (onnx.reference.ReferenceEvaluator), never by
 Wick. Run from anywhere with an onnx wheel (the fixtures were made with onnx 1.23.2):
@@ -85,6 +85,32 @@ def main():
     # MatMul of two vectors: a scalar.
     case("matmul_1d_1d", 13, helper.make_node("MatMul", ["a", "b"], ["c"]),
          {"a": np.array([1, 2, 3], f32), "b": np.array([4, 5, 6], f32)}, {"c": TensorProto.FLOAT})
+    mlp()
+
+
+def mlp():
+    """A two-layer MLP with initializers and a symbolic batch extent: wick::onnx::Model's fixture."""
+    rng = np.random.default_rng(25)
+    w1, b1 = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    w2 = rng.standard_normal((4, 2)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["h0"]), helper.make_node("Add", ["h0", "b1"], ["h1"]),
+         helper.make_node("Relu", ["h1"], ["h"]), helper.make_node("MatMul", ["h", "w2"], ["z"]),
+         helper.make_node("Softmax", ["z"], ["y"], axis=-1)],
+        "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 2])],
+        [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"), numpy_helper.from_array(w2, "w2")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    (y,) = ReferenceEvaluator(model).run(None, {"x": x})
+    d = HERE / "model_mlp"
+    shutil.rmtree(d, ignore_errors=True)
+    (d / "test_data_set_0").mkdir(parents=True)
+    onnx.save(model, d / "model.onnx")
+    (d / "test_data_set_0" / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
+    (d / "test_data_set_0" / "output_0.pb").write_bytes(numpy_helper.from_array(y, "y").SerializeToString())
+    print("model_mlp", y.tolist())
 
 
 if __name__ == "__main__":

@@ -95,6 +95,9 @@ class OnnxLowering {
   Tensor get(const std::string& name) const;
   const Value& value(const std::string& name) const;
   void run(const onnx::NodeProto& node);
+  // What can be told of a node before it runs: NotImportable when its domain, op type or opset
+  // has no lowering or an attribute is not in its op's schema (run() checks the rest).
+  void check(const onnx::NodeProto& node);
   // Runs `graph` in a new scope inside this one with its inputs bound to `inputs` (fewer inputs
   // than the graph declares leave the rest unbound); returns its outputs.
   std::vector<Value> run_graph(const onnx::GraphProto& graph, const std::vector<Value>& inputs) const;

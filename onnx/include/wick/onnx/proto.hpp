@@ -44,6 +44,10 @@ struct TypeInfo {
   std::string wrappers;
   bool tensor = false;   // the innermost type is a tensor_type (false: map, sparse or absent)
   int32_t elem_type = 0;
+  // The innermost tensor's shape, when the type gives one: an extent per axis, -1 for a symbolic
+  // (dim_param) or unknown one.
+  bool has_shape = false;
+  std::vector<int64_t> dims;
 };
 
 struct GraphProto;
