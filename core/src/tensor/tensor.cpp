@@ -52,8 +52,14 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype, const Device&
   wick_fill_params p{};
   p.struct_size = sizeof(p);
   p.float_value = value;
-  // Integer fills take the value truncated toward zero; out-of-range values are the caller's bug.
-  p.int_value = std::isfinite(value) ? static_cast<int64_t>(std::trunc(value)) : 0;
+  // Integer fills take the value truncated toward zero, a finite value saturated at int64's range
+  // (a float fill of -3.4e38, an additive mask's lowest value, must not convert out of range);
+  // NaN and infinities give 0. Float fills read float_value only.
+  constexpr double kTwo63 = 9223372036854775808.0;
+  p.int_value = !std::isfinite(value) ? 0
+                : value >= kTwo63   ? std::numeric_limits<int64_t>::max()
+                : value < -kTwo63   ? std::numeric_limits<int64_t>::min()
+                                    : static_cast<int64_t>(std::trunc(value));
   if (out.numel() > 0) dispatch(WICK_OP_FILL, &p, {}, {out});
   return out;
 }
