@@ -101,7 +101,9 @@ std::string OnnxLowering::Impl::attr_choice(const char* name, const char* dflt,
 
 void OnnxLowering::Impl::check_attributes_known(const std::string& schema_op) const {
   const Attributes* known = schema(schema_op, version);
-  if (known == nullptr) throw NotImportable(node_context() + " has no schema in the importer's table");
+  if (known == nullptr)
+    throw NotImportable(node_context() + ": the op has no schema at this opset in ONNX " + kCheckedRelease +
+                        " (it first appears at a later one)");
   for (const onnx::AttributeProto& a : n.attributes)
     if (known->count(a.name) == 0)
       refuse_attr(a, "is not in the op's schema at this opset (ONNX " + std::string(kCheckedRelease) + ")");

@@ -8,8 +8,9 @@
 //
 // A model the importer cannot run exactly (an op, opset, attribute, value or dtype it does not
 // implement; a limit of ImportLimits) throws NotImportable naming it, at load where the graph
-// alone tells (ops and opsets) and otherwise at the run. A Model is immutable after load: run()
-// may be called from several threads at once, each run with its own values.
+// alone tells (ops, opsets, attribute names) and otherwise at the run. A Model is immutable after
+// load and a run keeps its values to itself; runs at once from several threads are as safe as the
+// device's plugin makes concurrent ops.
 #pragma once
 
 #include <wick/onnx/lower.hpp>
