@@ -275,12 +275,7 @@ std::unique_ptr<Decoder> parse_decoder(const json& j, const Where& w) {
   if (type == "ByteFallback") return std::make_unique<ByteFallbackDec>();
   if (type == "Fuse") return std::make_unique<FuseDec>();
   if (type == "Strip") return std::make_unique<StripDec>(one_char(j, "content", w, " "), get_size(j, "start", w), get_size(j, "stop", w));
-  if (type == "Sequence") {
-    std::vector<std::unique_ptr<Decoder>> items;
-    const json& arr = get_array(j, "decoders", w);
-    for (size_t i = 0; i < arr.size(); ++i) items.push_back(parse_decoder(arr[i], (w / "decoders").at(i)));
-    return std::make_unique<SequenceDec>(std::move(items));
-  }
+  if (type == "Sequence") return std::make_unique<SequenceDec>(parse_each<Decoder>(j, "decoders", w, parse_decoder));
   unsupported_type("decoder", type, w);
 }
 

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <wick/tokenizers/tokenizer.hpp>
 
@@ -62,6 +64,15 @@ inline const json& get_array(const json& obj, const char* key, const Where& w) {
 }
 
 inline std::string type_of(const json& obj, const Where& w) { return get_string(obj, "type", w); }
+
+// The components of a Sequence: parse applied to each element of the array j[key].
+template <class T, class Parse>
+std::vector<std::unique_ptr<T>> parse_each(const json& j, const char* key, const Where& w, Parse parse) {
+  std::vector<std::unique_ptr<T>> items;
+  const json& arr = get_array(j, key, w);
+  for (size_t i = 0; i < arr.size(); ++i) items.push_back(parse(arr[i], (w / key).at(i)));
+  return items;
+}
 
 [[noreturn]] inline void unsupported_type(const std::string& kind, const std::string& type, const Where& w) {
   (w / "type").fail("unsupported " + kind + " type '" + type + "'");

@@ -144,12 +144,7 @@ std::unique_ptr<Normalizer> parse_normalizer(const json& j, const Where& w) {
     return std::make_unique<Replace>(parse_pattern(field(j, "pattern", w), w / "pattern"), get_string(j, "content", w));
   }
   if (type == "Prepend") return std::make_unique<Prepend>(get_string(j, "prepend", w));
-  if (type == "Sequence") {
-    std::vector<std::unique_ptr<Normalizer>> items;
-    const json& arr = get_array(j, "normalizers", w);
-    for (size_t i = 0; i < arr.size(); ++i) items.push_back(parse_normalizer(arr[i], (w / "normalizers").at(i)));
-    return std::make_unique<Sequence>(std::move(items));
-  }
+  if (type == "Sequence") return std::make_unique<Sequence>(parse_each<Normalizer>(j, "normalizers", w, parse_normalizer));
   unsupported_type("normalizer", type, w);
 }
 

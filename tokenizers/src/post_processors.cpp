@@ -285,12 +285,7 @@ std::unique_ptr<PostProcessor> parse_post_processor(const json& j, const Where& 
   }
   if (type == "ByteLevel") return std::make_unique<ByteLevelPost>(get_bool(j, "trim_offsets", w, true), get_bool(j, "add_prefix_space", w, true));
   if (type == "TemplateProcessing") return parse_template_processing(j, w);
-  if (type == "Sequence") {
-    std::vector<std::unique_ptr<PostProcessor>> items;
-    const json& arr = get_array(j, "processors", w);
-    for (size_t i = 0; i < arr.size(); ++i) items.push_back(parse_post_processor(arr[i], (w / "processors").at(i)));
-    return std::make_unique<SequencePost>(std::move(items));
-  }
+  if (type == "Sequence") return std::make_unique<SequencePost>(parse_each<PostProcessor>(j, "processors", w, parse_post_processor));
   unsupported_type("post_processor", type, w);
 }
 

@@ -186,12 +186,7 @@ std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const json& j, const Where& w)
     return std::make_unique<RegexSplit>(std::move(re), b, get_bool(j, "invert", w, false));
   }
   if (type == "Metaspace") return parse_metaspace(j, w);
-  if (type == "Sequence") {
-    std::vector<std::unique_ptr<PreTokenizer>> items;
-    const json& arr = get_array(j, "pretokenizers", w);
-    for (size_t i = 0; i < arr.size(); ++i) items.push_back(parse_pre_tokenizer(arr[i], (w / "pretokenizers").at(i)));
-    return std::make_unique<SequencePre>(std::move(items));
-  }
+  if (type == "Sequence") return std::make_unique<SequencePre>(parse_each<PreTokenizer>(j, "pretokenizers", w, parse_pre_tokenizer));
   unsupported_type("pre_tokenizer", type, w);
 }
 
