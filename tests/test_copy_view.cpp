@@ -225,15 +225,17 @@ TEST_CASE("copy_ into a weight view is seen by the next (prepacked) matmul", "[c
   for (int call = 0; call < 2; ++call) CHECK(check() == 0);
 }
 
-TEST_CASE("copy_ of one KV-cache position costs far less than copying the cache", "[copy_view]") {
+TEST_CASE("copy_ of one KV-cache position writes that position of the cache's own storage",
+          "[copy_view]") {
+  // What one position costs against a whole-cache copy is the benchmarks' to measure (no timed
+  // tests); here: the write lands in the cache's storage, at that position only.
   const Device dev = strict_runtime().cpu_device();
   const autograd::NoGradGuard no_grad;
   Tensor cache = Tensor::zeros({1, 4, 1024, 64}, DType::F32, dev);
+  const auto storage = cache.storage();
   const Tensor k = Tensor::ones({1, 4, 1, 64}, DType::F32, dev);
-  const double one = test::fastest_seconds(50, [&] { cache.narrow(2, 300, 1).copy_(k); });
-  const double whole = test::fastest_seconds(50, [&] { cache.clone(); });
-  INFO("one position " << one * 1e6 << " us, the whole cache " << whole * 1e6 << " us");
-  CHECK(one < 0.5 * whole);
+  cache.narrow(2, 300, 1).copy_(k);
+  CHECK(cache.storage() == storage);
   CHECK(cache.narrow(2, 300, 1).sum().item<float>() == 256.0f);
   CHECK(cache.sum().item<float>() == 256.0f);
 }
