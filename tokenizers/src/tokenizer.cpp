@@ -44,6 +44,13 @@ std::vector<detail::AddedToken> parse_added_tokens(const json& root, const Where
   return out;
 }
 
+// "direction": "Right" (the default) or "Left"; true for Left.
+bool parse_left(const json& j, const Where& w) {
+  std::string d = detail::has(j, "direction") ? detail::get_string(j, "direction", w) : "Right";
+  if (d != "Right" && d != "Left") (w / "direction").fail("unsupported value '" + d + "'");
+  return d == "Left";
+}
+
 std::optional<Truncation> parse_truncation(const json& root, const Where& w) {
   if (!detail::has(root, "truncation")) return std::nullopt;
   const json& j = root.at("truncation");
@@ -60,9 +67,7 @@ std::optional<Truncation> parse_truncation(const json& root, const Where& w) {
   else if (s == "OnlyFirst") t.strategy = Truncation::Strategy::OnlyFirst;
   else if (s == "OnlySecond") t.strategy = Truncation::Strategy::OnlySecond;
   else (tw / "strategy").fail("unsupported value '" + s + "'");
-  std::string d = detail::has(j, "direction") ? detail::get_string(j, "direction", tw) : "Right";
-  if (d != "Right" && d != "Left") (tw / "direction").fail("unsupported value '" + d + "'");
-  t.side = d == "Left" ? Truncation::Side::Left : Truncation::Side::Right;
+  t.side = parse_left(j, tw) ? Truncation::Side::Left : Truncation::Side::Right;
   return t;
 }
 
@@ -80,9 +85,7 @@ std::optional<Padding> parse_padding(const json& root, const Where& w) {
   } else {
     (pw / "strategy").fail("expected \"BatchLongest\" or {\"Fixed\": n}, got " + strategy.dump());
   }
-  std::string d = detail::has(j, "direction") ? detail::get_string(j, "direction", pw) : "Right";
-  if (d != "Right" && d != "Left") (pw / "direction").fail("unsupported value '" + d + "'");
-  p.side = d == "Left" ? Padding::Side::Left : Padding::Side::Right;
+  p.side = parse_left(j, pw) ? Padding::Side::Left : Padding::Side::Right;
   int64_t multiple = detail::has(j, "pad_to_multiple_of") ? detail::get_int(j, "pad_to_multiple_of", pw) : 0;
   if (multiple < 0 || static_cast<size_t>(multiple) > kMaxPadding) (pw / "pad_to_multiple_of").fail("out of range: " + std::to_string(multiple));
   p.pad_to_multiple_of = static_cast<size_t>(multiple);
