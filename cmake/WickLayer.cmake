@@ -13,8 +13,11 @@ function(wick_add_layer Name)
   target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
                                               $<INSTALL_INTERFACE:include>)
   target_link_libraries(${target} PUBLIC ${arg_DEPENDS} PRIVATE ${arg_PRIVATE_DEPENDS})
+  # INSTALL_RPATH $ORIGIN: a layer finds the layers it links beside it (a binary's RUNPATH is not
+  # searched for its libraries' own dependencies: the CLI links models, which links nn).
   set_target_properties(${target} PROPERTIES OUTPUT_NAME wick-${layer} EXPORT_NAME ${layer}
-                                             VERSION ${PROJECT_VERSION} SOVERSION 0)
+                                             VERSION ${PROJECT_VERSION} SOVERSION 0
+                                             INSTALL_RPATH "$ORIGIN")
   wick_set_warnings(${target})
 
   wick_export_layer(${target} ${Name})

@@ -151,12 +151,19 @@ struct OnnxLowering::Impl {
   }
   template <wick_op_code Op>
   void lower_binary() {
-    out(0, op2(Op, in(0), in(1)));
+    const Tensor a = in(0);
+    out(0, op2(Op, a, legacy_operand(a, in(1))));
   }
   template <wick_op_code Op>
   void lower_compare() {
-    out(0, op2(Op, in(0), in(1), DType::Bool));
+    const Tensor a = in(0);
+    out(0, op2(Op, a, legacy_operand(a, in(1)), DType::Bool));
   }
+  // The second operand of a binary op as opsets before 7 define it: broadcast = 1 lays B's dims
+  // along A's from `axis` (default: A's trailing dims, NumPy's alignment); an explicit
+  // broadcast = 0 needs equal shapes. Without the attributes (and from opset 7, which has none):
+  // B as it is, NumPy's rules.
+  Tensor legacy_operand(const Tensor& a, const Tensor& b);
   template <wick_op_code Op>
   void lower_variadic() {
     out(0, fold(Op));

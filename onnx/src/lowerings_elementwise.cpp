@@ -36,8 +36,37 @@ void OnnxLowering::Impl::lower_round() {
   const wick_unary_params p{sizeof(wick_unary_params), 0, 0, WICK_ROUND_HALF_TO_EVEN};
   out(0, op1(WICK_OP_ROUND, in(0), &p));
 }
+Tensor OnnxLowering::Impl::legacy_operand(const Tensor& a, const Tensor& b) {
+  const onnx::AttributeProto* broadcast = attr("broadcast");
+  const onnx::AttributeProto* axis = attr("axis");
+  if (!broadcast && !axis) return b;  // NumPy's rules, which equal shapes (the old default) pass
+  const int64_t on = attr_i("broadcast", 0);
+  if (on != 0 && on != 1) refuse_attr(*broadcast, "is not 0 or 1");
+  if (on == 0) {
+    if (a.shape() != b.shape())
+      throw NotImportable(node_context() + ": broadcast = 0 with inputs of shapes " + shape_to_string(a.shape()) +
+                          " and " + shape_to_string(b.shape()));
+    return b;
+  }
+  if (b.rank() > a.rank())
+    throw NotImportable(node_context() + ": with broadcast = 1, B " + shape_to_string(b.shape()) +
+                        " has more dims than A " + shape_to_string(a.shape()));
+  const int64_t start = axis ? attr_i("axis", 0) + (attr_i("axis", 0) < 0 ? a.rank() : 0) : a.rank() - b.rank();
+  if (start < 0 || start + b.rank() > a.rank())
+    refuse_attr(*axis, "does not place B " + shape_to_string(b.shape()) + " inside A " + shape_to_string(a.shape()));
+  Shape laid(static_cast<size_t>(a.rank()), 1);
+  for (int i = 0; i < b.rank(); ++i) {
+    const int64_t d = b.dim(i), want = a.dim(static_cast<int>(start) + i);
+    if (d != want && d != 1)
+      throw NotImportable(node_context() + ": with broadcast = 1, B " + shape_to_string(b.shape()) +
+                          " does not match A " + shape_to_string(a.shape()) + " from axis " + std::to_string(start));
+    laid[static_cast<size_t>(start + i)] = d;
+  }
+  return reshape(b, laid);
+}
 void OnnxLowering::Impl::lower_pow() {
-  out(0, op2(WICK_OP_POW, in(0), cast(in(1), in(0).dtype())));
+  const Tensor a = in(0);
+  out(0, op2(WICK_OP_POW, a, cast(legacy_operand(a, in(1)), a.dtype())));
 }
 void OnnxLowering::Impl::lower_bit_shift() {
   out(0, op2(attr_choice("direction", "", {"LEFT", "RIGHT"}) == "LEFT" ? WICK_OP_SHL : WICK_OP_SHR, in(0), in(1)));

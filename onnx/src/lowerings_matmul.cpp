@@ -17,8 +17,17 @@ void OnnxLowering::Impl::lower_gemm() {
   Tensor y = matmul(a, b);
   const double alpha = attr_f("alpha", 1.0f), beta = attr_f("beta", 1.0f);
   if (alpha != 1.0) y = affine(y, alpha, 0);
-  if (has_in(2) && beta != 0.0)
-    y = op2(WICK_OP_ADD, y, beta == 1.0 ? in(2) : affine(in(2), beta, 0));
+  // Before opset 7, C broadcasts to [M, N] only with broadcast = 1 (NumPy's rules, as from 7);
+  // with broadcast = 0 it must be [M, N] itself.
+  const onnx::AttributeProto* broadcast = attr("broadcast");
+  if (broadcast && attr_i("broadcast", 0) != 0 && attr_i("broadcast", 0) != 1) refuse_attr(*broadcast, "is not 0 or 1");
+  if (has_in(2)) {  // beta = 0 too: 0 * C, as the reference computes it (an Inf in C gives NaN)
+    const Tensor c = in(2);
+    if (broadcast && attr_i("broadcast", 0) == 0 && c.shape() != y.shape())
+      throw NotImportable(node_context() + ": broadcast = 0 with C of shape " + shape_to_string(c.shape()) +
+                          " for a product of shape " + shape_to_string(y.shape()));
+    y = op2(WICK_OP_ADD, y, beta == 1.0 ? c : affine(c, beta, 0));
+  }
   out(0, y);
 }
 

@@ -257,12 +257,18 @@ void OnnxLowering::Impl::lower_mean_variance_normalization() {
 void OnnxLowering::Impl::lower_batch_norm_inference() {
   if (n.outputs.size() > 1) throw NotImportable("BatchNormalization training outputs");
   if (attr_i("spatial", 1) == 0) throw NotImportable("BatchNormalization spatial = 0");
+  // Before opset 7, is_test (default 0: training, the batch's own statistics) selects the mode;
+  // only test mode is lowered here.
+  if (opset() < 7 && attr_i("is_test", 0) == 0)
+    throw NotImportable(node_context() + ": is_test = 0 (training mode) is not implemented by the importer before opset 7");
+  (void)attr_f("momentum", 0.9f);  // the running statistics' update: training only
   batch_norm_inference();
 }
 // From opset 14 the training_mode attribute selects training.
 void OnnxLowering::Impl::lower_batch_norm() {
   if (attr_i("training_mode", 0) != 0) return batch_norm_training();
   if (n.outputs.size() > 1) throw NotImportable("BatchNormalization running statistics outside training mode");
+  (void)attr_f("momentum", 0.9f);  // the running statistics' update: training only
   batch_norm_inference();
 }
 // Training mode: normalised with the batch's own mean and (biased) variance over every axis but
