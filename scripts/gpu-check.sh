@@ -6,7 +6,8 @@
 #   run(command="bash scripts/gpu-check.sh", carry=["gpu-carry"], timeout_s=480)
 #
 # Runs `wick devices`, the strict demo on cuda, the conformance suite on cuda (golden, differential
-# against cpu-onednn, ONNX), and the GPU benchmarks (wick_bench_cuda, and bench/gpu_reference.py
+# against cpu-onednn, ONNX), `wick generate` on the tiny Llama fixture in strict mode on cuda (its
+# text against transformers' greedy text, tests/data/generate), and the GPU benchmarks (wick_bench_cuda, and bench/gpu_reference.py
 # for torch.matmul), each with a time limit so that the whole fits one call of 8 minutes. Results
 # go to $OUT (default ./gpu-check-out): log, devices, demo, conformance reports, bench.
 set -uo pipefail
@@ -37,6 +38,18 @@ timeout 240 "$wick" conformance --backend cuda --reference cpu-onednn --jobs "$j
   --golden-dir "$root/conformance/golden" --onnx-dir "$pkg/share/onnx-node" \
   --report "$out/conformance" > "$out/conformance.txt" 2>&1
 echo "conformance rc=$?"; grep -E "^  cuda " "$out/conformance.txt"
+
+echo "== models on cuda (strict): the tiny Llama's streamed greedy text against transformers'"
+tiny="$root/tests/data/generate/tiny-llama"
+want=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['text']; print(t['prompt']); print(len(t['new'])); print(t['text'])" "$tiny/expected.json")
+prompt=$(sed -n 1p <<<"$want"); count=$(sed -n 2p <<<"$want"); text=$(sed -n 3p <<<"$want")
+for dev in cpu-onednn cuda; do
+  got=$(timeout 120 "$wick" --device "$dev" --strict generate --model "$tiny" --prompt "$prompt" --max-tokens "$count" \
+        2> "$out/generate-$dev.err")
+  rc=$?
+  if [ "$rc" = 0 ] && [ "$got" = "$text" ]; then echo "generate on $dev: equal to transformers' greedy text"
+  else echo "generate on $dev: rc=$rc, got '$got', want '$text'"; tail -n 3 "$out/generate-$dev.err"; fi
+done
 
 echo "== benchmarks"
 timeout 90 "$pkg/bin/wick_bench_cuda" > "$out/bench-wick.jsonl" 2> "$out/bench-wick.err"
