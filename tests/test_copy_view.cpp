@@ -17,27 +17,10 @@ using namespace wick;
 
 namespace {
 
-Runtime& strict_runtime() {
-  static Runtime* rt = [] {
-    Config c = default_config();
-    c.plugin_paths = {WICK_PLUGIN_BUILD_DIR};
-    c.log_level = "error";
-    c.strict = true;
-    c.priority = {DeviceEntry{"cpu", SourceLocation{"test", 0, 0}}};
-    return new Runtime(c, RegistryOptions{false, false});
-  }();
-  return *rt;
-}
+using test::strict_runtime;
+using test::strict_devices;
 
-std::vector<Device> strict_devices() {
-  std::vector<Device> d{strict_runtime().cpu_device()};
-  try {
-    const Device ocl = strict_runtime().registry().find_device("opencl");
-    if (ocl.valid()) d.push_back(ocl);
-  } catch (const Error&) {
-  }
-  return d;
-}
+
 
 std::vector<float> iota_values(int64_t n, float start = 0.0f) {
   std::vector<float> v(static_cast<size_t>(n));

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "test_support.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -21,31 +23,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using test::strict_runtime;
+
 const std::string kData = std::string(WICK_TEST_DATA_DIR) + "/models/";
 
-Runtime& strict_runtime() {
-  static Runtime* rt = [] {
-    Config c = default_config();
-    c.plugin_paths = {WICK_PLUGIN_BUILD_DIR};
-    c.log_level = "error";
-    c.strict = true;
-    c.priority = {DeviceEntry{"cpu", SourceLocation{"test", 0, 0}}};
-    return new Runtime(c, RegistryOptions{false, false});
-  }();
-  return *rt;
-}
 
 Device cpu() {
   return strict_runtime().cpu_device();
 }
 
 std::vector<Device> strict_devices() {
-  std::vector<Device> d{cpu()};
-  try {
-    const Device ocl = strict_runtime().registry().find_device("opencl");
-    if (ocl.valid()) d.push_back(ocl);
-  } catch (const Error&) {
-  }
+  std::vector<Device> d = test::strict_devices();
   if (d.size() == 1) WARN("no OpenCL device in this build or on this machine: cpu-onednn only");
   return d;
 }

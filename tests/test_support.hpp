@@ -42,6 +42,30 @@ inline std::vector<Device> cpu_and_opencl() {
   return d;
 }
 
+// The same plugins in strict mode (an op a device lacks is an error, never a fallback), the CPU
+// first; and its devices where device-generic tests run: cpu-onednn and, when it loads and has a
+// device, opencl.
+inline Runtime& strict_runtime() {
+  static Runtime* rt = [] {
+    Config c = default_config();
+    c.plugin_paths = {WICK_PLUGIN_BUILD_DIR};
+    c.log_level = "error";
+    c.strict = true;
+    c.priority = {DeviceEntry{"cpu", SourceLocation{"test", 0, 0}}};
+    return new Runtime(c, RegistryOptions{false, false});
+  }();
+  return *rt;
+}
+inline std::vector<Device> strict_devices() {
+  std::vector<Device> d{strict_runtime().cpu_device()};
+  try {
+    const Device ocl = strict_runtime().registry().find_device("opencl");
+    if (ocl.valid()) d.push_back(ocl);
+  } catch (const Error&) {
+  }
+  return d;
+}
+
 // The fixture plugins (fixture-good supports only copy, fill f32/i32 and add f32) plus the built ones.
 inline std::unique_ptr<Runtime> fixture_runtime(bool strict, std::vector<std::string> priority) {
   Config c = default_config();
