@@ -9,6 +9,21 @@
 #include <cstdlib>
 #include <ctime>
 
+// ASan builds (scripts/sanitize.sh) read the sanitizer allocator's counters instead of mallinfo2.
+#if defined(__SANITIZE_ADDRESS__)
+#define WICK_PLAN_ASAN_HEAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WICK_PLAN_ASAN_HEAP 1
+#endif
+#endif
+#ifndef WICK_PLAN_ASAN_HEAP
+#define WICK_PLAN_ASAN_HEAP 0
+#endif
+#if WICK_PLAN_ASAN_HEAP
+#include <sanitizer/allocator_interface.h>
+#endif
+
 namespace wick::cpu {
 
 PlanCache::~PlanCache() {
@@ -79,7 +94,15 @@ thread_local int64_t t_mallinfo_ns = 0, t_making_ns = 0;
 
 MemoryUse read_memory(bool with_malloc) {
   MemoryUse m;
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#if WICK_PLAN_ASAN_HEAP
+  // Under ASan the heap is the sanitizer's allocator, not glibc's arenas: mallinfo2 would walk
+  // arenas nobody uses (and was seen to crash in them); the allocator's own counters stand in.
+  if (with_malloc) {
+    m.malloc_known = true;
+    m.malloc_in_use = __sanitizer_get_current_allocated_bytes();
+    m.malloc_system = __sanitizer_get_heap_size();
+  }
+#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
   if (with_malloc) {
     const int64_t start = thread_cpu_ns();
     const struct mallinfo2 info = mallinfo2();
