@@ -46,9 +46,10 @@ if [ "$kind" = asan ]; then
   # at -O1), the CUDA rendering check, the hostile ONNX folders (they run the CLI under an
   # address-space limit, which ASan's shadow memory cannot start under) and the million-tensor
   # safetensors header and the other readers' linear-time tests (timings, meaningless at -O0 under
-  # ASan; the readers are fuzzed under ASan with many-entry seeds, and their other tests run here).
+  # ASan; the readers are fuzzed under ASan with many-entry seeds, and their other tests run here)
+  # and the baseline-ISA scan of the shipped objects (it disassembles binaries: no Wick code runs).
   exec ctest --output-on-failure -j "$(nproc)" -LE "isa-independent" \
-    -E "training_examples|nvrtc|conformance_crash_and_hang|conformance_workers_die|plugin_check_verdicts|oob|crash|conformance_hostile_onnx_folders|million tensors|linear time" "$@"
+    -E "training_examples|nvrtc|conformance_crash_and_hang|conformance_workers_die|plugin_check_verdicts|oob|crash|conformance_hostile_onnx_folders|million tensors|linear time|shipped_code_is_baseline" "$@"
 else
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
   # The host's threads only: kernels that split work with OpenMP are not checked here (the OpenMP

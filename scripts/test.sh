@@ -8,7 +8,7 @@
 # its timeout (scripts/ctest_budget.py: a test over half of its timeout fails the job).
 # The long checks have scripts of their own and a short version here: 5-epoch training
 # (scripts/train-check.sh; ctest runs 1 epoch), 30-minute fuzzing (scripts/fuzz.sh 1800; here
-# WICK_CI_FUZZ_SECONDS, default 20, per target).
+# WICK_CI_FUZZ_SECONDS, default 12, per target).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${WICK_BUILD_DIR:-$root/build}"
@@ -60,8 +60,8 @@ done
 # Hostile input (issue 14): every libFuzzer target replays its regression inputs and fuzzes from its
 # seeds for WICK_CI_FUZZ_SECONDS (clang's ASan+UBSan), then the suite's CI subset runs under
 # ASan+UBSan (scripts/sanitize.sh). A finding fails the job.
-stage "fuzzing (${WICK_CI_FUZZ_SECONDS:-20} s per target)"
-"$root/scripts/fuzz.sh" "${WICK_CI_FUZZ_SECONDS:-20}"
+stage "fuzzing (${WICK_CI_FUZZ_SECONDS:-12} s per target)"
+"$root/scripts/fuzz.sh" "${WICK_CI_FUZZ_SECONDS:-12}"
 
 stage "the ASan+UBSan suite"
 asan_build="${WICK_SANITIZE_BUILD_DIR:-$root/build-asan}"
