@@ -6,6 +6,7 @@
 #include "lowerings.hpp"
 
 #include <wick/direct.hpp>
+#include <wick/dispatch.hpp>
 #include <wick/sdk/ops.hpp>
 
 #include <algorithm>
@@ -172,6 +173,10 @@ Tensor OnnxLowering::contiguous(const Tensor& t) {
   check_size(t, "a copy");
   Tensor o = Tensor::empty(t.shape(), t.dtype(), device_);
   if (t.numel() == 0) return o;
+  if (dispatch_) {
+    dispatch(WICK_OP_COPY, nullptr, {t}, {o});
+    return o;
+  }
   const DirectResult r = run_op_direct(device_, WICK_OP_COPY, nullptr, {t}, {o});
   if (r.status == DirectResult::Status::Unsupported)
     throw Declined("copy (" + std::string(dtype_name(t.dtype())) + "): " + r.message);
@@ -292,6 +297,10 @@ void OnnxLowering::Impl::exec(wick_op_code op, const void* params, const std::ve
                               const std::vector<Tensor>& outs) {
   if (!outs.empty() && outs[0].numel() == 0) return;
   for (const Tensor& o : outs) check_size(o, sdk::op_name(op));
+  if (g.dispatching()) {  // the device, or the CPU where its plugin declines (strict: an error)
+    dispatch(op, params, ins, outs);
+    return;
+  }
   const DirectResult r = run_op_direct(dev(), op, params, ins, outs);
   const std::string dt = ins.empty() ? dtype_name(outs[0].dtype()) : dtype_name(ins[0].dtype());
   if (r.status == DirectResult::Status::Unsupported)

@@ -85,7 +85,15 @@ class OnnxLowering {
       : device_(outer.device_),
         opset_(outer.opset_),
         training_opset_(outer.training_opset_),
-        outer_(&outer) {}
+        outer_(&outer),
+        dispatch_(outer.dispatch_) {}
+  // With `on`, Wick ops go through the core's dispatcher (wick::dispatch): an op the device's
+  // plugin declines runs on the CPU (counted, logged) or, in strict mode, is a wick::Error naming
+  // it — how wick::onnx::Model runs a model. Off (the default), each op runs on the device alone
+  // (run_op_direct) and a decline is Declined — how the conformance suite sees the plugin's own
+  // support. Subgraph scopes inherit it.
+  void set_dispatch(bool on) { dispatch_ = on; }
+  bool dispatching() const { return dispatch_; }
   // A tensor whose extents other than 0 multiply past 2^40 (an empty tensor of absurd extents,
   // which only a corrupt model makes) is NotImportable: no value holds one.
   void set(const std::string& name, const Tensor& t);
@@ -110,6 +118,7 @@ class OnnxLowering {
   int64_t opset_;
   int64_t training_opset_;
   const OnnxLowering* outer_ = nullptr;
+  bool dispatch_ = false;
   std::map<std::string, Value> values_;
 };
 
