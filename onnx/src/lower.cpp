@@ -130,25 +130,27 @@ Tensor upload_proto(const onnx::TensorProto& t, const Device& device) {
     if (d < 0 || __builtin_mul_overflow(n, d, &n))
       throw NotImportable("tensor '" + t.name + "' has the shape " + shape_to_string(shape));
   }
-  if (t.data.size() / std::max<size_t>(onnx::element_size(t.data_type), 1) != static_cast<size_t>(n) ||
-      t.data.size() % std::max<size_t>(onnx::element_size(t.data_type), 1) != 0)
-    throw NotImportable("tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
+  const unsigned char* data = t.bytes();  // the parsed bytes, or a view into the mapped file
+  const size_t bytes = t.nbytes();
+  if (bytes / std::max<size_t>(onnx::element_size(t.data_type), 1) != static_cast<size_t>(n) ||
+      bytes % std::max<size_t>(onnx::element_size(t.data_type), 1) != 0)
+    throw NotImportable("tensor '" + t.name + "' has " + std::to_string(bytes) +
                         " bytes for its shape");
   if (u16) {  // Wick has no u16: held zero-extended to u32 (see Value::u16)
     std::vector<uint32_t> wide(static_cast<size_t>(n));
     for (size_t k = 0; k < wide.size(); ++k) {
       uint16_t v;
-      std::memcpy(&v, t.data.data() + 2 * k, 2);
+      std::memcpy(&v, data + 2 * k, 2);
       wide[k] = v;
     }
     return Tensor::from_bytes(wide.data(), wide.size() * 4, shape, dt, device);
   }
   if (dt == DType::Bool) {  // any non-zero byte is true; Wick's bool is 0 or 1
-    std::vector<unsigned char> b(t.data.size());
-    for (size_t k = 0; k < b.size(); ++k) b[k] = t.data[k] != 0;
+    std::vector<unsigned char> b(bytes);
+    for (size_t k = 0; k < b.size(); ++k) b[k] = data[k] != 0;
     return Tensor::from_bytes(b.data(), b.size(), shape, dt, device);
   }
-  return Tensor::from_bytes(t.data.data(), t.data.size(), shape, dt, device);
+  return Tensor::from_bytes(data, bytes, shape, dt, device);
 }
 
 bool OnnxLowering::has(const std::string& name) const {

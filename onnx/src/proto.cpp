@@ -1,9 +1,13 @@
 #include <wick/onnx/proto.hpp>
 
 #include <wick/error.hpp>
+#include <wick/mapped_file.hpp>
 #include <wick/safe_file.hpp>
 
 #include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
 
 namespace wick::onnx {
 
@@ -11,9 +15,20 @@ namespace {
 
 // A cursor over one message's bytes. `what` names the file in errors; it outlives every Reader (a
 // parse_* call's argument), and is not copied into each: a model has millions of sub-messages.
+// Where a model's bytes come from when read_model mapped its file: the mapping (large initializers
+// are views into it) and the folder external data files are found in.
+struct Source {
+  std::shared_ptr<const MappedFile> file;
+  std::filesystem::path dir;
+  std::map<std::string, std::shared_ptr<const MappedFile>> externals;  // by location, mapped once
+};
+
 class Reader {
  public:
-  Reader(const unsigned char* p, size_t n, const std::string& what) : p_(p), end_(p + n), what_(&what) {}
+  Reader(const unsigned char* p, size_t n, const std::string& what, Source* src = nullptr)
+      : p_(p), end_(p + n), what_(&what), src_(src) {}
+  Source* source() const { return src_; }
+  const std::string& what() const { return *what_; }
   bool done() const { return p_ >= end_; }
 
   uint64_t varint() {
@@ -34,9 +49,14 @@ class Reader {
   Reader sub() {
     const uint64_t n = varint();
     if (n > static_cast<uint64_t>(end_ - p_)) fail("length past the end");
-    Reader r(p_, static_cast<size_t>(n), *what_);
+    Reader r(p_, static_cast<size_t>(n), *what_, src_);
     p_ += n;
     return r;
+  }
+  // A length-delimited field's bytes, in place.
+  std::pair<const unsigned char*, size_t> span() {
+    Reader r = sub();
+    return {r.p_, static_cast<size_t>(r.end_ - r.p_)};
   }
   std::string bytes() {
     Reader r = sub();
@@ -83,6 +103,7 @@ class Reader {
   const unsigned char* p_;
   const unsigned char* end_;
   const std::string* what_;
+  Source* src_;
 };
 
 float as_float(uint32_t bits) {
@@ -98,12 +119,71 @@ void append(std::vector<unsigned char>& out, T v) {
   std::memcpy(out.data() + at, &v, sizeof(T));
 }
 
-TensorProto parse_tensor(Reader r) {
+// StringStringEntryProto: key 1, value 2.
+std::pair<std::string, std::string> parse_entry(Reader r) {
+  std::pair<std::string, std::string> kv;
+  while (!r.done()) {
+    const auto [field, wire] = r.key();
+    if (field == 1 && wire == 2) kv.first = r.bytes();
+    else if (field == 2 && wire == 2) kv.second = r.bytes();
+    else r.skip(wire);
+  }
+  return kv;
+}
+
+uint64_t entry_number(const Reader& r, const std::string& name, const std::string& key, const std::string& v) {
+  if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos)
+    r.fail("tensor '" + name + "': external data " + key + " '" + v + "' is not a non-negative integer");
+  return std::stoull(v);
+}
+
+// The bytes of an initializer whose data is in another file: `location` relative to the model's
+// folder, inside it; `offset` and `length` within that file.
+void map_external(const Reader& r, TensorProto& t, const std::vector<std::pair<std::string, std::string>>& entries) {
+  Source* src = r.source();
+  if (src == nullptr || !src->file)
+    r.fail("tensor '" + t.name + "' has external data, which is read only for a graph initializer of a model file");
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const auto& kv : entries) {
+    if (kv.first == "location") location = kv.second;
+    else if (kv.first == "offset") offset = entry_number(r, t.name, kv.first, kv.second);
+    else if (kv.first == "length") length = entry_number(r, t.name, kv.first, kv.second);
+    else if (kv.first != "checksum") r.fail("tensor '" + t.name + "': unknown external data key '" + kv.first + "'");
+  }
+  const std::filesystem::path rel(location);
+  bool escapes = location.empty() || rel.is_absolute();
+  for (const auto& part : rel) escapes = escapes || part == "..";
+  if (escapes)
+    r.fail("tensor '" + t.name + "': external data location '" + location +
+           "' is not a path inside the model's folder");
+  auto& file = src->externals[location];
+  if (!file) {
+    try {
+      file = std::make_shared<const MappedFile>((src->dir / rel).string());
+    } catch (const std::exception& e) {
+      r.fail("tensor '" + t.name + "': external data: " + e.what());
+    }
+  }
+  const uint64_t size = file->size();
+  const uint64_t n = length.value_or(offset <= size ? size - offset : 0);
+  if (offset > size || n > size - offset)
+    r.fail("tensor '" + t.name + "': external data [" + std::to_string(offset) + ", " + std::to_string(offset + n) +
+           ") runs past the end of " + location + " (" + std::to_string(size) + " bytes)");
+  t.mapping = file;
+  t.view = file->data() + offset;
+  t.view_size = static_cast<size_t>(n);
+  if (n == 0) t.view = nullptr;  // nothing to view: bytes() is data's (empty)
+}
+
+TensorProto parse_tensor(Reader r, bool initializer = false) {
   TensorProto t;
-  std::string raw;
-  bool has_raw = false;
+  std::pair<const unsigned char*, size_t> raw{nullptr, 0};
+  bool has_raw = false, external = false;
   std::vector<unsigned char> typed;
   std::vector<int64_t> int32_data;
+  std::vector<std::pair<std::string, std::string>> entries;
   while (!r.done()) {
     const auto [field, wire] = r.key();
     switch (field) {
@@ -114,14 +194,25 @@ TensorProto parse_tensor(Reader r) {
       case 6: r.bytes(); t.has_strings = true; break;
       case 7: r.repeated(wire, 0, [&](Reader& x, uint32_t) { append(typed, static_cast<int64_t>(x.varint())); }); break;
       case 8: t.name = r.bytes(); break;
-      case 9: raw = r.bytes(); has_raw = true; break;
+      case 9: raw = r.span(); has_raw = true; break;
       case 10: r.repeated(wire, 1, [&](Reader& x, uint32_t) { append(typed, x.fixed64()); }); break;
       case 11: r.repeated(wire, 0, [&](Reader& x, uint32_t) { append(typed, x.varint()); }); break;
+      case 13: entries.push_back(parse_entry(r.sub())); break;
+      case 14: external = r.varint() == 1; break;  // data_location: DEFAULT 0, EXTERNAL 1
       default: r.skip(wire); break;
     }
   }
-  if (has_raw) {
-    t.data.assign(raw.begin(), raw.end());
+  if (external) {
+    if (!initializer) r.fail("tensor '" + t.name + "' has external data outside the graph's initializers");
+    map_external(r, t, entries);
+  } else if (has_raw) {
+    if (initializer && r.source() != nullptr && r.source()->file && raw.second >= TensorProto::kViewBytes) {
+      t.mapping = r.source()->file;
+      t.view = raw.first;
+      t.view_size = raw.second;
+    } else {
+      t.data.assign(raw.first, raw.first + raw.second);
+    }
   } else if (!int32_data.empty()) {
     // int32_data carries every type of 32 bits or fewer, one element per entry.
     const size_t size = element_size(t.data_type);
@@ -274,7 +365,7 @@ GraphProto parse_graph(Reader r, int depth) {
     const auto [field, wire] = r.key();
     switch (field) {
       case 1: g.nodes.push_back(parse_node(r.sub(), depth)); break;
-      case 5: g.initializers.push_back(parse_tensor(r.sub())); break;
+      case 5: g.initializers.push_back(parse_tensor(r.sub(), depth == 0)); break;
       case 11: g.inputs.push_back(parse_value_info(r.sub())); break;
       case 12: g.outputs.push_back(parse_value_info(r.sub())); break;
       default: r.skip(wire); break;
@@ -345,13 +436,33 @@ size_t element_size(int32_t t) {
   }
 }
 
+namespace {
+ModelProto parse_model_from(Reader r);
+}  // namespace
+
 ModelProto read_model(const std::string& path) {
-  const std::string bytes = slurp(path);
-  return parse_model(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), path);
+  Source src;
+  try {
+    if (const auto why = safe_file::refuse(path, kMaxProtoBytes)) throw ReadError(*why);
+    src.file = std::make_shared<const MappedFile>(path);
+  } catch (const ReadError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ReadError(e.what());
+  }
+  src.dir = std::filesystem::path(path).parent_path();
+  ModelProto m = parse_model_from(Reader(src.file->data(), src.file->size(), path, &src));
+  src.file->check_intact("reading it as an ONNX model");
+  for (const auto& kv : src.externals) kv.second->check_intact("reading it as external data of " + path);
+  return m;
 }
 
 ModelProto parse_model(const unsigned char* data, size_t size, const std::string& where) {
-  Reader r(data, size, where);
+  return parse_model_from(Reader(data, size, where));
+}
+
+namespace {
+ModelProto parse_model_from(Reader r) {
   ModelProto m;
   while (!r.done()) {
     const auto [field, wire] = r.key();
@@ -373,12 +484,20 @@ ModelProto parse_model(const unsigned char* data, size_t size, const std::string
       }
       if (domain.empty() || domain == "ai.onnx") m.opset = version;
       if (domain == kTrainingDomain) m.training_opset = version;
+      m.opset_imports.emplace_back(domain, version);
+    } else if (field == 1 && wire == 0) {
+      m.ir_version = static_cast<int64_t>(r.varint());
+    } else if (field == 2 && wire == 2) {
+      m.producer_name = r.bytes();
+    } else if (field == 3 && wire == 2) {
+      m.producer_version = r.bytes();
     } else {
       r.skip(wire);
     }
   }
   return m;
 }
+}  // namespace
 
 ValueProto read_value(const std::string& path, const TypeInfo& type) {
   const std::string bytes = slurp(path);

@@ -36,6 +36,15 @@ struct TensorProto {
   // f16/bf16: 2 bytes), whichever field carried them.
   std::vector<unsigned char> data;
   bool has_strings = false;
+  // A large initializer of a model read with read_model (raw_data of at least kViewBytes, or
+  // external data): `data` stays empty and the bytes are a view into the mapped file, which
+  // `mapping` keeps mapped. Read a tensor's elements through bytes() and nbytes().
+  std::shared_ptr<const void> mapping;
+  const unsigned char* view = nullptr;
+  size_t view_size = 0;
+  const unsigned char* bytes() const { return view ? view : data.data(); }
+  size_t nbytes() const { return view ? view_size : data.size(); }
+  static constexpr size_t kViewBytes = size_t{64} << 10;
 };
 
 // A TypeProto: a tensor of elem_type inside zero or more sequence and optional types.
@@ -89,6 +98,9 @@ struct GraphProto {
 
 struct ModelProto {
   GraphProto graph;
+  int64_t ir_version = 0;
+  std::string producer_name, producer_version;
+  std::vector<std::pair<std::string, int64_t>> opset_imports;  // (domain, version) as the file lists them
   int64_t opset = 0;  // the default domain's version
   int64_t training_opset = 0;  // ai.onnx.preview.training's version; 0 when not imported
 };
@@ -101,7 +113,11 @@ struct ValueProto {
   std::vector<ValueProto> items;  // a sequence's elements; an optional's value, if it has one
 };
 
-// Throws wick::Error naming the file when it cannot be read or is malformed.
+// Throws wick::Error naming the file when it cannot be read or is malformed. The file is mapped,
+// not read: large initializers are views into it (TensorProto::view). Initializers with external
+// data (data_location EXTERNAL) are mapped from their file, a path relative to the model's folder
+// that stays inside it (an absolute path, a '..' component, a range past the file's end or a
+// length that does not match the tensor's type and shape is a ReadError naming the tensor).
 ModelProto read_model(const std::string& path);
 TensorProto read_tensor(const std::string& path);
 // The same from bytes in memory; `where` names them in errors (the fuzz targets' entry).
