@@ -98,6 +98,10 @@ class OnnxLowering {
   // which only a corrupt model makes) is NotImportable: no value holds one.
   void set(const std::string& name, const Tensor& t);
   void set_value(const std::string& name, Value v);
+  // Drops this scope's value `name`, if any (a model run frees each value after its last use).
+  void release(const std::string& name) { values_.erase(name); }
+  // This scope's values by name (not the outer scopes').
+  const std::map<std::string, Value>& values() const { return values_; }
   bool has(const std::string& name) const;
   // The tensor of that name; NotImportable when it is undefined or not a tensor.
   Tensor get(const std::string& name) const;
