@@ -2,6 +2,7 @@
 // lowerings themselves are in lowerings_*.cpp, and the table that maps op types to them in
 // lowerings.cpp.
 #include <wick/onnx/lower.hpp>
+#include <wick/onnx/optimize.hpp>
 
 #include "lowerings.hpp"
 
@@ -187,10 +188,12 @@ Tensor OnnxLowering::contiguous(const Tensor& t) {
 }
 
 namespace {
-// The training domain's ops are in the table as "ai.onnx.preview.training.<op>", by its opset.
+// The training domain's ops are in the table as "ai.onnx.preview.training.<op>", by its opset. A
+// node the graph optimiser fused (kFusedDomain, optimize.hpp) is a standard ai.onnx op lowered at
+// the newest opset checked, whatever the model's opset.
 bool training_node(const NodeProto& node) {
   const bool training = node.domain == onnx::kTrainingDomain;
-  if (!node.domain.empty() && node.domain != "ai.onnx" && !training)
+  if (!node.domain.empty() && node.domain != "ai.onnx" && !training && node.domain != kFusedDomain)
     throw NotImportable("domain " + node.domain + " (op " + node.op_type + ")");
   return training;
 }
@@ -199,7 +202,8 @@ bool training_node(const NodeProto& node) {
 void OnnxLowering::check(const NodeProto& node) {
   const bool training = training_node(node);
   const std::string type = training ? node.domain + "." + node.op_type : node.op_type;
-  const int64_t version = training ? training_opset_ : opset_;
+  const int64_t version =
+      node.domain == kFusedDomain ? Impl::kChecked : training ? training_opset_ : opset_;
   (void)Impl::lowering(type, version);
   const Impl impl{*this, node, version, {}, {}};
   impl.check_attributes_known(type);
@@ -208,7 +212,8 @@ void OnnxLowering::check(const NodeProto& node) {
 void OnnxLowering::run(const NodeProto& node) {
   const bool training = training_node(node);
   const std::string type = training ? node.domain + "." + node.op_type : node.op_type;
-  const int64_t version = training ? training_opset_ : opset_;
+  const int64_t version =
+      node.domain == kFusedDomain ? Impl::kChecked : training ? training_opset_ : opset_;
   const Impl::Lowering lower = Impl::lowering(type, version);
   Impl impl{*this, node, version, {}, {}};
   impl.check_attributes_known(type);
