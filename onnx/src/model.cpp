@@ -2,6 +2,9 @@
 // node through OnnxLowering.
 #include <wick/onnx/model.hpp>
 
+#include <chrono>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -36,6 +39,62 @@ void check_input(const ModelValue& want, const Tensor& t) {
   if (!ok) throw std::invalid_argument(where + " given a tensor of shape " + shape_to_string(t.shape()));
 }
 
+// Every name a node reads: its inputs, and the outer values its subgraphs read (any name a
+// subgraph uses that it does not define itself, at any depth).
+void names_read(const onnx::NodeProto& node, std::set<std::string>& out);
+void graph_reads(const onnx::GraphProto& g, std::set<std::string>& out) {
+  std::set<std::string> defined, used;
+  for (const onnx::ValueInfo& v : g.inputs) defined.insert(v.name);
+  for (const onnx::TensorProto& t : g.initializers) defined.insert(t.name);
+  for (const onnx::NodeProto& n : g.nodes) {
+    names_read(n, used);
+    for (const std::string& o : n.outputs) defined.insert(o);
+  }
+  for (const onnx::ValueInfo& v : g.outputs) used.insert(v.name);
+  for (const std::string& u : used)
+    if (!defined.count(u)) out.insert(u);
+}
+void names_read(const onnx::NodeProto& node, std::set<std::string>& out) {
+  for (const std::string& i : node.inputs)
+    if (!i.empty()) out.insert(i);
+  for (const onnx::AttributeProto& a : node.attributes)
+    if (a.has_graph && a.g) graph_reads(*a.g, out);
+}
+
+// For each node, the values to free once it has run: those no later node reads and that are not
+// graph outputs (a value no node reads is freed after the node that makes it).
+std::vector<std::vector<std::string>> last_uses(const onnx::GraphProto& g) {
+  std::map<std::string, size_t> last;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    std::set<std::string> reads;
+    names_read(g.nodes[i], reads);
+    for (const std::string& r : reads) last[r] = i;
+    for (const std::string& o : g.nodes[i].outputs)
+      if (!o.empty() && !last.count(o)) last[o] = i;
+  }
+  for (const onnx::ValueInfo& v : g.outputs) last.erase(v.name);
+  for (const onnx::TensorProto& t : g.initializers) last.erase(t.name);  // the model holds them
+  std::vector<std::vector<std::string>> out(g.nodes.size());
+  for (const auto& kv : last) out[kv.second].push_back(kv.first);
+  return out;
+}
+
+// The bytes of the tensors in `v`, each storage once at its largest view.
+void value_bytes(const Value& v, std::map<const void*, int64_t>& by_storage) {
+  if (v.kind == Value::Kind::Tensor && v.tensor.defined()) {
+    int64_t& b = by_storage[v.tensor.storage().get()];
+    b = std::max<int64_t>(b, v.tensor.numel() * static_cast<int64_t>(dtype_size(v.tensor.dtype())));
+  }
+  for (const Value& item : v.items) value_bytes(item, by_storage);
+}
+int64_t live_bytes(const OnnxLowering& scope) {
+  std::map<const void*, int64_t> by_storage;
+  for (const auto& kv : scope.values()) value_bytes(kv.second, by_storage);
+  int64_t total = 0;
+  for (const auto& kv : by_storage) total += kv.second;
+  return total;
+}
+
 }  // namespace
 
 std::string ModelValue::describe() const {
@@ -47,17 +106,20 @@ std::string ModelValue::describe() const {
   return s;
 }
 
-Model Model::load(const std::string& path, const Device& device) {
-  return from_proto(onnx::read_model(path), device);
+Model Model::load(const std::string& path, const Device& device, const ModelOptions& options) {
+  return from_proto(onnx::read_model(path), device, options);
 }
 
-Model Model::from_proto(onnx::ModelProto proto, const Device& device) {
+Model Model::from_proto(onnx::ModelProto proto, const Device& device, const ModelOptions& options) {
   Model m;
   m.proto_ = std::move(proto);
   m.device_ = device;
   OnnxLowering check(device, m.proto_.opset, m.proto_.training_opset);
   for (const onnx::NodeProto& node : m.proto_.graph.nodes) check.check(node);
-  for (const onnx::TensorProto& init : m.proto_.graph.initializers)
+  m.graph_ = options.optimize ? optimize(m.proto_.graph, m.proto_.opset, device, options.passes, &m.report_)
+                              : m.proto_.graph;
+  m.release_after_ = last_uses(m.graph_);
+  for (const onnx::TensorProto& init : m.graph_.initializers)
     m.initializers_.emplace_back(init.name, upload_proto(init, device));
   for (const onnx::ValueInfo& v : m.proto_.graph.inputs) {
     bool initialized = false;
@@ -68,12 +130,15 @@ Model Model::from_proto(onnx::ModelProto proto, const Device& device) {
   return m;
 }
 
-std::vector<Value> Model::run_values(const std::vector<Value>& inputs) const {
+std::vector<Value> Model::run_values(const std::vector<Value>& inputs, RunStats* stats) const {
+  const auto start = std::chrono::steady_clock::now();
   if (inputs.size() != inputs_.size())
     throw std::invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs, given " +
                                 std::to_string(inputs.size()));
   OnnxLowering low(device_, proto_.opset, proto_.training_opset);
+  low.set_dispatch(true);
   for (const auto& [name, t] : initializers_) low.set(name, t);
+  const int64_t init_bytes = stats ? live_bytes(low) : 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].kind == Value::Kind::Tensor) check_input(inputs_[i], inputs[i].tensor);
     else if (inputs[i].kind != inputs_[i].kind)
@@ -83,9 +148,21 @@ std::vector<Value> Model::run_values(const std::vector<Value>& inputs) const {
     v.u16 = inputs_[i].onnx_elem_type == onnx::kUint16;
     low.set_value(inputs_[i].name, std::move(v));
   }
-  for (const onnx::NodeProto& node : proto_.graph.nodes) low.run(node);
+  int64_t peak = stats ? live_bytes(low) : 0;
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    low.run(graph_.nodes[i]);
+    if (stats) peak = std::max(peak, live_bytes(low));
+    for (const std::string& name : release_after_[i]) low.release(name);
+  }
   std::vector<Value> outs;
   for (const ModelValue& o : outputs_) outs.push_back(low.value(o.name));
+  if (stats) {
+    device_.synchronize();  // the time of the work, not of its queueing
+    stats->nodes = graph_.nodes.size();
+    stats->initializer_bytes = init_bytes;
+    stats->peak_bytes = peak - init_bytes;
+    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   return outs;
 }
 

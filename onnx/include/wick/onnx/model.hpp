@@ -14,6 +14,7 @@
 #pragma once
 
 #include <wick/onnx/lower.hpp>
+#include <wick/onnx/optimize.hpp>
 #include <wick/onnx/proto.hpp>
 
 #include <wick/device.hpp>
@@ -36,20 +37,43 @@ struct ModelValue {
   std::string describe() const;  // "f32 [-1, 3]", "sequence of i64", ...
 };
 
+struct ModelOptions {
+  // The graph optimiser (optimize.hpp) runs once at load unless turned off here; its passes can be
+  // chosen one by one.
+  bool optimize = true;
+  OptimizeOptions passes;
+};
+
+// What one run did: its time, how many nodes ran, and the most bytes of tensors it held at once
+// (each storage counted once; the initializers, which every run shares, apart).
+struct RunStats {
+  double seconds = 0;
+  size_t nodes = 0;
+  int64_t peak_bytes = 0;
+  int64_t initializer_bytes = 0;
+};
+
 class Model {
  public:
-  // Reads `path` (ReadError naming it when it cannot be read or is malformed) and uploads the
-  // initializers to `device` once; NotImportable when a node's op or opset has no lowering, or a
-  // declared input or output type has no Wick dtype.
-  static Model load(const std::string& path, const Device& device);
+  // Reads `path` (ReadError naming it when it cannot be read or is malformed; the file is mapped
+  // and large initializers and external data are uploaded from the mapping), optimises the graph
+  // and uploads the initializers to `device` once; NotImportable when a node's op or opset has no
+  // lowering, or a declared input or output type has no Wick dtype. Ops run through the core's
+  // dispatcher: one the device's plugin declines runs on the CPU, or is an error in strict mode.
+  static Model load(const std::string& path, const Device& device, const ModelOptions& options = {});
   // The same from a parsed model.
-  static Model from_proto(onnx::ModelProto proto, const Device& device);
+  static Model from_proto(onnx::ModelProto proto, const Device& device, const ModelOptions& options = {});
 
   // The inputs a run needs (graph inputs that are not initializers), in graph order.
   const std::vector<ModelValue>& inputs() const { return inputs_; }
   const std::vector<ModelValue>& outputs() const { return outputs_; }
   int64_t opset() const { return proto_.opset; }
   const Device& device() const { return device_; }
+  // The model as read (its graph before optimisation: nodes, initializers, opset imports).
+  const onnx::ModelProto& proto() const { return proto_; }
+  // The graph that runs, and what the optimiser did to get it.
+  const onnx::GraphProto& graph() const { return graph_; }
+  const OptimizeReport& optimize_report() const { return report_; }
 
   // One tensor per input, in inputs() order; returns one tensor per output, in outputs() order.
   // A tensor of another dtype or of a rank or fixed extent the model does not declare is an
@@ -59,14 +83,19 @@ class Model {
   // By name; every input must be given.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& feeds) const;
   // Any values (sequences, optionals) by input order; the outputs as values.
-  std::vector<Value> run_values(const std::vector<Value>& inputs) const;
+  // Each value is freed after the last node that reads it (subgraphs' reads included); `stats`,
+  // when given, receives the run's time and peak memory.
+  std::vector<Value> run_values(const std::vector<Value>& inputs, RunStats* stats = nullptr) const;
 
  private:
   Model() = default;
   onnx::ModelProto proto_;
+  onnx::GraphProto graph_;  // optimised
+  OptimizeReport report_;
   Device device_;
   std::vector<std::pair<std::string, Tensor>> initializers_;
   std::vector<ModelValue> inputs_, outputs_;
+  std::vector<std::vector<std::string>> release_after_;  // per node of graph_: values last used there
 };
 
 }  // namespace wick::onnx
