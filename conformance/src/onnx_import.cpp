@@ -8,8 +8,12 @@
 #include <wick/error.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 namespace wick::conformance {
 
@@ -166,10 +170,64 @@ onnx::ValueProto read_declared(const std::string& file, const onnx::TypeInfo& ty
   return v;
 }
 
+// A folder's own bound, from its tolerance.json (onnx/tools/make_node_tests.py writes the
+// TestCase's rtol/atol there, and the bfloat16 rtol onnx's runner widens them to): the outputs are
+// compared at exactly that, never looser.
+struct FolderTolerance {
+  double rtol = 0, atol = 0, bfloat16_rtol = 0;
+};
+
+// One number of a flat JSON object of numbers (the only form tolerance.json has).
+std::optional<double> json_number(const std::string& text, const std::string& key, const std::string& file) {
+  const size_t k = text.find("\"" + key + "\"");
+  if (k == std::string::npos) return std::nullopt;
+  const size_t colon = text.find_first_not_of(" \t\r\n", k + key.size() + 2);
+  if (colon == std::string::npos || text[colon] != ':') throw onnx::ReadError(file + ": no ':' after \"" + key + "\"");
+  const char* start = text.c_str() + colon + 1;
+  char* end = nullptr;
+  const double v = std::strtod(start, &end);
+  if (end == start || !(v >= 0) || v > 1) throw onnx::ReadError(file + ": \"" + key + "\" is not a number in [0, 1]");
+  return v;
+}
+
+// The folder's tolerance.json, when it has one; a file that is not a small regular file of the
+// expected keys is a ReadError naming it (never a hang on a FIFO, never a default bound).
+std::optional<FolderTolerance> folder_tolerance(const std::string& folder) {
+  const std::string file = folder + "/tolerance.json";
+  if (!exists_or_throw(file)) return std::nullopt;
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec) || fs::file_size(file, ec) > 4096 || ec)
+    throw onnx::ReadError(file + ": not a regular file of at most 4096 bytes");
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  FolderTolerance t;
+  const std::optional<double> rtol = json_number(text, "rtol", file), atol = json_number(text, "atol", file);
+  if (!rtol || !atol) throw onnx::ReadError(file + ": needs \"rtol\" and \"atol\"");
+  t.rtol = *rtol;
+  t.atol = *atol;
+  t.bfloat16_rtol = json_number(text, "bfloat16_rtol", file).value_or(t.rtol);
+  return t;
+}
+
+// The bound an output of `dtype` is compared with: the folder's own where it has one, else
+// tolerances.toml's onnx class (with its overrides).
+Bound output_bound(const ExecContext& ctx, const std::optional<FolderTolerance>& own, DType dtype, const Result& r) {
+  if (!own) return ctx.tolerances->bound("onnx", dtype, r.id, ctx.backend);
+  Bound b = ctx.tolerances->bound("onnx", dtype, r.id, ctx.backend);  // exact for integers and bool
+  if (!is_float(dtype)) return b;
+  b.rtol = dtype == DType::BF16 ? own->bfloat16_rtol : own->rtol;
+  b.atol = own->atol;
+  b.growth = "none";
+  b.origin = "the folder's tolerance.json";
+  return b;
+}
+
 // Compares one output value (a tensor, or each element of a sequence or optional); returns an
 // empty string when it matches, else why not.
-std::string compare_value(const ExecContext& ctx, OnnxLowering& low, const onnx::ValueProto& want_v, const Value& got_v,
-                          const std::string& label, Result& r) {
+std::string compare_value(const ExecContext& ctx, const std::optional<FolderTolerance>& own, OnnxLowering& low,
+                          const onnx::ValueProto& want_v, const Value& got_v, const std::string& label, Result& r) {
   const Value::Kind want_kind = want_v.kind == onnx::ValueProto::Kind::Tensor     ? Value::Kind::Tensor
                                 : want_v.kind == onnx::ValueProto::Kind::Sequence ? Value::Kind::Sequence
                                                                                   : Value::Kind::Optional;
@@ -179,7 +237,7 @@ std::string compare_value(const ExecContext& ctx, OnnxLowering& low, const onnx:
     if (got_v.items.size() != want_v.items.size())
       return label + " has " + std::to_string(got_v.items.size()) + " elements, expected " + std::to_string(want_v.items.size());
     for (size_t i = 0; i < want_v.items.size(); ++i) {
-      const std::string why = compare_value(ctx, low, want_v.items[i], got_v.items[i], label + "[" + std::to_string(i) + "]", r);
+      const std::string why = compare_value(ctx, own, low, want_v.items[i], got_v.items[i], label + "[" + std::to_string(i) + "]", r);
       if (!why.empty()) return why;
     }
     return "";
@@ -192,7 +250,7 @@ std::string compare_value(const ExecContext& ctx, OnnxLowering& low, const onnx:
     return label + " has shape " + shape_to_string(got.shape()) + ", expected " + shape_to_string(want.shape);
   std::vector<unsigned char> raw(static_cast<size_t>(got.numel()) * dtype_size(got.dtype()));
   if (!raw.empty()) got.copy_to_host(raw.data(), raw.size());
-  const Bound b = ctx.tolerances->bound("onnx", want.dtype, r.id, ctx.backend);
+  const Bound b = output_bound(ctx, own, want.dtype, r);
   const Comparison c = compare_output(want, raw, b, 1);
   if (!c.ok) {
     r.error = c.error;
@@ -204,7 +262,8 @@ std::string compare_value(const ExecContext& ctx, OnnxLowering& low, const onnx:
 }
 
 // Runs one data set; returns an empty string when every output matches, else why not.
-std::string run_data_set(const ExecContext& ctx, const onnx::ModelProto& model, const std::string& set, Result& r) {
+std::string run_data_set(const ExecContext& ctx, const std::optional<FolderTolerance>& own, const onnx::ModelProto& model,
+                         const std::string& set, Result& r) {
   OnnxLowering low(ctx.device, model.opset, model.training_opset);
   for (const onnx::TensorProto& init : model.graph.initializers) low.set(init.name, upload_proto(init, ctx.device));
   size_t k = 0;
@@ -220,7 +279,7 @@ std::string run_data_set(const ExecContext& ctx, const onnx::ModelProto& model, 
   for (size_t o = 0; o < model.graph.outputs.size(); ++o) {
     const onnx::ValueInfo& out = model.graph.outputs[o];
     const onnx::ValueProto want = read_declared(set + "/output_" + std::to_string(o) + ".pb", out.type);
-    const std::string why = compare_value(ctx, low, want, low.value(out.name), "output '" + out.name + "'", r);
+    const std::string why = compare_value(ctx, own, low, want, low.value(out.name), "output '" + out.name + "'", r);
     if (!why.empty()) return why;
   }
   return "";
@@ -266,8 +325,9 @@ Result run_onnx_case(const ExecContext& ctx, const OnnxStore& store, const std::
     const onnx::ModelProto model = onnx::read_model(folder + "/model.onnx");
     const std::vector<std::string> sets = data_sets(folder);
     if (sets.empty()) throw NotImportable("no test_data_set_* in " + folder);
+    const std::optional<FolderTolerance> own = folder_tolerance(folder);
     for (const std::string& set : sets) {
-      const std::string why = run_data_set(ctx, model, set, r);
+      const std::string why = run_data_set(ctx, own, model, set, r);
       if (!why.empty()) {
         r.status = "FAIL";
         r.message = fs::path(set).filename().string() + ": " + why;

@@ -3,13 +3,15 @@
 
     OUT/<case>/model.onnx
     OUT/<case>/test_data_set_N/input_K.pb, output_K.pb   (TensorProto, SequenceProto, OptionalProto)
-    OUT/<case>/tolerance.json                            ({"rtol": ..., "atol": ...}: the case's own)
+    OUT/<case>/tolerance.json                            (the case's own rtol/atol, see below)
 
 It is onnx's own `backend-test-tools generate-data` for the node kind, written against the graph's
 declared types so that every value is written or the run fails: a value it cannot write (a type it
 does not know, a dtype that differs from the declared one) stops it with a non-zero exit naming the
-case, never a folder with a file missing. tolerance.json holds the TestCase's rtol/atol, the bound
-onnx's runner (onnx.backend.test.runner) compares that case's outputs with.
+case, never a folder with a file missing. tolerance.json holds the bound onnx's runner
+(onnx.backend.test.runner, Runner.assert_similar_outputs) compares that case's outputs with: the
+TestCase's rtol and atol, and the rtol it uses for bfloat16 outputs, max(rtol, 2**-6) ("two
+bfloat16 ULPs"); the generator checks that the installed runner still says so.
 
     python3 -m venv build/onnx-venv && build/onnx-venv/bin/pip install onnx==1.23.2
     build/onnx-venv/bin/python onnx/tools/make_node_tests.py build/onnx-node-1.23.2
@@ -120,6 +122,17 @@ def write_values(values, infos, directory, prefix, case):
             f.write(proto.SerializeToString())
 
 
+def bfloat16_rtol(rtol):
+    """onnx's runner compares bfloat16 outputs at max(rtol, 2**-6): checked in its source."""
+    import inspect
+
+    from onnx.backend.test.runner import Runner
+
+    if "output_rtol = max(rtol, 2**-6)" not in inspect.getsource(Runner.assert_similar_outputs):
+        raise CaseError("onnx's Runner.assert_similar_outputs no longer widens bfloat16 to max(rtol, 2**-6)")
+    return max(rtol, 2**-6)
+
+
 def write_case(case, out):
     folder = os.path.join(out, case.name)
     if os.path.exists(folder):
@@ -138,7 +151,8 @@ def write_case(case, out):
         if len(outputs) != len(graph.output):
             raise CaseError(f"{case.name}: {len(outputs)} outputs for {len(graph.output)} graph outputs")
     with open(os.path.join(folder, "tolerance.json"), "w") as f:
-        json.dump({"rtol": float(case.rtol), "atol": float(case.atol)}, f, sort_keys=True)
+        own = {"rtol": float(case.rtol), "atol": float(case.atol), "bfloat16_rtol": bfloat16_rtol(float(case.rtol))}
+        json.dump(own, f, sort_keys=True)
         f.write("\n")
 
 
