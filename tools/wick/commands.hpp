@@ -38,6 +38,25 @@ struct GenerateArgs {
 };
 int run_generate(const ConfigOverrides& overrides, const GenerateArgs& args);
 
+// `wick run model.onnx --input NAME=FILE.npy ...`: runs an ONNX model on the selected device,
+// prints each run's time, and writes each output as OUTPUT_DIR/<name>.npy.
+struct OnnxRunArgs {
+  std::string model, output_dir;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  int repeat = 1;
+  bool stats = false, no_optimize = false;
+};
+int run_onnx_run(const ConfigOverrides& overrides, const OnnxRunArgs& args);
+// `wick inspect model.onnx`: inputs, outputs, opsets, op counts, refusals, and per usable device
+// whether it runs and which Wick ops fall back to the CPU (a probe run on zeros or --input files).
+struct OnnxInspectArgs {
+  std::string model;
+  std::vector<std::string> inputs;
+  int64_t symbolic_extent = 1;
+  bool probe = true;
+};
+int run_onnx_inspect(const ConfigOverrides& overrides, const OnnxInspectArgs& args);
+
 // `wick conformance`: the conformance suite on one or more backends (docs/conformance.md).
 struct ConformanceArgs {
   std::string backend = "cpu-onednn";  // names, paths or "all", comma-separated

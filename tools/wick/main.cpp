@@ -168,6 +168,29 @@ ModelCommands add_model_commands(CLI::App& app, wick::cli::EmbedArgs& embed, wic
   return {embed_cmd, gen_cmd};
 }
 
+// `wick run` and `wick inspect` (cmd_onnx.cpp, cmd_onnx_inspect.cpp).
+struct OnnxCommands {
+  CLI::App* run;
+  CLI::App* inspect;
+};
+
+OnnxCommands add_onnx_commands(CLI::App& app, wick::cli::OnnxRunArgs& run, wick::cli::OnnxInspectArgs& inspect) {
+  CLI::App* run_cmd = app.add_subcommand("run", "Run an ONNX model on the selected device (docs/onnx.md)");
+  run_cmd->add_option("model", run.model, "The .onnx file")->required();
+  run_cmd->add_option("--input", run.inputs, "NAME=FILE.npy, one per model input (repeatable)");
+  run_cmd->add_option("--output", run.output_dir, "Write each output to DIR/<name>.npy");
+  run_cmd->add_option("--repeat", run.repeat, "Run N times, printing each run's time")->check(CLI::Range(1, 1000000));
+  run_cmd->add_flag("--stats", run.stats, "Print nodes run, the optimiser's work and peak memory");
+  run_cmd->add_flag("--no-optimize", run.no_optimize, "Run the graph as the file has it (no folding or fusion)");
+  CLI::App* inspect_cmd = app.add_subcommand("inspect", "Describe an ONNX model and what each device would run");
+  inspect_cmd->add_option("model", inspect.model, "The .onnx file")->required();
+  inspect_cmd->add_option("--input", inspect.inputs, "NAME=FILE.npy for the probe run (else zeros)");
+  inspect_cmd->add_option("--symbolic-extent", inspect.symbolic_extent, "Extent of symbolic dims in the probe's zeros")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))->capture_default_str();
+  inspect_cmd->add_flag("--no-probe{false}", inspect.probe, "Do not run the model on each device");
+  return {run_cmd, inspect_cmd};
+}
+
 std::string command_line(int argc, char** argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
@@ -217,6 +240,9 @@ int main(int argc, char** argv) {
   wick::cli::EmbedArgs embed;
   wick::cli::GenerateArgs gen;
   const ModelCommands model_cmds = add_model_commands(app, embed, gen);
+  wick::cli::OnnxRunArgs onnx_run;
+  wick::cli::OnnxInspectArgs onnx_inspect;
+  const OnnxCommands onnx_cmds = add_onnx_commands(app, onnx_run, onnx_inspect);
   CLI::App* plugin_check_cmd = plugin_cmds.check;
   CLI::App* plugin_probe_cmd = plugin_cmds.probe;
 
@@ -238,6 +264,8 @@ int main(int argc, char** argv) {
     if (plugin_cmds.leaks->parsed()) return wick::cli::run_plugin_leaks(cli, probe_target);
     if (model_cmds.embed->parsed()) return wick::cli::run_embed(cli, embed);
     if (model_cmds.generate->parsed()) return wick::cli::run_generate(cli, gen);
+    if (onnx_cmds.run->parsed()) return wick::cli::run_onnx_run(cli, onnx_run);
+    if (onnx_cmds.inspect->parsed()) return wick::cli::run_onnx_inspect(cli, onnx_inspect);
     if (conf_cmd->parsed()) {
       conf.command_line = command_line(argc, argv);
       return wick::cli::run_conformance(cli, conf);
