@@ -237,6 +237,14 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"ai.onnx.preview.training.Adam", 1, kChecked, &Impl::lower_adam},
     // Text (lowerings_tfidf.cpp)
     {"TfIdfVectorizer", 9, kChecked, &Impl::lower_tfidf_vectorizer},
+    // Transformer blocks (lowerings_transformer.cpp)
+    {"Gelu", 20, kChecked, &Impl::lower_gelu},
+    {"Swish", 24, kChecked, &Impl::lower_swish},
+    {"Mish", 18, kChecked, &Impl::lower_mish},
+    {"SwiGLU", 28, kChecked, &Impl::lower_swiglu},
+    {"RMSNormalization", 23, kChecked, &Impl::lower_rms_norm},
+    // Attention 25 adds the sliding window (left_window_size, right_window_size), served too
+    {"Attention", 23, kChecked, &Impl::lower_attention},
 };
 
 OnnxLowering::Impl::Lowering OnnxLowering::Impl::lowering(const std::string& op_type,

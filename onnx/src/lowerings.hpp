@@ -219,6 +219,8 @@ struct OnnxLowering::Impl {
     reduction(Axes, WICK_OP_REDUCE_SUM, WICK_OP_INVALID, WICK_OP_INVALID, true);
   }
   void reduction(From axes, wick_op_code red, wick_op_code pre, wick_op_code post, bool mean);
+  Tensor empty_reduction(const Tensor& x, const std::vector<int32_t>& axes, bool keep, wick_op_code red,
+                         wick_op_code post, bool mean);
   template <wick_op_code Op>
   void lower_arg_reduce() {
     arg_reduce(Op);
@@ -459,6 +461,25 @@ struct OnnxLowering::Impl {
 
   // --- Text (lowerings_tfidf.cpp) ---
   void lower_tfidf_vectorizer();
+
+  // --- Transformer blocks (lowerings_transformer.cpp) ---
+  bool try_fused(wick_op_code op, const void* params, const std::vector<Tensor>& ins,
+                 const std::vector<Tensor>& outs);
+  void lower_gelu();
+  Tensor swish(const Tensor& x, double alpha);
+  void lower_swish();
+  void lower_mish();
+  void lower_swiglu();
+  void lower_rms_norm();
+  struct AttentionInputs;
+  Tensor attention_heads(const Tensor& t, int64_t heads, const char* what);
+  AttentionInputs attention_inputs();
+  Tensor attention_bias(const AttentionInputs& a);
+  Tensor attention_repeat(const Tensor& t, int64_t heads);
+  void lower_attention();
+  Tensor attention_composite(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& bias,
+                             const std::optional<Tensor>& masked, double scale, double softcap,
+                             int64_t mode, DType smt);
 };
 
 }  // namespace wick::onnx

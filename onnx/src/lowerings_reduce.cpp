@@ -3,6 +3,9 @@
 // LogSoftmax and Hardmax see before opset 13.
 #include "lowerings.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace wick::onnx {
 
 void OnnxLowering::Impl::reduction(From from, wick_op_code red, wick_op_code pre,
@@ -12,11 +15,38 @@ void OnnxLowering::Impl::reduction(From from, wick_op_code red, wick_op_code pre
   const std::vector<int32_t> axes = reduce_axes(x, from, noop);
   if (noop) return out(0, x);
   const bool keep = attr_i("keepdims", 1) != 0;
+  if (x.numel() == 0) return out(0, empty_reduction(x, axes, keep, red, post, mean));
   if (pre != WICK_OP_INVALID) x = op1(pre, x);
   Tensor y = reduce(red, x, axes, keep);
   if (mean) y = affine(y, 1.0 / static_cast<double>(reduced_count(x, axes)), 0);
   if (post != WICK_OP_INVALID) y = op1(post, y);
   out(0, y);
+}
+// A reduction of an empty tensor: each output element reduces an empty set, the reduction's
+// identity (a sum 0, a product 1, a maximum -inf, a minimum +inf; bool's false and true), then
+// the op after it (ReduceL2's sqrt 0, ReduceLogSum's and ReduceLogSumExp's log -inf); a mean is
+// 0 / 0, NaN. Where a kept axis is empty too, the output is empty.
+Tensor OnnxLowering::Impl::empty_reduction(const Tensor& x, const std::vector<int32_t>& axes, bool keep,
+                                           wick_op_code red, wick_op_code post, bool mean) {
+  Shape kept = x.shape(), dropped;
+  for (int32_t a : axes) kept[static_cast<size_t>(a)] = 1;
+  for (size_t i = 0; i < kept.size(); ++i)
+    if (std::find(axes.begin(), axes.end(), static_cast<int32_t>(i)) == axes.end()) dropped.push_back(kept[i]);
+  const Shape os = keep ? kept : dropped;
+  const DType t = x.dtype();
+  if (std::find(os.begin(), os.end(), 0) != os.end()) return Tensor::empty(os, t, dev());
+  const bool is_bool = t == DType::Bool;
+  const bool is_float = t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
+  const bool extreme = red == WICK_OP_REDUCE_MAX || red == WICK_OP_REDUCE_MIN;
+  if ((extreme && !is_float && !is_bool) || (mean && !is_float) || (post != WICK_OP_INVALID && !is_float))
+    throw NotImportable(node_context() + ": the reduction of an empty " + dtype_name(t) +
+                        " tensor is not implemented by the importer");
+  double v = red == WICK_OP_REDUCE_PROD ? 1.0 : 0.0;
+  if (red == WICK_OP_REDUCE_MAX) v = is_bool ? 0.0 : -INFINITY;
+  if (red == WICK_OP_REDUCE_MIN) v = is_bool ? 1.0 : INFINITY;
+  if (mean) v = NAN;
+  const Tensor y = filled(os, t, v);
+  return post != WICK_OP_INVALID ? op1(post, y) : y;
 }
 void OnnxLowering::Impl::arg_reduce(wick_op_code op) {
   const Tensor x = in(0);

@@ -152,8 +152,25 @@ void OnnxLowering::Impl::lower_pad_attrs() {
   pad(in(0), attr_ints("pads").value_or(std::vector<int64_t>{}), attr_f("value", 0.0f));
 }
 void OnnxLowering::Impl::lower_pad() {
-  if (has_in(3)) throw NotImportable("Pad with axes");
-  pad(in(0), host_ints(in(1)), has_in(2) ? host_scalar(in(2)) : 0.0);
+  const Tensor x = in(0);
+  std::vector<int64_t> pads = host_ints(in(1));
+  const double value = has_in(2) ? host_scalar(in(2)) : 0.0;
+  if (has_in(3)) {  // opset 18: pads [begins..., ends...] of the listed axes only, the others 0
+    const std::vector<int64_t> axes = host_ints(in(3));
+    if (pads.size() != 2 * axes.size()) throw NotImportable("malformed Pad: pads are not 2 x the axes");
+    const size_t r = static_cast<size_t>(x.rank());
+    std::vector<int64_t> full(2 * r, 0);
+    std::vector<bool> seen(r, false);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const size_t a = static_cast<size_t>(norm_axis(axes[i], x.rank()));
+      if (seen[a]) throw NotImportable("malformed Pad: axis " + std::to_string(axes[i]) + " repeated");
+      seen[a] = true;
+      full[a] = pads[i];
+      full[a + r] = pads[i + axes.size()];
+    }
+    pads = full;
+  }
+  pad(x, pads, value);
 }
 void OnnxLowering::Impl::pad(Tensor x, const std::vector<int64_t>& pads, double value) {
   const int r = x.rank();
