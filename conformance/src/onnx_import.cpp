@@ -3,6 +3,7 @@
 #include "compare.hpp"
 #include "execute.hpp"
 #include <wick/onnx/lower.hpp>
+#include <wick/onnx/narrow_types.hpp>
 #include <wick/onnx/proto.hpp>
 
 #include <wick/error.hpp>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 namespace wick::conformance {
 
@@ -106,6 +108,25 @@ namespace {
 Expected expected_from(const onnx::TensorProto& t) {
   Expected e;
   e.shape.assign(t.dims.begin(), t.dims.end());
+  if (onnx::narrow::is_narrow(t.data_type)) {  // compared with the holder the importer keeps it in
+    e.dtype = onnx::narrow::holder(t.data_type);
+    int64_t n = 1;
+    for (int64_t d : t.dims) n *= d;
+    std::vector<double> v;
+    try {
+      v = onnx::narrow::unpack(t.data_type, t.data, static_cast<size_t>(n));
+    } catch (const std::invalid_argument& ex) {
+      throw onnx::ReadError(std::string("expected output of ") + onnx::narrow::name(t.data_type) + ": " + ex.what());
+    }
+    for (double x : v) {
+      if (is_float(e.dtype)) {
+        e.f.push_back(x);
+      } else {
+        e.i.push_back(static_cast<int64_t>(x));
+      }
+    }
+    return e;
+  }
   if (t.data_type == onnx::kUint16) {  // compared with the u32 the importer holds uint16 in
     e.dtype = DType::U32;
     for (size_t k = 0; k + 2 <= t.data.size(); k += 2) {
@@ -153,7 +174,8 @@ std::vector<std::string> data_sets(const std::string& folder) {
 void check_type(const onnx::ValueInfo& v, const char* what) {
   if (!v.type.tensor)
     throw NotImportable(std::string(what) + " '" + v.name + "' is not a tensor, sequence or optional (map, sparse)");
-  if (v.type.elem_type != onnx::kUint16) onnx_dtype(v.type.elem_type);  // uint16 is held as u32
+  // uint16 is held as u32, the narrow types in their holders (wick/onnx/narrow_types.hpp)
+  if (v.type.elem_type != onnx::kUint16 && !onnx::narrow::is_narrow(v.type.elem_type)) onnx_dtype(v.type.elem_type);
 }
 
 // The ONNX 1.12 test generator wrote bfloat16 tensors with data_type UINT16: take the graph's
@@ -243,6 +265,9 @@ std::string compare_value(const ExecContext& ctx, const std::optional<FolderTole
     return "";
   }
   const Expected want = expected_from(want_v.tensor);
+  const int32_t want_narrow = onnx::narrow::is_narrow(want_v.tensor.data_type) ? want_v.tensor.data_type : 0;
+  if (got_v.narrow != want_narrow)
+    return label + " is of ONNX type " + std::to_string(got_v.narrow) + ", expected " + std::to_string(want_narrow);
   const Tensor got = low.contiguous(got_v.tensor);
   if (got.dtype() != want.dtype)
     return label + " has dtype " + dtype_name(got.dtype()) + ", expected " + dtype_name(want.dtype);
@@ -250,7 +275,8 @@ std::string compare_value(const ExecContext& ctx, const std::optional<FolderTole
     return label + " has shape " + shape_to_string(got.shape()) + ", expected " + shape_to_string(want.shape);
   std::vector<unsigned char> raw(static_cast<size_t>(got.numel()) * dtype_size(got.dtype()));
   if (!raw.empty()) got.copy_to_host(raw.data(), raw.size());
-  const Bound b = output_bound(ctx, own, want.dtype, r);
+  Bound b = output_bound(ctx, own, want.dtype, r);
+  if (want_narrow != 0) b = Bound{0, 0, "none", std::string("exact: ") + onnx::narrow::name(want_narrow)};
   const Comparison c = compare_output(want, raw, b, 1);
   if (!c.ok) {
     r.error = c.error;
@@ -265,7 +291,8 @@ std::string compare_value(const ExecContext& ctx, const std::optional<FolderTole
 std::string run_data_set(const ExecContext& ctx, const std::optional<FolderTolerance>& own, const onnx::ModelProto& model,
                          const std::string& set, Result& r) {
   OnnxLowering low(ctx.device, model.opset, model.training_opset);
-  for (const onnx::TensorProto& init : model.graph.initializers) low.set(init.name, upload_proto(init, ctx.device));
+  for (const onnx::TensorProto& init : model.graph.initializers)
+    low.set_value(init.name, onnx::upload_tensor_value(init, ctx.device));
   size_t k = 0;
   for (const onnx::ValueInfo& v : model.graph.inputs) {
     if (low.has(v.name)) continue;

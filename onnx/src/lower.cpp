@@ -217,7 +217,9 @@ void OnnxLowering::run(const NodeProto& node) {
   const Impl::Lowering lower = Impl::lowering(type, version);
   Impl impl{*this, node, version, {}, {}};
   impl.check_attributes_known(type);
+  impl.check_narrow_inputs(type);
   (impl.*lower)();
+  impl.tag_narrow_outputs(type);
   // Outputs already set are dropped with the model: a refusal here ends the whole import.
   impl.check_attributes_read(type);
   impl.check_inputs_read();

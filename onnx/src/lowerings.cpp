@@ -237,6 +237,19 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"ai.onnx.preview.training.Adam", 1, kChecked, &Impl::lower_adam},
     // Text (lowerings_tfidf.cpp)
     {"TfIdfVectorizer", 9, kChecked, &Impl::lower_tfidf_vectorizer},
+    // Bitwise ops (opset 18): Wick's bitwise ops on integers
+    {"BitwiseAnd", 18, kChecked, &Impl::lower_binary<WICK_OP_BITWISE_AND>},
+    {"BitwiseOr", 18, kChecked, &Impl::lower_binary<WICK_OP_BITWISE_OR>},
+    {"BitwiseXor", 18, kChecked, &Impl::lower_binary<WICK_OP_BITWISE_XOR>},
+    {"BitwiseNot", 18, kChecked, &Impl::lower_unary<WICK_OP_BITWISE_NOT>},
+    // Ops added for coverage (lowerings_extra.cpp)
+    {"CumProd", 26, kChecked, &Impl::lower_cumprod},
+    {"LpNormalization", 1, kChecked, &Impl::lower_lp_normalization},
+    {"LpPool", 11, kChecked, &Impl::lower_lp_pool},
+    // GroupNormalization 18-20 scales per group, not per channel: not served
+    {"GroupNormalization", 21, kChecked, &Impl::lower_group_norm},
+    {"CenterCropPad", 18, kChecked, &Impl::lower_center_crop_pad},
+    {"TensorScatter", 24, kChecked, &Impl::lower_tensor_scatter},
     // Transformer blocks (lowerings_transformer.cpp)
     {"Gelu", 20, kChecked, &Impl::lower_gelu},
     {"Swish", 24, kChecked, &Impl::lower_swish},

@@ -462,6 +462,14 @@ struct OnnxLowering::Impl {
   // --- Text (lowerings_tfidf.cpp) ---
   void lower_tfidf_vectorizer();
 
+  // --- Ops added for coverage (lowerings_extra.cpp) ---
+  void lower_cumprod();
+  void lower_lp_normalization();
+  void lower_lp_pool();
+  void lower_group_norm();
+  void lower_center_crop_pad();
+  void lower_tensor_scatter();
+
   // --- Transformer blocks (lowerings_transformer.cpp) ---
   bool try_fused(wick_op_code op, const void* params, const std::vector<Tensor>& ins,
                  const std::vector<Tensor>& outs);

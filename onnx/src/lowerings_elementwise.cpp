@@ -89,16 +89,7 @@ void OnnxLowering::Impl::lower_where() {
   out(0, where(in(0), in(1), in(2)));
 }
 // saturate and round_mode (opsets 19 and 24) concern float 8 and 4 targets only, which Wick lacks.
-void OnnxLowering::Impl::lower_cast() {
-  (void)attr("saturate");
-  (void)attr("round_mode");
-  out(0, cast(in(0), onnx_dtype(static_cast<int32_t>(attr_i("to", 0)))));
-}
-void OnnxLowering::Impl::lower_cast_like() {
-  (void)attr("saturate");
-  (void)attr("round_mode");
-  out(0, cast(in(0), in(1).dtype()));
-}
+// Cast and CastLike: lowerings_narrow.cpp (ONNX's narrow types are rounded there).
 
 // --- Activations ---
 

@@ -3,6 +3,8 @@
 // ConvInteger and QLinearConv (their convolution is conv(), lowerings_nn.cpp).
 #include "lowerings.hpp"
 
+#include <wick/onnx/narrow_types.hpp>
+
 #include <numeric>
 #include <vector>
 
@@ -23,11 +25,19 @@ void OnnxLowering::Impl::lower_quantize_linear() {
   for (const char* name : {"block_size", "output_dtype"})
     if (const onnx::AttributeProto* a = attr(name); a != nullptr && a->i != 0)
       refuse_attr(*a, "is not implemented by the importer (only its default, 0)");
-  (void)attr("saturate");  // for float 8 outputs only, which Wick lacks
+  (void)attr("saturate");  // for the float8 outputs only (quantize_narrow)
   const int64_t axis = attr_i("axis", 1);
   const Tensor xf = x.dtype() == DType::F32 ? x : cast(x, DType::F32);
   const Tensor scale = along_axis(cast(in(1), DType::F32), x, axis);
   const wick_unary_params even{sizeof(wick_unary_params), 0, 0, WICK_ROUND_HALF_TO_EVEN};
+  if (has_in(2) && in_value(2).narrow != 0) {  // to a narrow type: saturate(x / scale + zero point)
+    const int32_t narrow_to = in_value(2).narrow;
+    Tensor y = op2(WICK_OP_DIV, xf, scale);
+    if (!narrow::is_float(narrow_to)) y = op1(WICK_OP_ROUND, y, &even);
+    y = op2(WICK_OP_ADD, y, along_axis(cast(in(2), DType::F32), x, axis));
+    out_value(0, quantize_narrow(y, narrow_to, attr_i("saturate", 1) != 0));
+    return;
+  }
   Tensor q = op1(WICK_OP_ROUND, op2(WICK_OP_DIV, xf, scale), &even);
   DType to = DType::U8;
   if (has_in(2)) {

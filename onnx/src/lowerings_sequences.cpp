@@ -22,8 +22,7 @@ const char* kind_name(Value::Kind kind) {
 }
 
 Value upload_value(const onnx::ValueProto& v, const Device& device) {
-  if (v.kind == onnx::ValueProto::Kind::Tensor)
-    return Value::of(upload_proto(v.tensor, device), v.tensor.data_type == onnx::kUint16);
+  if (v.kind == onnx::ValueProto::Kind::Tensor) return upload_tensor_value(v.tensor, device);
   std::vector<Value> items;
   for (const onnx::ValueProto& item : v.items) items.push_back(upload_value(item, device));
   return v.kind == onnx::ValueProto::Kind::Sequence ? Value::sequence(std::move(items))

@@ -66,11 +66,20 @@ struct Value {
   // An ONNX uint16 tensor, which Wick lacks: held as u32 with values below 2^16. A node with such
   // an input wraps its u32 outputs to 16 bits on the device, as uint16 arithmetic would.
   bool u16 = false;
+  // An ONNX tensor of a narrow type Wick lacks (float8*, float4e2m1, float8e8m0, [u]int4, [u]int2:
+  // its TensorProto.DataType; 0 for none), held exactly in a wider dtype (wick/onnx/narrow_types.hpp).
+  // Only Cast, CastLike, DequantizeLinear and ops that only move values take one; any other op
+  // given one is NotImportable naming the type.
+  int32_t narrow = 0;
   static Value of(const Tensor& t, bool u16 = false) { return {Kind::Tensor, t, {}, u16}; }
+  static Value narrow_of(const Tensor& t, int32_t type) { return {Kind::Tensor, t, {}, false, type}; }
   static Value sequence(std::vector<Value> items) { return {Kind::Sequence, {}, std::move(items), false}; }
   static Value optional(std::vector<Value> value) { return {Kind::Optional, {}, std::move(value), false}; }
 };
 const char* kind_name(Value::Kind kind);
+// A tensor of a data file or an initializer on the device: narrow types decoded into their holder
+// dtype and tagged (Value::narrow), uint16 as u32 (Value::u16).
+Value upload_tensor_value(const onnx::TensorProto& t, const Device& device);
 // A data file's value on the device (tensors uploaded, sequences and optionals kept as such).
 Value upload_value(const onnx::ValueProto& v, const Device& device);
 
