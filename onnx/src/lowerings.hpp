@@ -414,6 +414,16 @@ struct OnnxLowering::Impl {
   Tensor activation(const std::string& name, const Tensor& x, std::optional<double> alpha,
                     std::optional<double> beta);
 
+  // --- ONNX's narrow types, held in wider dtypes (lowerings_narrow.cpp) ---
+  // Before a node runs: NotImportable when an input is narrow and the op neither casts, dequantizes
+  // nor only moves values; after: a moving op's outputs keep its input's narrow type.
+  void check_narrow_inputs(const std::string& type) const;
+  void tag_narrow_outputs(const std::string& type);
+  // Cast of a value to ONNX type `to` (a narrow one rounded exactly on the host).
+  Value cast_to_onnx(const Value& x, int32_t to, bool saturate, const std::string& round_mode);
+  // QuantizeLinear to a narrow type (the zero point's): saturate(x / scale + zero point).
+  Value quantize_narrow(const Tensor& q_unrounded, int32_t to, bool saturate);
+
   // --- Sequence and optional values (lowerings_sequences.cpp) ---
   // After a node with a uint16 input: its u32 outputs wrapped to 16 bits and marked (Value::u16).
   void narrow_u16_outputs();
