@@ -214,8 +214,10 @@ TensorProto parse_tensor(Reader r, bool initializer = false) {
       t.data.assign(raw.first, raw.first + raw.second);
     }
   } else if (!int32_data.empty()) {
-    // int32_data carries every type of 32 bits or fewer, one element per entry.
-    const size_t size = element_size(t.data_type);
+    // int32_data carries every type of 32 bits or fewer, one element per entry; for ONNX's narrow
+    // types (17-26: float8*, [u]int4, float4e2m1, float8e8m0, [u]int2) one byte per entry, of
+    // packed elements for the 4- and 2-bit ones (onnx.numpy_helper.to_array reads them so).
+    const size_t size = t.data_type >= 17 && t.data_type <= 26 ? 1 : element_size(t.data_type);
     if (size == 0 || size > sizeof(uint32_t))
       r.fail("int32_data for data type " + std::to_string(t.data_type) + ", which it cannot carry");
     for (int64_t v : int32_data) {
