@@ -320,6 +320,7 @@ struct OnnxLowering::Impl {
   void lower_upsample();
   void lower_resize_10();
   void lower_resize();
+  void resize_axes(std::vector<double>& scales, std::vector<int64_t>& sizes, std::vector<double>& roi);
   void resize(const ResizeRule& r, const std::vector<double>& scales,
               const std::vector<int64_t>& sizes, const std::vector<double>& roi);
 

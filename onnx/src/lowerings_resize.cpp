@@ -157,7 +157,7 @@ void OnnxLowering::Impl::lower_resize_10() {
   resize(asymmetric_floor(attr_choice("mode", "nearest", {"nearest", "linear"})), host_doubles(in(1)), {}, {});
 }
 // Resize from 11: roi, scales and sizes inputs; the coordinate transformation and rounding
-// attributes (antialias, axes and keep_aspect_ratio_policy from 18 are not lowered).
+// attributes (antialias from 18 is not lowered; axes and keep_aspect_ratio_policy are).
 void OnnxLowering::Impl::lower_resize() {
   ResizeRule r;
   r.mode = attr_choice("mode", "nearest", {"nearest", "linear", "cubic"});
@@ -174,7 +174,54 @@ void OnnxLowering::Impl::lower_resize() {
   if (has_in(1)) roi = host_doubles(in(1));
   if (has_in(2) && in(2).numel() > 0) scales = host_doubles(in(2));
   if (has_in(3) && in(3).numel() > 0) sizes = host_ints(in(3));
+  if (!scales.empty() && !sizes.empty()) throw NotImportable("malformed Resize: both scales and sizes");
+  resize_axes(scales, sizes, roi);
   resize(r, scales, sizes, roi);
+}
+// Opset 18's axes (scales, sizes and roi for those axes only: the others keep scale 1, their
+// length and roi [0, 1]) and keep_aspect_ratio_policy (sizes: one scale for the listed axes, the
+// smallest or largest of theirs, and lengths rounded half up from it; the scales are then given too).
+void OnnxLowering::Impl::resize_axes(std::vector<double>& scales, std::vector<int64_t>& sizes,
+                                     std::vector<double>& roi) {
+  const Tensor x = in(0);
+  const size_t rank = static_cast<size_t>(x.rank());
+  const std::optional<std::vector<int64_t>> given = attr_ints("axes");
+  const std::string policy = attr_choice("keep_aspect_ratio_policy", "stretch", {"stretch", "not_larger", "not_smaller"});
+  std::vector<size_t> axes;
+  for (int64_t a : given.value_or(std::vector<int64_t>{}))
+    axes.push_back(static_cast<size_t>(norm_axis(a, x.rank())));
+  if (!given)
+    for (size_t a = 0; a < rank; ++a) axes.push_back(a);
+  const size_t k = axes.size();
+  if ((!scales.empty() && scales.size() != k) || (!sizes.empty() && sizes.size() != k))
+    throw NotImportable("Resize scales or sizes not one per axis");
+  if (given) {
+    std::vector<double> s(rank, 1.0), ro;
+    std::vector<int64_t> z(x.shape().begin(), x.shape().end());
+    for (size_t i = 0; i < k; ++i) {
+      if (!scales.empty()) s[axes[i]] = scales[i];
+      if (!sizes.empty()) z[axes[i]] = sizes[i];
+    }
+    if (roi.size() == 2 * k) {
+      ro.assign(rank, 0.0);
+      ro.resize(2 * rank, 1.0);
+      for (size_t i = 0; i < k; ++i) ro[axes[i]] = roi[i], ro[rank + axes[i]] = roi[k + i];
+      roi = ro;
+    }
+    if (!scales.empty()) scales = s;
+    if (!sizes.empty()) sizes = z;
+  }
+  if (sizes.empty() || policy == "stretch") return;
+  double scale = policy == "not_larger" ? INFINITY : 0.0;
+  for (size_t a : axes) {
+    const double f = static_cast<double>(sizes[a]) / static_cast<double>(x.dim(static_cast<int>(a)));
+    scale = policy == "not_larger" ? std::min(scale, f) : std::max(scale, f);
+  }
+  scales.assign(rank, 1.0);
+  for (size_t a : axes) {
+    scales[a] = scale;
+    sizes[a] = static_cast<int64_t>(scale * static_cast<double>(x.dim(static_cast<int>(a))) + 0.5);
+  }
 }
 void OnnxLowering::Impl::resize(const ResizeRule& r, const std::vector<double>& scales,
                                 const std::vector<int64_t>& sizes, const std::vector<double>& roi) {
@@ -188,9 +235,10 @@ void OnnxLowering::Impl::resize(const ResizeRule& r, const std::vector<double>& 
     throw NotImportable("Resize scales or sizes not one per axis");
   for (int a = 0; a < rank; ++a) {
     const int64_t in_len = x.dim(a);
-    const double scale = sizes.empty() ? scales[static_cast<size_t>(a)]
-                                       : static_cast<double>(sizes[static_cast<size_t>(a)]) /
-                                             static_cast<double>(in_len);
+    // Both given only by keep_aspect_ratio_policy: the scale its, the lengths rounded from it.
+    const double scale = !scales.empty() ? scales[static_cast<size_t>(a)]
+                                         : static_cast<double>(sizes[static_cast<size_t>(a)]) /
+                                               static_cast<double>(in_len);
     if (in_len == 0 || !std::isfinite(scale) || scale <= 0)
       throw NotImportable("malformed " + n.op_type + ": scale " + std::to_string(scale) + " for an axis of " +
                           std::to_string(in_len));
