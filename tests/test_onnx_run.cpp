@@ -106,6 +106,7 @@ TEST_CASE("a model run frees each value after its last use: a chain of 12 adds o
   const onnx::Model m = onnx::Model::load(kData + "/chain.onnx", test::cpu(), onnx::ModelOptions{false, {}});
   const Tensor x = Tensor::full({256, 1024}, 1.0, DType::F32, test::cpu());
   onnx::RunStats stats;
+  stats.measure_memory = true;
   const std::vector<onnx::Value> y = m.run_values({onnx::Value::of(x)}, &stats);
   CHECK(stats.nodes == 12);
   CHECK(stats.initializer_bytes == 4);  // c, one f32

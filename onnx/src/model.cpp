@@ -135,10 +135,12 @@ std::vector<Value> Model::run_values(const std::vector<Value>& inputs, RunStats*
   if (inputs.size() != inputs_.size())
     throw std::invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs, given " +
                                 std::to_string(inputs.size()));
-  OnnxLowering low(device_, proto_.opset, proto_.training_opset);
-  low.set_dispatch(true);
-  for (const auto& [name, t] : initializers_) low.set(name, t);
-  const int64_t init_bytes = stats ? live_bytes(low) : 0;
+  // The initializers in an outer scope, the run's own values in the inner one.
+  OnnxLowering weights(device_, proto_.opset, proto_.training_opset);
+  weights.set_dispatch(true);
+  for (const auto& [name, t] : initializers_) weights.set(name, t);
+  OnnxLowering low(weights);
+  const bool memory = stats != nullptr && stats->measure_memory;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].kind == Value::Kind::Tensor) check_input(inputs_[i], inputs[i].tensor);
     else if (inputs[i].kind != inputs_[i].kind)
@@ -148,10 +150,10 @@ std::vector<Value> Model::run_values(const std::vector<Value>& inputs, RunStats*
     v.u16 = inputs_[i].onnx_elem_type == onnx::kUint16;
     low.set_value(inputs_[i].name, std::move(v));
   }
-  int64_t peak = stats ? live_bytes(low) : 0;
+  int64_t peak = memory ? live_bytes(low) : 0;
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     low.run(graph_.nodes[i]);
-    if (stats) peak = std::max(peak, live_bytes(low));
+    if (memory) peak = std::max(peak, live_bytes(low));
     for (const std::string& name : release_after_[i]) low.release(name);
   }
   std::vector<Value> outs;
@@ -159,8 +161,8 @@ std::vector<Value> Model::run_values(const std::vector<Value>& inputs, RunStats*
   if (stats) {
     device_.synchronize();  // the time of the work, not of its queueing
     stats->nodes = graph_.nodes.size();
-    stats->initializer_bytes = init_bytes;
-    stats->peak_bytes = peak - init_bytes;
+    stats->initializer_bytes = memory ? live_bytes(weights) : 0;
+    stats->peak_bytes = peak;
     stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return outs;

@@ -104,6 +104,7 @@ int run_onnx_run(const ConfigOverrides& overrides, const OnnxRunArgs& args) {
   for (const Tensor& t : ins) values.push_back(onnx::Value::of(t));
   std::vector<double> ms;
   onnx::RunStats stats;
+  stats.measure_memory = args.stats;
   std::vector<onnx::Value> outs;
   for (int r = 0; r < std::max(args.repeat, 1); ++r) {
     outs = model.run_values(values, &stats);

@@ -44,9 +44,11 @@ struct ModelOptions {
   OptimizeOptions passes;
 };
 
-// What one run did: its time, how many nodes ran, and the most bytes of tensors it held at once
-// (each storage counted once; the initializers, which every run shares, apart).
+// What one run did: its time, how many nodes ran, and, when `measure_memory` is set (it costs a
+// walk of the live values after each node), the most bytes of tensors it held at once (each
+// storage counted once; the initializers, which every run shares, apart).
 struct RunStats {
+  bool measure_memory = false;
   double seconds = 0;
   size_t nodes = 0;
   int64_t peak_bytes = 0;
