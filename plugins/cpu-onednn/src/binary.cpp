@@ -71,6 +71,19 @@ constexpr bool allowed() {
 }
 
 // Op Code on the compute type C of T.
+// pow for floats, with the exponents exported models use most (GELU's x^3, variance's x^2) done
+// without the libm call: x^2 as x * x (one rounding: what a correctly rounded pow gives), and for
+// float x^3 in double (x * x exact, one more rounding to double, then to float), within the
+// error of libm's powf; every other exponent through std::pow.
+template <class C>
+C pow_float(C a, C b) {
+  if (b == C(2)) return a * a;
+  if constexpr (std::is_same_v<C, float>) {
+    if (b == 3.0f) return static_cast<float>(static_cast<double>(a) * a * a);
+  }
+  return std::pow(a, b);
+}
+
 template <int Code, class T, class C = compute_t<T>>
 auto binary_fn(C a, C b) {
   if constexpr (is_compare(Code)) {
@@ -92,7 +105,7 @@ auto binary_fn(C a, C b) {
     else if constexpr (Code == WICK_OP_DIV) return a / b;
     else if constexpr (Code == WICK_OP_MAXIMUM) return (a > b || a != a) ? a : b;  // either NaN gives NaN
     else if constexpr (Code == WICK_OP_MINIMUM) return (a < b || a != a) ? a : b;
-    else if constexpr (Code == WICK_OP_POW) return std::pow(a, b);
+    else if constexpr (Code == WICK_OP_POW) return pow_float(a, b);
     else if constexpr (Code == WICK_OP_REM) return std::fmod(a, b);
     else if constexpr (Code == WICK_OP_HYPOT) return std::hypot(a, b);
     else {
