@@ -19,6 +19,7 @@ packages=(
   python3-numpy python3-mpmath libonnx-testdata # conformance: golden-data generator (mpmath: CPU-independent references), ONNX node tests
   zlib1g-dev dataset-fashion-mnist             # gzip'd IDX files; Fashion-MNIST (tests, examples)
   clang libclang-rt-dev                         # fuzz targets (libFuzzer) and sanitizer builds
+  python3-pip python3-venv                      # the checkpoint download; the pinned onnx wheel's venv (node tests)
 )
 missing=()
 for p in "${packages[@]}"; do
