@@ -258,6 +258,7 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"RMSNormalization", 23, kChecked, &Impl::lower_rms_norm},
     // Attention 25 adds the sliding window (left_window_size, right_window_size), served too
     {"Attention", 23, kChecked, &Impl::lower_attention},
+    {"RotaryEmbedding", 23, kChecked, &Impl::lower_rotary_embedding},
 };
 
 OnnxLowering::Impl::Lowering OnnxLowering::Impl::lowering(const std::string& op_type,

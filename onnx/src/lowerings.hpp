@@ -490,6 +490,9 @@ struct OnnxLowering::Impl {
   void lower_mish();
   void lower_swiglu();
   void lower_rms_norm();
+  Tensor rotary_cache(const Tensor& cache, const std::optional<std::vector<int64_t>>& pos, int64_t B,
+                      int64_t S);
+  void lower_rotary_embedding();
   struct AttentionInputs;
   Tensor attention_heads(const Tensor& t, int64_t heads, const char* what);
   AttentionInputs attention_inputs();

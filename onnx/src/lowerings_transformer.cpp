@@ -277,4 +277,55 @@ Tensor OnnxLowering::Impl::attention_composite(const Tensor& q, const Tensor& k,
   return matmul(p, v);
 }
 
+// --- RotaryEmbedding (opset 23) ---
+
+// cos_cache / sin_cache as [B, S, 1, half]: rows picked by position_ids [B, S] from a [max, half]
+// cache, or the cache itself when it is already [B, S, half].
+Tensor OnnxLowering::Impl::rotary_cache(const Tensor& cache, const std::optional<std::vector<int64_t>>& pos,
+                                        int64_t B, int64_t S) {
+  Tensor c = cache;
+  if (pos) {
+    if (c.rank() != 2) throw NotImportable(node_context() + ": a cache not 2-D with position_ids");
+    std::vector<int64_t> ids = *pos;
+    for (int64_t& i : ids)
+      if (i < 0 || i >= c.dim(0)) throw NotImportable(node_context() + ": a position id outside the cache");
+    Tensor o = Tensor::empty({static_cast<int64_t>(ids.size()), c.dim(1)}, c.dtype(), dev());
+    const wick_axis_params p{sizeof(wick_axis_params), 0, 0};
+    exec(WICK_OP_INDEX_SELECT, &p, {c, upload_i64(ids, {static_cast<int64_t>(ids.size())})}, {o});
+    c = o;
+  }
+  if (c.numel() % (B * S) != 0) throw NotImportable(node_context() + ": the cache is not [batch, sequence, dim / 2]");
+  return reshape(c, {B, S, c.numel() / (B * S)}).unsqueeze(2);
+}
+
+// x [B, H, S, D] (or [B, S, H * D] with num_heads): the first rotary_embedding_dim (default D)
+// of each head rotated by the cached angles, as halves (x1, x2) or interleaved pairs: real =
+// cos x1 - sin x2, imag = sin x1 + cos x2; the rest passed through.
+void OnnxLowering::Impl::lower_rotary_embedding() {
+  const Tensor input = in(0);
+  const bool interleaved = attr_i("interleaved", 0) != 0;
+  const int64_t heads = attr_i("num_heads", 0), dim_attr = attr_i("rotary_embedding_dim", 0);
+  Tensor x;  // [B, S, H, D]
+  if (input.rank() == 4) x = input.permute({0, 2, 1, 3});
+  else if (input.rank() == 3 && heads > 0 && input.dim(2) % heads == 0)
+    x = reshape(input, {input.dim(0), input.dim(1), heads, input.dim(2) / heads});
+  else throw NotImportable(node_context() + ": input neither 4-D nor 3-D with num_heads dividing it");
+  const int64_t B = x.dim(0), S = x.dim(1), D = x.dim(3), rd = dim_attr == 0 ? D : dim_attr;
+  if (rd < 2 || rd > D || rd % 2 != 0) throw NotImportable(node_context() + ": rotary_embedding_dim out of range");
+  std::optional<std::vector<int64_t>> pos;
+  if (has_in(3)) pos = host_ints(in(3));
+  if (pos && static_cast<int64_t>(pos->size()) != B * S) throw NotImportable(node_context() + ": position_ids not [B, S]");
+  const Tensor c = rotary_cache(in(1), pos, B, S), sn = rotary_cache(in(2), pos, B, S);
+  if (c.dtype() != x.dtype() || sn.dtype() != x.dtype() || c.dim(3) != rd / 2 || sn.dim(3) != rd / 2)
+    throw NotImportable(node_context() + ": cos_cache / sin_cache not [.., rotary_embedding_dim / 2] in X's dtype");
+  const Tensor xr = x.narrow(3, 0, rd);
+  const Tensor x1 = interleaved ? xr.slice(3, 0, rd, 2) : xr.narrow(3, 0, rd / 2);
+  const Tensor x2 = interleaved ? xr.slice(3, 1, rd, 2) : xr.narrow(3, rd / 2, rd / 2);
+  const Tensor real = op2(WICK_OP_SUB, op2(WICK_OP_MUL, c, x1), op2(WICK_OP_MUL, sn, x2));
+  const Tensor imag = op2(WICK_OP_ADD, op2(WICK_OP_MUL, sn, x1), op2(WICK_OP_MUL, c, x2));
+  Tensor y = interleaved ? reshape(stack({real, imag}, 4), {B, S, x.dim(2), rd}) : concat({real, imag}, 3);
+  if (rd < D) y = concat({y, x.narrow(3, rd, D - rd)}, 3);
+  out(0, input.rank() == 4 ? g.contiguous(y.permute({0, 2, 1, 3})) : reshape(y, input.shape()));
+}
+
 }  // namespace wick::onnx
