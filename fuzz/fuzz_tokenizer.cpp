@@ -3,6 +3,7 @@
 // and as a pair, with truncation and padding) and decoded by the checked-in tokenizers of
 // tests/data/tokenizers. Loading may throw wick::tokenizers::Error, encoding only for text that
 // is not UTF-8; any other exception, crash or sanitizer report is a bug. Seeds: fuzz/seeds/tokenizer.
+#include "../tests/read_gz.hpp"
 #include <wick/tokenizers/tokenizer.hpp>
 #include <zlib.h>
 
@@ -17,16 +18,7 @@ namespace {
 using wick::tokenizers::Error;
 using wick::tokenizers::Tokenizer;
 
-std::string read_gz(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return {};
-  std::string out;
-  char buf[1 << 16];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
-  gzclose(f);
-  return out;
-}
+using wick::test::read_gz;
 
 const std::vector<Tokenizer>& fixtures() {
   static const std::vector<Tokenizer> all = [] {

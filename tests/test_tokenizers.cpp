@@ -2,6 +2,7 @@
 // tests/data/tokenizers were made by tokenizers/fixtures/make_fixtures.py with the package itself
 // (ids of >= 10,000 corpus lines per tokenizer; tokens, byte offsets, masks, decodes, pairs,
 // padding and truncation for a subset). Nothing here compares the code with its own output.
+#include "read_gz.hpp"
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <zlib.h>
@@ -27,16 +28,7 @@ namespace {
 
 const std::string kDir = std::string(WICK_TEST_DATA_DIR) + "/tokenizers";
 
-std::string read_gz(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) throw std::runtime_error("cannot open " + path);
-  std::string out;
-  char buf[1 << 16];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
-  gzclose(f);
-  return out;
-}
+using wick::test::read_gz;
 
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
