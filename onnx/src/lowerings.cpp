@@ -250,7 +250,6 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     {"GroupNormalization", 21, kChecked, &Impl::lower_group_norm},
     {"CenterCropPad", 18, kChecked, &Impl::lower_center_crop_pad},
     {"TensorScatter", 24, kChecked, &Impl::lower_tensor_scatter},
-    {"BitCast", 26, kChecked, &Impl::lower_bitcast},
     // Transformer blocks (lowerings_transformer.cpp)
     {"Gelu", 20, kChecked, &Impl::lower_gelu},
     {"Swish", 24, kChecked, &Impl::lower_swish},

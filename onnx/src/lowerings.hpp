@@ -480,7 +480,6 @@ struct OnnxLowering::Impl {
   void lower_group_norm();
   void lower_center_crop_pad();
   void lower_tensor_scatter();
-  void lower_bitcast();
 
   // --- Transformer blocks (lowerings_transformer.cpp) ---
   bool try_fused(wick_op_code op, const void* params, const std::vector<Tensor>& ins,

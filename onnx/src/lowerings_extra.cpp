@@ -1,11 +1,9 @@
 // lowerings_extra.cpp — ops added to the importer for the ONNX node tests' coverage: CumProd,
-// LpNormalization, LpPool, GroupNormalization, CenterCropPad, TensorScatter and BitCast.
+// LpNormalization, LpPool, GroupNormalization, CenterCropPad and TensorScatter.
 #include "lowerings.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <vector>
 
 namespace wick::onnx {
 
@@ -131,36 +129,6 @@ void OnnxLowering::Impl::lower_tensor_scatter() {
     }
   }
   out(0, o);
-}
-
-// BitCast (opset 26): the input's bytes (little endian, as Wick holds them) read as `to`, of the
-// same width. uint16 (held in u32) is narrowed to two bytes first, or widened back as the output;
-// bytes that are not 0 or 1 as bool are refused (Wick's bool is 0 or 1).
-void OnnxLowering::Impl::lower_bitcast() {
-  const Value& v = in_value(0);
-  if (v.kind != Value::Kind::Tensor || v.narrow != 0)
-    throw NotImportable(node_context() + ": a non-tensor or narrow-typed input is not implemented by the importer");
-  const onnx::AttributeProto* to_attr = attr("to");
-  if (to_attr == nullptr) throw NotImportable(node_context() + ": attribute 'to' is missing");
-  const int32_t to = static_cast<int32_t>(to_attr->i);
-  const bool out16 = to == onnx::kUint16;
-  const DType ot = out16 ? DType::U32 : onnx_dtype(to);
-  const Tensor x = g.contiguous(v.tensor);
-  const size_t in_size = v.u16 ? 2 : dtype_size(x.dtype()), out_size = out16 ? 2 : dtype_size(ot);
-  if (in_size != out_size)
-    refuse_attr(*to_attr, "is a type of another width than the input's (BitCast needs equal widths)");
-  const size_t count = static_cast<size_t>(x.numel());
-  std::vector<unsigned char> raw(count * dtype_size(x.dtype())), bytes(count * in_size);
-  if (count > 0) x.copy_to_host(raw.data(), raw.size());
-  for (size_t k = 0; k < count; ++k)  // a u32-held uint16: its low two bytes
-    std::memcpy(bytes.data() + k * in_size, raw.data() + k * dtype_size(x.dtype()), in_size);
-  if (ot == DType::Bool)
-    for (unsigned char b : bytes)
-      if (b > 1) throw NotImportable(node_context() + ": a byte other than 0 or 1 as bool");
-  std::vector<unsigned char> wide(count * dtype_size(ot), 0);
-  for (size_t k = 0; k < count; ++k)
-    std::memcpy(wide.data() + k * dtype_size(ot), bytes.data() + k * out_size, out_size);
-  out_value(0, Value::of(Tensor::from_bytes(wide.data(), wide.size(), x.shape(), ot, dev()), out16));
 }
 
 }  // namespace wick::onnx
