@@ -118,7 +118,7 @@ TEST_CASE("a model run frees each value after its last use: a chain of 12 adds o
   CHECK(v.back() == 7.0f);
 }
 
-TEST_CASE(".npy files: NumPy's Fortran order, uint16 and format 2.0 read as NumPy wrote them; big-endian refused", "[onnx]") {
+TEST_CASE(".npy files: NumPy's Fortran order, uint16 and format 2.0 read as NumPy wrote them, big-endian is refused", "[onnx]") {
   const Tensor f = read_npy(kData + "/fortran.npy", test::cpu());
   CHECK(f.shape() == Shape{2, 3});
   CHECK(f.to_vector<int32_t>() == std::vector<int32_t>{0, 1, 2, 3, 4, 5});
@@ -144,7 +144,7 @@ TEST_CASE(".npy files: NumPy's Fortran order, uint16 and format 2.0 read as NumP
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("wick run writes the reference's outputs as .npy and times each run; a missing input is named", "[onnx][cli]") {
+TEST_CASE("wick run writes the reference's outputs as .npy and times each run, and a missing input is named", "[onnx][cli]") {
   const std::string dir = scratch_dir("cli");
   const Run r = wick_cli("run '" + kData + "/ext_mlp/model.onnx' --input x='" + kData + "/x.npy' --output '" + dir +
                          "' --repeat 3 --stats --device cpu-onednn --strict");

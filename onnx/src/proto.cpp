@@ -445,7 +445,7 @@ ModelProto parse_model_from(Reader r);
 ModelProto read_model(const std::string& path) {
   Source src;
   try {
-    if (const auto why = safe_file::refuse(path, kMaxProtoBytes)) throw ReadError(*why);
+    if (const auto why = safe_file::refuse(path, kMaxProtoBytes)) throw ReadError(path + ": " + *why);
     src.file = std::make_shared<const MappedFile>(path);
   } catch (const ReadError&) {
     throw;
