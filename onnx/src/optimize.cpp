@@ -210,7 +210,8 @@ GraphProto optimize(const GraphProto& graph, int64_t opset, const Device& device
   if (options.fold_constants) r.folded = opt::fold_constants(g, opset, device);
   if (options.eliminate_dead) r.removed += eliminate_dead(g);
   if (options.fuse) {
-    const Index ix = opt::build_index(g);
+    Index ix = opt::build_index(g);
+    ix.opset = opset;
     std::vector<opt::Fusion> fusions;
     std::set<size_t> claimed;
     opt::match_layer_norm(g, ix, fusions, claimed);

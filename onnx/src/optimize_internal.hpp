@@ -23,6 +23,7 @@ struct Index {
   std::set<std::string> pinned;
   std::map<std::string, const TensorProto*> inits;    // initializers by name
   std::map<std::string, const ValueInfo*> inputs;     // graph inputs by name
+  int64_t opset = 0;                                  // the model's ai.onnx opset
 };
 Index build_index(const GraphProto& g);
 
