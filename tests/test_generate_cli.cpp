@@ -2,17 +2,15 @@
 // all-MiniLM-L6-v2 against sentence-transformers' vectors (tests/data/generate/minilm_cli.json,
 // models/fixtures/make_cli_fixtures.py), and the tiny Llama's streamed text against the text of
 // transformers' greedy tokens (tests/data/generate/tiny-llama/expected.json).
+#include "cli_run.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -21,28 +19,8 @@ namespace {
 const std::string kData = std::string(WICK_TEST_DATA_DIR) + "/generate";
 const std::string kMiniLM = std::string(WICK_MODELS_DIR) + "/all-MiniLM-L6-v2";
 
-struct Run {
-  int status = -1;
-  std::string out, err;
-};
-
-// Runs the CLI with `args` (already shell-quoted), stdout and stderr captured apart.
-Run wick_cli(const std::string& args) {
-  const std::string err_file = "/tmp/wick-test-generate-cli-" + std::to_string(::getpid()) + ".err";
-  const std::string cmd = std::string("'") + WICK_CLI_PATH + "' " + args + " 2>" + err_file;
-  Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  std::remove(err_file.c_str());
-  return r;
-}
+using Run = wick::test::CliRun;
+using wick::test::wick_cli;
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);

@@ -18,12 +18,6 @@ namespace {
 
 const std::string kMlp = std::string(WICK_TEST_DATA_DIR) + "/onnx/model_mlp";
 
-std::vector<float> floats(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  t.contiguous().copy_to_host(v.data(), v.size() * 4);
-  return v;
-}
-
 }  // namespace
 
 TEST_CASE("an ONNX model lists its inputs and outputs as the graph declares them", "[onnx]") {
@@ -45,11 +39,11 @@ TEST_CASE("an ONNX model runs on the device and matches onnx's reference evaluat
   const std::vector<Tensor> y = m.run({x});
   REQUIRE(y.size() == 1);
   REQUIRE(y[0].shape() == Shape{5, 2});
-  const std::vector<float> g = floats(y[0]), w = floats(want);
+  const std::vector<float> g = y[0].to_vector<float>(), w = want.to_vector<float>();
   for (size_t k = 0; k < w.size(); ++k) CHECK(std::fabs(g[k] - w[k]) <= 1e-6 + 1e-5 * std::fabs(w[k]));
   // By name, the same values.
   const std::map<std::string, Tensor> named = m.run(std::map<std::string, Tensor>{{"x", x}});
-  CHECK(floats(named.at("y")) == g);
+  CHECK(named.at("y").to_vector<float>() == g);
 }
 
 TEST_CASE("an ONNX model refuses inputs it does not declare, naming the input", "[onnx]") {

@@ -21,12 +21,6 @@ namespace {
 
 const std::string kDir = std::string(WICK_TEST_DATA_DIR) + "/onnx_optimize/";
 
-std::vector<float> floats(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  t.contiguous().copy_to_host(v.data(), v.size() * 4);
-  return v;
-}
-
 // Whether the lowering serves op (a fusion onto it is made only then).
 bool served(const char* op) {
   onnx::NodeProto n;
@@ -54,7 +48,7 @@ void check_outputs(const std::string& name, const onnx::ModelProto& model) {
   for (size_t i = 0; i < outs.size(); ++i) {
     const Tensor want = onnx::upload_proto(onnx::read_tensor(data + "output_" + std::to_string(i) + ".pb"), test::cpu());
     REQUIRE(outs[i].shape() == want.shape());
-    const std::vector<float> g = floats(outs[i]), w = floats(want);
+    const std::vector<float> g = outs[i].to_vector<float>(), w = want.to_vector<float>();
     size_t bad = 0;
     for (size_t k = 0; k < w.size(); ++k) bad += std::fabs(g[k] - w[k]) <= 2e-5 + 2e-4 * std::fabs(w[k]) ? 0 : 1;
     INFO(name << " output " << i);

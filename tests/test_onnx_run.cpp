@@ -2,6 +2,7 @@
 // mapped initializers, each value freed after its last use, `wick run` and `wick inspect`, and the
 // .npy files they read and write. Expected values: onnx's reference evaluator and NumPy's own
 // files (tests/data/onnx_run/make_fixtures.py), or worked by hand.
+#include "cli_run.hpp"
 #include "test_support.hpp"
 
 #include <wick/npy.hpp>
@@ -9,14 +10,12 @@
 
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -26,42 +25,17 @@ namespace {
 
 const std::string kData = std::string(WICK_TEST_DATA_DIR) + "/onnx_run";
 
-std::vector<float> floats(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  t.contiguous().to(test::cpu()).copy_to_host(v.data(), v.size() * 4);
-  return v;
-}
-
 void check_close(const Tensor& got, const Tensor& want, double tol) {
   REQUIRE(got.shape() == want.shape());
-  const std::vector<float> g = floats(got), w = floats(want);
+  const std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
   double worst = 0;
   for (size_t i = 0; i < g.size(); ++i) worst = std::max(worst, std::abs(double(g[i]) - w[i]));
   INFO("max abs error " << worst);
   CHECK(worst <= tol);
 }
 
-struct Run {
-  int status = -1;
-  std::string out, err;
-};
-
-Run wick_cli(const std::string& args) {
-  const std::string err_file = "/tmp/wick-test-onnx-run-" + std::to_string(::getpid()) + ".err";
-  const std::string cmd = std::string("'") + WICK_CLI_PATH + "' " + args + " 2>" + err_file;
-  Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  std::remove(err_file.c_str());
-  return r;
-}
+using Run = wick::test::CliRun;
+using wick::test::wick_cli;
 
 std::string scratch_dir(const std::string& tag) {
   const std::string d = "/tmp/wick-test-onnx-run-" + tag + "-" + std::to_string(::getpid());
@@ -113,7 +87,7 @@ TEST_CASE("a model run frees each value after its last use: a chain of 12 adds o
   // The input and one result, or one result and the next: 2 MiB; never the 13 MiB of them all.
   CHECK(stats.peak_bytes >= (int64_t{2} << 20));
   CHECK(stats.peak_bytes <= (int64_t{3} << 20));
-  const std::vector<float> v = floats(y[0].tensor);
+  const std::vector<float> v = y[0].tensor.to_vector<float>();
   CHECK(v.front() == 7.0f);  // 1 + 12 * 0.5
   CHECK(v.back() == 7.0f);
 }

@@ -2,8 +2,11 @@
 // node through OnnxLowering.
 #include <wick/onnx/model.hpp>
 
+#include "optimize_internal.hpp"
+
 #include <chrono>
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -39,26 +42,13 @@ void check_input(const ModelValue& want, const Tensor& t) {
   if (!ok) throw std::invalid_argument(where + " given a tensor of shape " + shape_to_string(t.shape()));
 }
 
-// Every name a node reads: its inputs, and the outer values its subgraphs read (any name a
-// subgraph uses that it does not define itself, at any depth).
-void names_read(const onnx::NodeProto& node, std::set<std::string>& out);
-void graph_reads(const onnx::GraphProto& g, std::set<std::string>& out) {
-  std::set<std::string> defined, used;
-  for (const onnx::ValueInfo& v : g.inputs) defined.insert(v.name);
-  for (const onnx::TensorProto& t : g.initializers) defined.insert(t.name);
-  for (const onnx::NodeProto& n : g.nodes) {
-    names_read(n, used);
-    for (const std::string& o : n.outputs) defined.insert(o);
-  }
-  for (const onnx::ValueInfo& v : g.outputs) used.insert(v.name);
-  for (const std::string& u : used)
-    if (!defined.count(u)) out.insert(u);
-}
+// Every name a node reads: its inputs, and the outer values its subgraphs read (the optimiser's
+// outer_reads, which dead-node removal keeps alive for the same reason).
 void names_read(const onnx::NodeProto& node, std::set<std::string>& out) {
   for (const std::string& i : node.inputs)
     if (!i.empty()) out.insert(i);
   for (const onnx::AttributeProto& a : node.attributes)
-    if (a.has_graph && a.g) graph_reads(*a.g, out);
+    if (a.has_graph && a.g) opt::outer_reads(*a.g, out);
 }
 
 // For each node, the values to free once it has run: those no later node reads and that are not
@@ -119,13 +109,13 @@ Model Model::from_proto(onnx::ModelProto proto, const Device& device, const Mode
   m.graph_ = options.optimize ? optimize(m.proto_.graph, m.proto_.opset, device, options.passes, &m.report_)
                               : m.proto_.graph;
   m.release_after_ = last_uses(m.graph_);
-  for (const onnx::TensorProto& init : m.graph_.initializers)
-    m.initializers_.emplace_back(init.name, upload_proto(init, device));
-  for (const onnx::ValueInfo& v : m.proto_.graph.inputs) {
-    bool initialized = false;
-    for (const auto& init : m.initializers_) initialized = initialized || init.first == v.name;
-    if (!initialized) m.inputs_.push_back(model_value(v, "graph input"));
-  }
+  // The initializers, uploaded once, in the scope every run reads them from (read only there).
+  auto weights = std::make_shared<OnnxLowering>(device, m.proto_.opset, m.proto_.training_opset);
+  weights->set_dispatch(true);
+  for (const onnx::TensorProto& init : m.graph_.initializers) weights->set(init.name, upload_proto(init, device));
+  m.weights_ = std::move(weights);
+  for (const onnx::ValueInfo& v : m.proto_.graph.inputs)
+    if (!m.weights_->has(v.name)) m.inputs_.push_back(model_value(v, "graph input"));
   for (const onnx::ValueInfo& v : m.proto_.graph.outputs) m.outputs_.push_back(model_value(v, "graph output"));
   return m;
 }
@@ -135,11 +125,8 @@ std::vector<Value> Model::run_values(const std::vector<Value>& inputs, RunStats*
   if (inputs.size() != inputs_.size())
     throw std::invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs, given " +
                                 std::to_string(inputs.size()));
-  // The initializers in an outer scope, the run's own values in the inner one.
-  OnnxLowering weights(device_, proto_.opset, proto_.training_opset);
-  weights.set_dispatch(true);
-  for (const auto& [name, t] : initializers_) weights.set(name, t);
-  OnnxLowering low(weights);
+  // The run's own values in a scope inside the initializers'.
+  OnnxLowering low(*weights_);
   const bool memory = stats != nullptr && stats->measure_memory;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].kind == Value::Kind::Tensor) check_input(inputs_[i], inputs[i].tensor);
@@ -161,7 +148,7 @@ std::vector<Value> Model::run_values(const std::vector<Value>& inputs, RunStats*
   if (stats) {
     device_.synchronize();  // the time of the work, not of its queueing
     stats->nodes = graph_.nodes.size();
-    stats->initializer_bytes = memory ? live_bytes(weights) : 0;
+    stats->initializer_bytes = memory ? live_bytes(*weights_) : 0;
     stats->peak_bytes = peak;
     stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }

@@ -419,51 +419,7 @@ std::string slurp(const std::string& path) {
   }
 }
 
-}  // namespace
-
-const AttributeProto* NodeProto::attribute(const std::string& key) const {
-  for (const AttributeProto& a : attributes) {
-    if (a.name == key) return &a;
-  }
-  return nullptr;
-}
-
-size_t element_size(int32_t t) {
-  switch (t) {
-    case kFloat: case kInt32: case kUint32: return 4;
-    case kDouble: case kInt64: case kUint64: return 8;
-    case kFloat16: case kBfloat16: case kInt16: case kUint16: return 2;
-    case kInt8: case kUint8: case kBool: return 1;
-    default: return 0;
-  }
-}
-
-namespace {
-ModelProto parse_model_from(Reader r);
-}  // namespace
-
-ModelProto read_model(const std::string& path) {
-  Source src;
-  try {
-    if (const auto why = safe_file::refuse(path, kMaxProtoBytes)) throw ReadError(path + ": " + *why);
-    src.file = std::make_shared<const MappedFile>(path);
-  } catch (const ReadError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw ReadError(e.what());
-  }
-  src.dir = std::filesystem::path(path).parent_path();
-  ModelProto m = parse_model_from(Reader(src.file->data(), src.file->size(), path, &src));
-  src.file->check_intact("reading it as an ONNX model");
-  for (const auto& kv : src.externals) kv.second->check_intact("reading it as external data of " + path);
-  return m;
-}
-
-ModelProto parse_model(const unsigned char* data, size_t size, const std::string& where) {
-  return parse_model_from(Reader(data, size, where));
-}
-
-namespace {
+// ModelProto: ir_version 1, producer_name 2, producer_version 3, graph 7, opset_import 8.
 ModelProto parse_model_from(Reader r) {
   ModelProto m;
   while (!r.done()) {
@@ -499,7 +455,47 @@ ModelProto parse_model_from(Reader r) {
   }
   return m;
 }
+
 }  // namespace
+
+const AttributeProto* NodeProto::attribute(const std::string& key) const {
+  for (const AttributeProto& a : attributes) {
+    if (a.name == key) return &a;
+  }
+  return nullptr;
+}
+
+size_t element_size(int32_t t) {
+  switch (t) {
+    case kFloat: case kInt32: case kUint32: return 4;
+    case kDouble: case kInt64: case kUint64: return 8;
+    case kFloat16: case kBfloat16: case kInt16: case kUint16: return 2;
+    case kInt8: case kUint8: case kBool: return 1;
+    default: return 0;
+  }
+}
+
+ModelProto read_model(const std::string& path) {
+  Source src;
+  try {
+    if (const auto why = safe_file::refuse(path, kMaxProtoBytes)) throw ReadError(path + ": " + *why);
+    src.file = std::make_shared<const MappedFile>(path);
+  } catch (const ReadError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ReadError(e.what());
+  }
+  src.dir = std::filesystem::path(path).parent_path();
+  ModelProto m = parse_model_from(Reader(src.file->data(), src.file->size(), path, &src));
+  src.file->check_intact("reading it as an ONNX model");
+  for (const auto& kv : src.externals) kv.second->check_intact("reading it as external data of " + path);
+  return m;
+}
+
+ModelProto parse_model(const unsigned char* data, size_t size, const std::string& where) {
+  return parse_model_from(Reader(data, size, where));
+}
+
 
 ValueProto read_value(const std::string& path, const TypeInfo& type) {
   const std::string bytes = slurp(path);

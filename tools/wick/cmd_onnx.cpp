@@ -20,13 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::pair<std::string, std::string> split_assignment(const std::string& arg, const char* option) {
-  const size_t eq = arg.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
-    throw Error(std::string(option) + " " + arg + ": expected NAME=VALUE");
-  return {arg.substr(0, eq), arg.substr(eq + 1)};
-}
-
 std::string bytes_text(int64_t b) {
   char buf[64];
   if (b >= (int64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
@@ -44,13 +37,14 @@ std::string file_stem(const std::string& name) {
   return s;
 }
 
+// Every model input given, none unknown; a missing one named with its declared type and shape.
 std::map<std::string, Tensor> read_feeds(const onnx::Model& model, const std::vector<std::string>& args,
                                          const Device& device) {
-  std::map<std::string, Tensor> feeds;
-  for (const std::string& arg : args) {
-    const auto [name, path] = split_assignment(arg, "--input");
-    if (feeds.count(name)) throw Error("--input " + name + " is given twice");
-    feeds.emplace(name, read_npy(path, device));
+  std::map<std::string, Tensor> feeds = read_npy_inputs(args, device);
+  for (const auto& feed : feeds) {
+    bool known = false;
+    for (const onnx::ModelValue& in : model.inputs()) known = known || in.name == feed.first;
+    if (!known) throw Error("--input " + feed.first + ": the model has no input of that name");
   }
   std::string missing;
   for (const onnx::ModelValue& in : model.inputs())
@@ -86,6 +80,19 @@ void print_fallbacks(std::ostream& os) {
 
 }  // namespace
 
+std::map<std::string, Tensor> read_npy_inputs(const std::vector<std::string>& args, const Device& device) {
+  std::map<std::string, Tensor> feeds;
+  for (const std::string& arg : args) {
+    const size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+      throw Error("--input " + arg + ": expected NAME=FILE.npy");
+    const std::string name = arg.substr(0, eq);
+    if (feeds.count(name)) throw Error("--input " + name + " is given twice");
+    feeds.emplace(name, read_npy(arg.substr(eq + 1), device));
+  }
+  return feeds;
+}
+
 int run_onnx_run(const ConfigOverrides& overrides, const OnnxRunArgs& args) {
   Runtime::configure(resolve_config(overrides));
   const Device device = Runtime::global().default_device();
@@ -93,15 +100,8 @@ int run_onnx_run(const ConfigOverrides& overrides, const OnnxRunArgs& args) {
   options.optimize = !args.no_optimize;
   const onnx::Model model = onnx::Model::load(args.model, device, options);
   const std::map<std::string, Tensor> feeds = read_feeds(model, args.inputs, device);
-  std::vector<Tensor> ins;
-  for (const onnx::ModelValue& in : model.inputs()) ins.push_back(feeds.at(in.name));
-  for (const auto& feed : feeds) {
-    bool known = false;
-    for (const onnx::ModelValue& in : model.inputs()) known = known || in.name == feed.first;
-    if (!known) throw Error("--input " + feed.first + ": the model has no input of that name");
-  }
   std::vector<onnx::Value> values;
-  for (const Tensor& t : ins) values.push_back(onnx::Value::of(t));
+  for (const onnx::ModelValue& in : model.inputs()) values.push_back(onnx::Value::of(feeds.at(in.name)));
   std::vector<double> ms;
   onnx::RunStats stats;
   stats.measure_memory = args.stats;

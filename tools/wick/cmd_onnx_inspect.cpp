@@ -66,16 +66,11 @@ std::vector<std::string> refusals(const onnx::ModelProto& m, const Device& devic
 }
 
 std::vector<onnx::Value> probe_inputs(const onnx::Model& model, const OnnxInspectArgs& args, const Device& device) {
-  std::map<std::string, std::string> files;
-  for (const std::string& a : args.inputs) {
-    const size_t eq = a.find('=');
-    if (eq == std::string::npos) throw Error("--input " + a + ": expected NAME=FILE.npy");
-    files[a.substr(0, eq)] = a.substr(eq + 1);
-  }
+  const std::map<std::string, Tensor> given = read_npy_inputs(args.inputs, device);
   std::vector<onnx::Value> ins;
   for (const onnx::ModelValue& in : model.inputs()) {
-    if (files.count(in.name)) {
-      ins.push_back(onnx::Value::of(read_npy(files[in.name], device)));
+    if (const auto it = given.find(in.name); it != given.end()) {
+      ins.push_back(onnx::Value::of(it->second));
       continue;
     }
     if (in.kind != onnx::Value::Kind::Tensor || !in.has_shape)

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <wick/config.hpp>
+#include <wick/tensor.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +58,9 @@ struct OnnxInspectArgs {
   bool probe = true;
 };
 int run_onnx_inspect(const ConfigOverrides& overrides, const OnnxInspectArgs& args);
+// The --input NAME=FILE.npy arguments of both, read onto `device` (a malformed or repeated one is
+// a wick::Error naming it).
+std::map<std::string, Tensor> read_npy_inputs(const std::vector<std::string>& args, const Device& device);
 
 // `wick conformance`: the conformance suite on one or more backends (docs/conformance.md).
 struct ConformanceArgs {

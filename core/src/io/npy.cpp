@@ -89,41 +89,30 @@ Header parse_header(const std::string& dict, const std::string& where) {
   return h;
 }
 
+// NumPy's descrs of Wick's dtypes, as written ('<' little-endian, '|' no byte order); read also
+// with any byte-order mark on the one-byte types and '<' or '=' on the others.
+struct Descr {
+  DType dtype;
+  const char* descr;
+};
+constexpr Descr kDescrs[] = {{DType::F32, "<f4"}, {DType::F64, "<f8"}, {DType::F16, "<f2"}, {DType::I8, "|i1"},
+                             {DType::U8, "|u1"},  {DType::I16, "<i2"}, {DType::I32, "<i4"}, {DType::I64, "<i8"},
+                             {DType::U32, "<u4"}, {DType::U64, "<u8"}, {DType::Bool, "|b1"}};
+
 // The Wick dtype of a descr, and whether it is NumPy's uint16 (widened to u32).
 std::pair<DType, bool> descr_dtype(const std::string& d, const std::string& where) {
   if (d.size() >= 2 && d[0] == '>' && d.substr(1) != "i1" && d.substr(1) != "u1" && d.substr(1) != "b1")
     bad(where, "dtype '" + d + "' is big-endian (byteswap it to '<" + d.substr(1) + "' first)");
   const std::string t = (d[0] == '<' || d[0] == '|' || d[0] == '=' || d[0] == '>') ? d.substr(1) : d;
-  if (t == "f4") return {DType::F32, false};
-  if (t == "f8") return {DType::F64, false};
-  if (t == "f2") return {DType::F16, false};
-  if (t == "i1") return {DType::I8, false};
-  if (t == "u1") return {DType::U8, false};
-  if (t == "i2") return {DType::I16, false};
   if (t == "u2") return {DType::U32, true};
-  if (t == "i4") return {DType::I32, false};
-  if (t == "u4") return {DType::U32, false};
-  if (t == "i8") return {DType::I64, false};
-  if (t == "u8") return {DType::U64, false};
-  if (t == "b1") return {DType::Bool, false};
+  for (const Descr& e : kDescrs)
+    if (t == e.descr + 1) return {e.dtype, false};
   bad(where, "dtype '" + d + "' has no Wick dtype (Wick reads f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)");
 }
 
 const char* dtype_descr(DType t) {
-  switch (t) {
-    case DType::F32: return "<f4";
-    case DType::F64: return "<f8";
-    case DType::F16: return "<f2";
-    case DType::I8: return "|i1";
-    case DType::U8: return "|u1";
-    case DType::I16: return "<i2";
-    case DType::I32: return "<i4";
-    case DType::I64: return "<i8";
-    case DType::U32: return "<u4";
-    case DType::U64: return "<u8";
-    case DType::Bool: return "|b1";
-    case DType::BF16: break;
-  }
+  for (const Descr& e : kDescrs)
+    if (e.dtype == t) return e.descr;
   throw Error(std::string("write_npy: NumPy has no ") + dtype_name(t) + " dtype (convert the tensor first, e.g. to f32)");
 }
 

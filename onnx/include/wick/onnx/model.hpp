@@ -21,6 +21,7 @@
 #include <wick/tensor.hpp>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -95,7 +96,7 @@ class Model {
   onnx::GraphProto graph_;  // optimised
   OptimizeReport report_;
   Device device_;
-  std::vector<std::pair<std::string, Tensor>> initializers_;
+  std::shared_ptr<const OnnxLowering> weights_;  // the initializers on the device, shared by every run
   std::vector<ModelValue> inputs_, outputs_;
   std::vector<std::vector<std::string>> release_after_;  // per node of graph_: values last used there
 };
