@@ -162,3 +162,52 @@ TEST_CASE("weights larger than half the plan cache run unpacked and alternate co
     CHECK(wrong(ts.matmul(tsmall), want_small) == 0);
   }
 }
+
+namespace {
+
+// A 2-D convolution of x [1, c, h, w] by k [o, c, 3, 3], stride 1, padding 1, in double.
+std::vector<double> conv_reference(const std::vector<float>& x, const std::vector<float>& k,
+                                   int64_t c, int64_t h, int64_t w, int64_t o) {
+  std::vector<double> y(static_cast<size_t>(o * h * w), 0.0);
+  for (int64_t oc = 0; oc < o; ++oc)
+    for (int64_t i = 0; i < h; ++i)
+      for (int64_t j = 0; j < w; ++j) {
+        double s = 0.0;
+        for (int64_t ic = 0; ic < c; ++ic)
+          for (int64_t di = 0; di < 3; ++di)
+            for (int64_t dj = 0; dj < 3; ++dj) {
+              const int64_t ii = i + di - 1, jj = j + dj - 1;
+              if (ii < 0 || ii >= h || jj < 0 || jj >= w) continue;
+              s += double(x[static_cast<size_t>((ic * h + ii) * w + jj)]) *
+                   k[static_cast<size_t>(((oc * c + ic) * 3 + di) * 3 + dj)];
+            }
+        y[static_cast<size_t>((oc * h + i) * w + j)] = s;
+      }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("a reused convolution weight is packed once, and an in-place or host write is seen") {
+  const Device dev = test::cpu();
+  const autograd::NoGradGuard no_grad;
+  constexpr int64_t c = 32, h = 14, w = 14, o = 64;
+  const std::vector<float> x = values(c * h * w, 14);
+  std::vector<float> k = values(o * c * 9, 15);
+  const Tensor tx = Tensor::from_vector(x, {1, c, h, w}, dev);
+  Tensor tk = Tensor::from_vector(k, {o, c, 3, 3}, dev);
+  for (int call = 0; call < 4; ++call)
+    CHECK(wrong(tx.conv(tk, {1, 1}, {1, 1}), conv_reference(x, k, c, h, w, o)) == 0);
+
+  dispatch_in_place(WICK_OP_ADD, nullptr, {tk, Tensor::full({o, c, 3, 3}, 0.5, DType::F32, dev)},
+                    {tk});
+  for (float& v : k) v += 0.5f;
+  for (int call = 0; call < 2; ++call)
+    CHECK(wrong(tx.conv(tk, {1, 1}, {1, 1}), conv_reference(x, k, c, h, w, o)) == 0);
+
+  std::vector<float> filter(9 * c, -1.0f);  // output channel 5's filter, from the host
+  write_buffer_bytes(tk, 5 * c * 9 * sizeof(float), filter.data(), filter.size() * sizeof(float));
+  for (size_t i = 0; i < filter.size(); ++i) k[static_cast<size_t>(5 * c * 9) + i] = -1.0f;
+  for (int call = 0; call < 2; ++call)
+    CHECK(wrong(tx.conv(tk, {1, 1}, {1, 1}), conv_reference(x, k, c, h, w, o)) == 0);
+}

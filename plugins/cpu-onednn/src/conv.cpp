@@ -252,13 +252,53 @@ ConvPlan make_plan(const Context::Onednn& dnn, int op, const ConvGeometry& g, co
   }
 }
 
-// Runs a plan on operands oneDNN can read in place (no negative or broadcast strides).
-void run_plan(Context::Onednn& dnn, ConvPlan& plan, const ConvDescs& d) {
+// A forward convolution's weight in the layout its primitive chose, kept while the weight is
+// unchanged (derived_from_weight): a model's convolutions reorder no weight per call.
+struct ConvPackedWeight : DerivedFromWeight {
+  dnnl::memory packed;
+};
+
+// The weight of a forward plan that reorders it, packed once, or nullptr (the plan reorders it on
+// each call): a weight in a buffer of its own, seen again unchanged.
+// Takes the plan by value (its primitives are shared handles): making the packed copy may evict
+// the cached plan itself.
+std::optional<dnnl::memory> packed_weight(Context::Onednn& dnn, ConvPlan plan,
+                                          const std::string& key, const wick_tensor_desc& w) {
+  if (!plan.reorders[1]) return std::nullopt;
+  const uint64_t gen = write_generation(w.buffer);
+  if (gen == 0) return std::nullopt;
+  auto key_of = [&](const char* prefix) -> const std::string& {
+    thread_local std::string k;
+    k.assign(prefix).append(key);
+    key_add(k, static_cast<int64_t>(reinterpret_cast<uintptr_t>(w.buffer)));
+    key_add(k, static_cast<int64_t>(w.byte_offset));
+    return k;
+  };
+  ConvPackedWeight* p = derived_from_weight<ConvPackedWeight>(
+      dnn, w.buffer, gen, "packed-convw:", "seen-convw:", key_of, plan.chosen[1].get_size(), [&] {
+        ConvPackedWeight made;
+        made.packed = dnnl::memory(plan.chosen[1], dnn.engine);
+        return made;
+      });
+  if (p == nullptr) return std::nullopt;
+  if (p->generation != gen) {
+    dnnl::memory user(plan.user[1], dnn.engine, data_of(w));
+    plan.reorders[1]->execute(dnn.stream(), user, p->packed);
+    dnn.stream().wait();
+    p->generation = gen;
+  }
+  return p->packed;
+}
+
+// Runs a plan on operands oneDNN can read in place (no negative or broadcast strides); `weight`,
+// when given, is in[1] already in the layout the primitive chose.
+void run_plan(Context::Onednn& dnn, ConvPlan& plan, const ConvDescs& d,
+              const dnnl::memory* weight = nullptr) {
   std::unordered_map<int, dnnl::memory> args;
   std::array<dnnl::memory, 3> user;
   for (size_t i = 0; i < 3; ++i) {
     user[i] = dnnl::memory(plan.user[i], dnn.engine, data_of(*d[i]));
-    args[plan.args[i]] = plan.scratch[i].value_or(user[i]);
+    args[plan.args[i]] = i == 1 && weight != nullptr ? *weight : plan.scratch[i].value_or(user[i]);
   }
   auto reorder = [&](size_t i) {
     auto run = [&] {
@@ -273,7 +313,7 @@ void run_plan(Context::Onednn& dnn, ConvPlan& plan, const ConvDescs& d) {
       run();
   };
   for (size_t i = 0; i < 2; ++i)
-    if (plan.reorders[i]) reorder(i);
+    if (plan.reorders[i] && !(i == 1 && weight != nullptr)) reorder(i);
   plan.primitive.execute(dnn.stream(), args);
   if (plan.reorders[2]) reorder(2);
   dnn.stream().wait();
@@ -299,8 +339,11 @@ void conv_onednn(Context& ctx, int op, const ConvGeometry& g, const wick_tensor_
   key_add(key, g.groups);
   for (const auto* v : {&g.stride, &g.lo, &g.hi, &g.dil})
     for (int64_t e : *v) key_add(key, e);
-  ConvPlan& plan = dnn.plan<ConvPlan>(key, [&] { return make_plan(dnn, op, g, d); });
-  run_plan(dnn, plan, d);
+  auto make = [&] { return make_plan(dnn, op, g, d); };
+  // Only a forward weight in its own buffer (not a scratch copy) can be recognised again.
+  std::optional<dnnl::memory> weight;
+  if (op == WICK_OP_CONV && d[1] == &b) weight = packed_weight(dnn, dnn.plan<ConvPlan>(key, make), key, b);
+  run_plan(dnn, dnn.plan<ConvPlan>(key, make), d, weight ? &*weight : nullptr);
   if (d[2] != &out) packed[2].store(out);
 }
 

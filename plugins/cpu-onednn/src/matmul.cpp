@@ -78,29 +78,15 @@ struct MatmulPlan {
   bool dense = false;
 };
 
-// ---- prepacked weights ----------------------------------------------------------------------
-//
-// A weight b used again unchanged (same buffer, view and write generation) is reordered once into
-// the layout oneDNN's matmul prefers for the problem (format `any`), and later calls run on that
-// copy: 2x at 64x768 by 768x3072. The copy is checked against the buffer's write generation
-// (HostBuffer::generation, bumped by every write the plugin makes) on every call and refreshed
-// when it differs, so an in-place write is never missed; it lives in the thread's plan cache,
-// bounded in bytes with every plan. A weight seen once is only noted (WeightSeen): one-shot
-// products never pay the reorder.
+// ---- prepacked weights (derived_from_weight, onednn.hpp) --------------------------------------
 
-struct WeightSeen {
-  uint64_t generation = 0;
-};
-
-struct PackedWeights {
+struct PackedWeights : DerivedFromWeight {
   dnnl::matmul primitive;  // empty where oneDNN offers only its reference kernel
   // Whether oneDNN prefers another layout than b's own; where it does not, the plan still saves
   // the per-call descriptor and memory-object work, and b is read in place.
   bool packed = false;
   dnnl::reorder pack;                    // plain b -> packed
   dnnl::memory plain_b, packed_b, a, c;  // plain_b, a and c get the call's data handles
-  uint64_t generation = 0;
-  std::shared_ptr<std::atomic<bool>> alive;  // b's buffer not freed yet (HostBuffer::derived_alive)
 };
 
 // Executes a matmul primitive through the C call: no std::unordered_map of arguments per call.
@@ -162,42 +148,14 @@ bool matmul_packed(Context::Onednn& dnn, const Operand3& a3, const Operand3& b3,
                    const wick_tensor_desc& a, const wick_tensor_desc& b, const wick_tensor_desc& c,
                    bool batched) {
   if (b3.batch != 1) return false;
-  const uint64_t gen =
-      static_cast<const HostBuffer*>(b.buffer)->generation.load(std::memory_order_acquire);
-  if (gen == 0) return false;  // not a buffer of buffer_allocate (a kernel's scratch)
-  PackedWeights* p = dnn.find_plan<PackedWeights>(packed_key("mmpacked", a3, b3, c3, a, b, c));
-  if (p == nullptr) {
-    const std::string& seen_key = packed_key("mmseen", a3, b3, c3, a, b, c);
-    WeightSeen* seen = dnn.find_plan<WeightSeen>(seen_key);
-    if (seen == nullptr) {
-      dnn.plan<WeightSeen>(seen_key, [&] { return WeightSeen{gen}; });
-      return false;
-    }
-    if (seen->generation != gen) {  // written since it was seen: not a constant yet
-      seen->generation = gen;
-      return false;
-    }
-    const uint64_t b_bytes = static_cast<uint64_t>(b3.rows * b3.cols) * sdk::dtype_size(b.dtype);
-    if (!dnn.plans_have_room(b_bytes)) {
-      // The copies of freed weights go first (Google Benchmark's runs, a model reloaded).
-      dnn.drop_plans<PackedWeights>("mmpacked", [](const PackedWeights& w) {
-        return !w.alive->load(std::memory_order_acquire);
-      });
-      if (!dnn.plans_have_room(b_bytes)) return false;
-    }
-    const std::string key = packed_key("mmpacked", a3, b3, c3, a, b, c);
-    p = &dnn.plan<PackedWeights>(key, [&] {
-      PackedWeights made = make_packed(dnn, a3, b3, c3, a, b, c, batched);
-      made.generation = gen - 1;  // packed below
-      made.alive = alive_flag(b.buffer);
-      return made;
-    });
-  }
-  if (!p->alive->load(std::memory_order_acquire)) {
-    // The copy of a freed buffer, and b a new one at its address: the same layout, repacked.
-    p->alive = alive_flag(b.buffer);
-    p->generation = 0;
-  }
+  const uint64_t gen = write_generation(b.buffer);
+  if (gen == 0) return false;
+  const uint64_t b_bytes = static_cast<uint64_t>(b3.rows * b3.cols) * sdk::dtype_size(b.dtype);
+  PackedWeights* p = derived_from_weight<PackedWeights>(
+      dnn, b.buffer, gen, "mmpacked", "mmseen",
+      [&](const char* prefix) -> const std::string& { return packed_key(prefix, a3, b3, c3, a, b, c); },
+      b_bytes, [&] { return make_packed(dnn, a3, b3, c3, a, b, c, batched); });
+  if (p == nullptr) return false;
   if (!p->primitive) return false;
   if (!p->packed) {
     p->plain_b.set_data_handle(data_of(b));

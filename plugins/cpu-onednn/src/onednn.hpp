@@ -123,6 +123,78 @@ inline void key_add(std::string& key, const wick_tensor_desc& d) {
   }
 }
 
+// ---- data derived from a weight, kept while the weight is unchanged -------------------------
+//
+// A weight used again unchanged (same buffer, view and write generation) is reordered once into
+// the layout a primitive prefers, and later calls run on that copy (matmul: 2x at 64x768 by
+// 768x3072; convolution: no weight reorder per call). The copy is checked against the buffer's
+// write generation (HostBuffer::generation, bumped by every write the plugin makes) on every call
+// and refreshed when it differs, so an in-place write is never missed; it lives in the thread's
+// plan cache, bounded in bytes with every plan. A weight seen once is only noted (WeightSeen):
+// one-shot calls, and weights written between calls (training), never pay the copy.
+
+struct WeightSeen {
+  uint64_t generation = 0;
+};
+
+// The base of a plan holding data derived from a buffer's contents.
+struct DerivedFromWeight {
+  uint64_t generation = 0;                   // the buffer's when derived; 0: derive again
+  std::shared_ptr<std::atomic<bool>> alive;  // the buffer not freed yet (HostBuffer::derived_alive)
+};
+
+// The calling thread's `Derived` plan for the weight in `buffer` (write generation `gen`, non-zero),
+// made by make() when the weight is seen a second time unchanged and the plans have room for
+// `bytes` more; nullptr when the caller must run without it. key(prefix) gives the plan's key
+// under a prefix (`prefix` for the plan, `seen_prefix` for the first sighting's note). The caller
+// refills the derived data when the plan's generation differs from `gen`, then sets it.
+// Neither prefix may begin the other or any other plan's key: plans under `prefix` are dropped
+// as `Derived`.
+template <class Derived, class Key, class Make>
+Derived* derived_from_weight(Context::Onednn& dnn, const wick_buffer* buffer, uint64_t gen,
+                             const char* prefix, const char* seen_prefix, Key&& key,
+                             uint64_t bytes, Make&& make) {
+  Derived* p = dnn.find_plan<Derived>(key(prefix));
+  if (p == nullptr) {
+    const std::string& seen_key = key(seen_prefix);
+    WeightSeen* seen = dnn.find_plan<WeightSeen>(seen_key);
+    if (seen == nullptr) {
+      dnn.plan<WeightSeen>(seen_key, [&] { return WeightSeen{gen}; });
+      return nullptr;
+    }
+    if (seen->generation != gen) {  // written since it was seen: not a constant yet
+      seen->generation = gen;
+      return nullptr;
+    }
+    if (!dnn.plans_have_room(bytes)) {
+      // The copies of freed weights go first (Google Benchmark's runs, a model reloaded).
+      dnn.drop_plans<Derived>(prefix, [](const Derived& w) {
+        return !w.alive->load(std::memory_order_acquire);
+      });
+      if (!dnn.plans_have_room(bytes)) return nullptr;
+    }
+    const std::string plan_key = key(prefix);
+    p = &dnn.plan<Derived>(plan_key, [&] {
+      Derived made = make();
+      made.generation = 0;  // filled by the caller
+      made.alive = alive_flag(buffer);
+      return made;
+    });
+  }
+  if (!p->alive->load(std::memory_order_acquire)) {
+    // The copy of a freed buffer, and the weight a new one at its address: the same layout, redone.
+    p->alive = alive_flag(buffer);
+    p->generation = 0;
+  }
+  return p;
+}
+
+// A buffer's write generation: 0 for memory that is not a buffer of buffer_allocate (a kernel's
+// scratch), which never has derived data.
+inline uint64_t write_generation(const wick_buffer* buffer) {
+  return static_cast<const HostBuffer*>(buffer)->generation.load(std::memory_order_acquire);
+}
+
 inline dnnl::memory::data_type dnnl_type(wick_dtype t) {
   switch (t) {
     case WICK_DTYPE_F32: return dnnl::memory::data_type::f32;
