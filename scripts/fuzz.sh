@@ -15,7 +15,7 @@ fuzz_build="${WICK_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${1:-60}"
 shift || true
 names=("$@")
-((${#names[@]})) || names=(config manifest safetensors idx onnx_proto onnx_import tokenizer)
+((${#names[@]})) || names=(config manifest safetensors gguf idx onnx_proto onnx_import tokenizer)
 node_dir=/usr/share/libonnx-testdata/data/node
 
 CXX=clang++ cmake -S "$root/fuzz" -B "$fuzz_build" -G Ninja -DWICK_MAIN_BUILD="$main_build" >/dev/null
@@ -27,6 +27,7 @@ seeds_of() {
     manifest) echo "$root/fuzz/seeds/manifest" ;;
     tokenizer) echo "$root/fuzz/seeds/tokenizer" ;;
     safetensors) echo "$root/tests/data/safetensors" ;;
+    gguf) echo "$root/tests/data/gguf $root/fuzz/seeds/gguf" ;;
     idx) echo "$root/tests/data/idx $root/fuzz/seeds/idx" ;;
     onnx_proto | onnx_import)
       if [ ! -d "$fuzz_build/seeds/$1" ] && [ -d "$node_dir" ]; then
