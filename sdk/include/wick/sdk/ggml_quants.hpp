@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 // No fused multiply-adds here either (see ggml_quants_k.hpp).
 #if defined(__clang__)
@@ -90,6 +91,16 @@ static_assert(sizeof(BlockQ8_1) == traits(Type::Q8_1).type_size);
 
 namespace detail {
 
+// The least and greatest of a 32-element block, scanned in order as ggml does (Q4_1, Q5_1).
+inline std::pair<float, float> min_max32(const float* x) {
+  float min = std::numeric_limits<float>::max(), max = -std::numeric_limits<float>::max();
+  for (int j = 0; j < 32; ++j) {
+    if (x[j] < min) min = x[j];
+    if (x[j] > max) max = x[j];
+  }
+  return {min, max};
+}
+
 inline uint32_t load_qh(const uint8_t* qh) {
   return qh[0] | (uint32_t{qh[1]} << 8) | (uint32_t{qh[2]} << 16) | (uint32_t{qh[3]} << 24);
 }
@@ -149,11 +160,7 @@ inline void quantize_block(const float* x, BlockQ4_1& b) {
     b.d = b.m = detail::nan_half();
     return;
   }
-  float min = std::numeric_limits<float>::max(), max = -std::numeric_limits<float>::max();
-  for (int j = 0; j < 32; ++j) {
-    if (x[j] < min) min = x[j];
-    if (x[j] > max) max = x[j];
-  }
+  const auto [min, max] = detail::min_max32(x);
   const float d = (max - min) / ((1 << 4) - 1);
   const float id = d ? 1.0f / d : 0.0f;
   b.d = f16(d);
@@ -188,11 +195,7 @@ inline void quantize_block(const float* x, BlockQ5_1& b) {
     b.d = b.m = detail::nan_half();
     return;
   }
-  float min = std::numeric_limits<float>::max(), max = -std::numeric_limits<float>::max();
-  for (int j = 0; j < 32; ++j) {
-    if (x[j] < min) min = x[j];
-    if (x[j] > max) max = x[j];
-  }
+  const auto [min, max] = detail::min_max32(x);
   const float d = (max - min) / ((1 << 5) - 1);
   const float id = d ? 1.0f / d : 0.0f;
   b.d = f16(d);
