@@ -172,6 +172,34 @@ TEST_CASE("the optimiser fuses scaled dot-product attention", "[onnx][optimize]"
   check_not_fused("attention_miss_axis", 6);
 }
 
+TEST_CASE("the optimiser fuses Conv followed by Relu onto FusedConv", "[onnx][optimize]") {
+  check_fused("conv_relu_bias", "FusedConv", 2);
+  check_fused("conv_relu_groups_nobias", "FusedConv", 2);
+  check_not_fused("conv_relu_miss_consumer", 2);  // the Conv's output is a graph output too
+  const Optimised o = optimise_case("conv_relu_groups_nobias");
+  REQUIRE(o.model.graph.nodes.size() == 1);
+  const onnx::NodeProto& n = o.model.graph.nodes[0];
+  CHECK(n.inputs == std::vector<std::string>{"x", "w"});
+  REQUIRE(n.attribute("activation") != nullptr);
+  CHECK(n.attribute("activation")->s == "Relu");
+  REQUIRE(n.attribute("group") != nullptr);
+  CHECK(n.attribute("group")->i == 2);
+}
+
+TEST_CASE("FusedConv is Wick's own: refused in ai.onnx and without its activation", "[onnx][optimize]") {
+  onnx::NodeProto n;
+  n.op_type = "FusedConv";
+  n.inputs = {"x", "w"};
+  n.outputs = {"y"};
+  onnx::OnnxLowering lowering(test::cpu(), 17);
+  CHECK_THROWS_WITH(lowering.check(n), Catch::Contains("FusedConv is not mapped"));
+  n.domain = onnx::kFusedDomain;
+  n.attributes = {onnx::AttributeProto{}};
+  n.attributes[0].name = "alpha";
+  n.attributes[0].type = 1;
+  CHECK_THROWS_WITH(lowering.check(n), Catch::Contains("alpha"));
+}
+
 TEST_CASE("the optimiser's options turn each pass off", "[onnx][optimize]") {
   const onnx::ModelProto m = onnx::read_model(kDir + "layer_norm_pow_div/model.onnx");
   onnx::OptimizeOptions none;

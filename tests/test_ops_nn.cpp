@@ -143,6 +143,70 @@ TEST_CASE("conv reads channels-last and transposed and flipped layouts", "[nn][c
   }
 }
 
+TEST_CASE("conv_bias adds a bias per output channel and conv_bias_relu clamps, fused or composed",
+          "[nn][conv][fused]") {
+  for (const json& c : fixture("conv.json")["cases"]) {
+    if (needs_plugin(c)) continue;
+    const Shape ys = shape_of(c["out"]);
+    const int64_t o = ys[1], per = std::accumulate(ys.begin() + 2, ys.end(), int64_t{1}, std::multiplies<>());
+    std::vector<double> bias(static_cast<size_t>(o));
+    for (int64_t i = 0; i < o; ++i) bias[static_cast<size_t>(i)] = (i % 2 == 0 ? 0.75 : -1.5) * double(i + 1) / 4;
+    std::vector<double> plus = values_of(c["out"]), relu = plus;
+    for (size_t i = 0; i < plus.size(); ++i) {
+      plus[i] += bias[(i / static_cast<size_t>(per)) % static_cast<size_t>(o)];
+      relu[i] = std::max(0.0, plus[i]);
+    }
+    std::vector<int64_t> padding;
+    for (const auto& [lo, hi] : pairs(c)) padding.insert(padding.end(), {lo, hi});
+    const auto strides = c["strides"].get<std::vector<int64_t>>(), dil = c["dilations"].get<std::vector<int64_t>>();
+    for (DType t : kFloats) {
+      INFO(label(c, t));
+      const Tensor w = make(c["w"], t), b = make(bias, {o}, t);
+      const bool nhwc_fits = shape_of(c["x"]).size() == 4;
+      for (const Tensor& x : {make(c["x"], t), nhwc_fits ? make_permuted(c["x"], t, {0, 2, 3, 1}) : make(c["x"], t)}) {
+        for (bool r : {false, true}) {
+          const Tensor y = x.conv_bias(w, b, r, strides, padding, dil, c["groups"].get<int64_t>());
+          CHECK(mismatches(y, literal(ys, r ? relu : plus)) == "");
+        }
+      }
+    }
+  }
+  // cpu-onednn runs the f32 ops fused (one oneDNN primitive) and declines the others.
+  const Tensor x = Tensor::ones({1, 2, 3, 3}, DType::F32, cpu()), w = Tensor::ones({4, 2, 2, 2}, DType::F32, cpu());
+  const Tensor b = Tensor::zeros({4}, DType::F32, cpu()), y = Tensor::empty({1, 4, 2, 2}, DType::F32, cpu());
+  const std::vector<int64_t> one{1, 1}, zero{0, 0};
+  const wick_conv_params p{sizeof(wick_conv_params), 2, one.data(), zero.data(), zero.data(), one.data(), nullptr, 1};
+  for (wick_op_code op : {WICK_OP_CONV_BIAS, WICK_OP_CONV_BIAS_RELU}) {
+    CHECK(query_op_direct(cpu(), op, &p, {x, w, b}, {y}) == WICK_SUPPORT_YES);
+    CHECK(query_op_direct(cpu(), op, &p, {x.to(DType::F64), w.to(DType::F64), b.to(DType::F64)},
+                          {y.to(DType::F64)}) == WICK_SUPPORT_NO_DTYPE);
+  }
+}
+
+TEST_CASE("conv_bias_relu keeps NaN and rejects a bias that is not [O]", "[nn][conv][fused][edge]") {
+  for (DType t : {DType::F32, DType::F64}) {
+    INFO(dtype_name(t));
+    // 1x1 kernel: each output is x * 2 + bias; the NaN stays NaN through the ReLU.
+    const Tensor x = make({kNaN, -1, 3, 0.25}, {1, 1, 2, 2}, t);
+    const Tensor y = x.conv_bias(Tensor::full({2, 1, 1, 1}, 2.0, t, cpu()), make({0.5, -1}, {2}, t), true);
+    CHECK(mismatches(y, literal({1, 2, 2, 2}, {kNaN, 0, 6.5, 1, kNaN, 0, 5, 0})) == "");
+  }
+  // Finite operands whose products overflow (inf - inf is NaN in some summation orders): the
+  // fused op gives exactly what conv, add and relu give, NaN and infinities included.
+  const Tensor big = make({3e38, 3e38, -3e38, 3e38, 1, 2, 3, 4}, {1, 2, 2, 2}, DType::F32);
+  const Tensor wb = make({2, -2, 2, 2, -1, 1}, {3, 2, 1, 1}, DType::F32), bb = make({1, -1, 0.5}, {3}, DType::F32);
+  const std::vector<float> fused = big.conv_bias(wb, bb, true).to_vector<float>();
+  const std::vector<float> composed = (big.conv(wb) + bb.reshape({1, 3, 1, 1})).relu().to_vector<float>();
+  REQUIRE(fused.size() == composed.size());
+  for (size_t i = 0; i < fused.size(); ++i) {
+    INFO(i << ": fused " << fused[i] << ", composed " << composed[i]);
+    CHECK((fused[i] == composed[i] || (std::isnan(fused[i]) && std::isnan(composed[i]))));
+  }
+  const Tensor x = Tensor::zeros({1, 2, 3, 3}, DType::F32, cpu()), w = Tensor::zeros({4, 2, 2, 2}, DType::F32, cpu());
+  CHECK_THROWS_WITH(x.conv_bias(w, Tensor::zeros({2}, DType::F32, cpu()), true),
+                    Catch::Contains("the bias [2] must be [O] for the weight [4, 2, 2, 2]"));
+}
+
 TEST_CASE("conv of zero-size operands", "[nn][conv][edge]") {
   for (DType t : {DType::F32, DType::BF16, DType::F64, DType::I8}) {
     INFO(dtype_name(t));

@@ -1,4 +1,5 @@
-"""Golden cases of conv, its two gradients (conv_grad_input, conv_grad_weight) and the window ops
+"""Golden cases of conv, its two gradients (conv_grad_input, conv_grad_weight), the fused conv_bias and
+conv_bias_relu, and the window ops
 (window_sum/prod/max/min, window_scatter_max/min): sliding windows over strided, padded and dilated
 axes, sized by one rule (conv_out)."""
 import math
@@ -77,6 +78,28 @@ def family_conv():
                   [(dt, [4, 32, 32, 32])],
                   params={"spatial_rank": 2, "strides": [1, 1], "padding_lo": [1, 1], "padding_hi": [1, 1],
                           "dilations": [1, 1], "input_dilations": [1, 1], "groups": 1}, tol="matmul", k=144)
+
+
+def family_conv_bias():
+    """conv_bias and conv_bias_relu: conv's geometries, plus a bias per output channel and (relu) max(0, y)."""
+    for op in ("conv_bias", "conv_bias_relu"):
+        for dt in FLOATS:
+            for cid_s, xs, ws, st, lo, hi, dil, idil, groups in CONV_CONFIGS:
+                cid = "%s/%s" % (dt, cid_s)
+                rng = rng_for(op, cid)
+                x = Operand(dt, gen_values(rng, dt, xs, (-2, 2)))
+                w = Operand(dt, gen_values(rng, dt, ws, (-2, 2)))
+                b = Operand(dt, gen_values(rng, dt, [ws[0]], (-2, 2)))
+                exp, scale = conv_ref(x.values, w.values, st, lo, hi, dil, idil, groups)
+                for idx in np.ndindex(*exp.shape):
+                    bias = float(b.values[idx[1]])
+                    y = math.fsum([exp[idx], bias])
+                    exp[idx] = max(0.0, y) if op == "conv_bias_relu" else y
+                    scale[idx] += abs(bias)
+                k = int(np.prod(ws[1:])) + 1
+                add_case(op, cid, dt, [x, w, b], [expected_json(dt, exp, scale)],
+                         params={"spatial_rank": len(st), "strides": st, "padding_lo": lo, "padding_hi": hi,
+                                 "dilations": dil, "input_dilations": idil, "groups": groups}, tol="matmul", k=k)
 
 
 def conv_products(xs, ws, strides, lo, hi, dil, idil, groups):

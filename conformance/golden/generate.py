@@ -20,7 +20,7 @@ differential mode fills with seeded random values and compares against cpu-onedn
 This file holds the entry point, the elementwise families (copy, cast, unary, binary, compare,
 bitwise, where) and the writer; the rest lies beside it: cases.py (op table, dtypes, seeds, operands,
 the registry), scalar.py (scalar references), creation.py (fill, iota, rng), reductions.py,
-matmul.py, conv.py (conv and the window ops), index.py (index ops and sort), fused.py (softmax,
+matmul.py, conv.py (conv, its gradients, conv_bias(_relu) and the window ops), index.py (index ops and sort), fused.py (softmax,
 norms, attention, adam_update).
 """
 import json
@@ -34,7 +34,7 @@ import crmath
 from cases import ADVERSARIAL, ALL, BASE_SEED, BITS, CASES, FLOATS, FORMAT, INTS, LARGE, OP_TABLE, OPS, SINTS, \
     TINY, Operand, add_case, add_large, expected_json, gen_values, int_extremes, is_float, is_signed, rand_floats, \
     rand_ints, rng_for, round_float, wrap_int
-from conv import family_conv, family_conv_grad, family_window
+from conv import family_conv, family_conv_bias, family_conv_grad, family_window
 from creation import family_fill, family_iota, family_rng
 from fused import family_fused
 from index import family_index
@@ -457,6 +457,7 @@ def main():
     family_matmul()
     family_conv()
     family_conv_grad()
+    family_conv_bias()
     family_window()
     family_index()
     family_fused()

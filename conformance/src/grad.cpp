@@ -240,6 +240,14 @@ void linear_cases(Builder& b) {
         [](const In& x, const Device&) { return x[0].conv(x[1]); });
   b.add("conv", "2d-transposed-input", {uni({1, 2, 4, 3}), uni({1, 2, 2, 2})},
         [](const In& x, const Device&) { return x[0].transpose(2, 3).conv(x[1], {1, 2}); });
+  // The fused conv_bias records conv, add and relu; the relu cases keep every output on one side
+  // of its kink: positive operands (all passed), or a negative weight and bias (all 0).
+  b.add("conv_bias", "2d-padding", {uni({1, 2, 4, 4}), uni({2, 2, 3, 3}), uni({2})},
+        [](const In& x, const Device&) { return x[0].conv_bias(x[1], x[2], false, {1, 1}, {1, 1}); });
+  b.add("conv_bias_relu", "2d-positive", {pos({1, 2, 4, 4}), pos({3, 2, 2, 2}), pos({3})},
+        [](const In& x, const Device&) { return x[0].conv_bias(x[1], x[2], true, {2, 1}); });
+  b.add("conv_bias_relu", "2d-negative", {pos({1, 2, 4, 4}), uni({2, 2, 3, 3}, -2.0, -0.5), uni({2}, -2.0, -1.0)},
+        [](const In& x, const Device&) { return x[0].conv_bias(x[1], x[2], true, {1, 1}, {0, 0}); });
 }
 
 void window_cases(Builder& b) {

@@ -22,6 +22,8 @@ struct SchemaRow {
 };
 constexpr SchemaRow kSchemas[] = {
 #include "schemas.inc"
+    // Wick's own fused ops (optimize.hpp), keyed by their domain as the lowering table has them
+    {"com.wick.fused.FusedConv", 1, "activation auto_pad=sNOTSET dilations group=i1 kernel_shape pads strides"},
 };
 
 // name -> default ("" when the schema gives none), of one op version.

@@ -190,30 +190,33 @@ Tensor OnnxLowering::contiguous(const Tensor& t) {
 namespace {
 // The training domain's ops are in the table as "ai.onnx.preview.training.<op>", by its opset. A
 // node the graph optimiser fused (kFusedDomain, optimize.hpp) is a standard ai.onnx op lowered at
-// the newest opset checked, whatever the model's opset.
-bool training_node(const NodeProto& node) {
+// the newest opset checked, whatever the model's opset, or one of Wick's own fused ops, in the
+// table as "com.wick.fused.<op>".
+struct TableEntry {
+  std::string type;
+  int64_t version;
+};
+TableEntry table_entry(const NodeProto& node, int64_t opset, int64_t training_opset, int64_t checked) {
   const bool training = node.domain == onnx::kTrainingDomain;
-  if (!node.domain.empty() && node.domain != "ai.onnx" && !training && node.domain != kFusedDomain)
+  const bool fused = node.domain == kFusedDomain;
+  if (!node.domain.empty() && node.domain != "ai.onnx" && !training && !fused)
     throw NotImportable("domain " + node.domain + " (op " + node.op_type + ")");
-  return training;
+  if (training) return {node.domain + "." + node.op_type, training_opset};
+  if (fused) return {is_wick_fused_op(node.op_type) ? node.domain + "." + node.op_type : node.op_type,
+                     checked};
+  return {node.op_type, opset};
 }
 }  // namespace
 
 void OnnxLowering::check(const NodeProto& node) {
-  const bool training = training_node(node);
-  const std::string type = training ? node.domain + "." + node.op_type : node.op_type;
-  const int64_t version =
-      node.domain == kFusedDomain ? Impl::kChecked : training ? training_opset_ : opset_;
+  const auto [type, version] = table_entry(node, opset_, training_opset_, Impl::kChecked);
   (void)Impl::lowering(type, version);
   const Impl impl{*this, node, version, {}, {}};
   impl.check_attributes_known(type);
 }
 
 void OnnxLowering::run(const NodeProto& node) {
-  const bool training = training_node(node);
-  const std::string type = training ? node.domain + "." + node.op_type : node.op_type;
-  const int64_t version =
-      node.domain == kFusedDomain ? Impl::kChecked : training ? training_opset_ : opset_;
+  const auto [type, version] = table_entry(node, opset_, training_opset_, Impl::kChecked);
   const Impl::Lowering lower = Impl::lowering(type, version);
   Impl impl{*this, node, version, {}, {}};
   impl.check_attributes_known(type);

@@ -259,6 +259,8 @@ const OnnxLowering::Impl::Row OnnxLowering::Impl::kLowerings[] = {
     // Attention 25 adds the sliding window (left_window_size, right_window_size), served too
     {"Attention", 23, kChecked, &Impl::lower_attention},
     {"RotaryEmbedding", 23, kChecked, &Impl::lower_rotary_embedding},
+    // Wick's own fused ops (kFusedDomain, optimize.hpp), keyed by that domain
+    {"com.wick.fused.FusedConv", 1, kChecked, &Impl::lower_fused_conv},
 };
 
 OnnxLowering::Impl::Lowering OnnxLowering::Impl::lowering(const std::string& op_type,

@@ -327,7 +327,8 @@ struct OnnxLowering::Impl {
   // --- Neural-network layers (lowerings_nn.cpp) ---
   Tensor per_channel(const Tensor& v, int rank);
   void lower_conv();
-  Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias);
+  void lower_fused_conv();
+  Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias, bool relu = false);
   void check_kernel_shape(const std::vector<int64_t>& k) const;
   void lower_conv_transpose();
   void lower_lrn();

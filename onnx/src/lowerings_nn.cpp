@@ -1,4 +1,5 @@
-// lowerings_nn.cpp — neural-network layers: Conv and ConvTranspose (one CONV each), LRN, the
+// lowerings_nn.cpp — neural-network layers: Conv (one CONV, or CONV_BIAS / CONV_BIAS_RELU with a bias
+// or as the optimiser's FusedConv) and ConvTranspose, LRN, the
 // pools (MaxPool without its Indices, which is lowerings_spatial.cpp's; AveragePool and the global
 // pools), the normalisations (InstanceNormalization, LayerNormalization,
 // MeanVarianceNormalization, BatchNormalization), the losses (NegativeLogLikelihoodLoss,
@@ -25,12 +26,19 @@ Tensor OnnxLowering::Impl::per_channel(const Tensor& v, int rank) {
 void OnnxLowering::Impl::lower_conv() {
   out(0, conv(in(0), in(1), has_in(2) ? std::optional<Tensor>(in(2)) : std::nullopt));
 }
+// Wick's Conv followed by Relu (FusedConv in kFusedDomain, made by the graph optimiser): Conv's
+// attributes and `activation`, which must be "Relu".
+void OnnxLowering::Impl::lower_fused_conv() {
+  attr_choice("activation", "", {"Relu"});
+  out(0, conv(in(0), in(1), has_in(2) ? std::optional<Tensor>(in(2)) : std::nullopt, true));
+}
 // kernel_shape, where given, must be the weights' spatial extents (the lowering takes those).
 void OnnxLowering::Impl::check_kernel_shape(const std::vector<int64_t>& k) const {
   if (const onnx::AttributeProto* a = attr("kernel_shape"); a != nullptr && a->ints != k)
     refuse_attr(*a, "differs from the weights' spatial extents " + shape_to_string(k) + " (a malformed node)");
 }
-Tensor OnnxLowering::Impl::conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
+Tensor OnnxLowering::Impl::conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
+                                bool relu) {
   const int64_t groups = attr_i("group", 1);
   if (w.rank() < 2 || x.rank() != w.rank() || groups < 1 || w.dim(0) % groups != 0 ||
       x.dim(1) != checked_mul(w.dim(1), groups))
@@ -55,8 +63,16 @@ Tensor OnnxLowering::Impl::conv(const Tensor& x, const Tensor& w, const std::opt
                            idil.data(),
                            groups};
   Tensor o = Tensor::empty(os, x.dtype(), dev());
+  // Bias and ReLU inside the convolution where the device has the fused op (floats).
+  if ((bias || relu) && is_float(x.dtype()) && w.dtype() == x.dtype()) {
+    const Tensor b = bias ? *bias : filled({w.dim(0)}, x.dtype(), 0);
+    if (b.dtype() == x.dtype() && b.shape() == Shape{w.dim(0)} &&
+        try_fused(relu ? WICK_OP_CONV_BIAS_RELU : WICK_OP_CONV_BIAS, &p, {x, w, b}, {o}))
+      return o;
+  }
   exec(WICK_OP_CONV, &p, {x, w}, {o});
-  return bias ? op2(WICK_OP_ADD, o, per_channel(*bias, o.rank())) : o;
+  const Tensor y = bias ? op2(WICK_OP_ADD, o, per_channel(*bias, o.rank())) : o;
+  return relu ? op1(WICK_OP_RELU, y) : y;
 }
 
 // ConvTranspose as a convolution: the input dilated by the strides, padded by

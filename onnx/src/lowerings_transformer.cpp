@@ -15,7 +15,11 @@ namespace wick::onnx {
 // it (the caller then composes it). Through the dispatcher the CPU runs what the device declines.
 bool OnnxLowering::Impl::try_fused(wick_op_code op, const void* params, const std::vector<Tensor>& ins,
                                    const std::vector<Tensor>& outs) {
-  if (outs[0].numel() == 0 || g.dispatching()) {
+  if (outs[0].numel() == 0) return true;
+  if (g.dispatching()) {
+    // A fused op the device lacks is composed on the device, not run on the CPU (nor, in strict
+    // mode, refused).
+    if (query_op_direct(dev(), op, params, ins, outs) != WICK_SUPPORT_YES) return false;
     exec(op, params, ins, outs);
     return true;
   }

@@ -218,6 +218,7 @@ GraphProto optimize(const GraphProto& graph, int64_t opset, const Device& device
     opt::match_rms_norm(g, ix, fusions, claimed);
     opt::match_gelu(g, ix, fusions, claimed);
     opt::match_attention(g, ix, fusions, claimed);
+    opt::match_conv_relu(g, ix, fusions, claimed);
     // Only fusions onto an op the lowering serves (helper rows land op by op).
     OnnxLowering probe(device, opset);
     std::vector<opt::Fusion> served;

@@ -1,6 +1,7 @@
 // optimize_fusions.cpp — the optimiser's fusions (optimize.hpp): decompositions that exporters
 // emit, each matched exactly (axes, constants within kTol, single-consumer intermediates, shapes
-// that cannot broadcast beyond the input's) and replaced by one standard ONNX op in kFusedDomain.
+// that cannot broadcast beyond the input's) and replaced by one standard ONNX op in kFusedDomain;
+// and Conv followed by Relu, replaced by Wick's FusedConv.
 #include "optimize_internal.hpp"
 
 #include <algorithm>
@@ -237,7 +238,29 @@ void keep(std::optional<Fusion> f, std::vector<Fusion>& out, std::set<size_t>& c
   out.push_back(std::move(*f));
 }
 
+// Conv -> Relu at Conv node i: Wick's FusedConv (Conv's inputs and attributes, activation
+// "Relu"), when the Conv's output feeds only that Relu (an attribute-free Relu: opset 1's
+// consumed_inputs is left alone).
+std::optional<Fusion> conv_relu_at(const GraphProto& g, const Index& ix, size_t i) {
+  const NodeProto& conv = g.nodes[i];
+  if (conv.outputs.size() != 1 || conv.inputs.size() < 2) return std::nullopt;
+  Chain c{g, ix, {i}};
+  const NodeProto* relu = c.next(conv.outputs[0], "Relu");
+  if (relu == nullptr || !relu->attributes.empty() || relu->inputs.size() != 1 || relu->outputs.size() != 1)
+    return std::nullopt;
+  Fusion f{c.nodes, fused_node("FusedConv", conv.inputs, relu->outputs[0], conv.name), "FusedConv"};
+  f.fused.attributes = conv.attributes;
+  f.fused.attributes.push_back(attr_string("activation", "Relu"));
+  return f;
+}
+
 }  // namespace
+
+void match_conv_relu(const GraphProto& g, const Index& ix, std::vector<Fusion>& out,
+                     std::set<size_t>& claimed) {
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (claimed.count(i) == 0 && is_op(&g.nodes[i], "Conv")) keep(conv_relu_at(g, ix, i), out, claimed);
+}
 
 void match_layer_norm(const GraphProto& g, const Index& ix, std::vector<Fusion>& out,
                       std::set<size_t>& claimed) {

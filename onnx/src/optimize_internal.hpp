@@ -64,6 +64,8 @@ void match_gelu(const GraphProto& g, const Index& ix, std::vector<Fusion>& out,
                 std::set<size_t>& claimed);
 void match_attention(const GraphProto& g, const Index& ix, std::vector<Fusion>& out,
                      std::set<size_t>& claimed);
+void match_conv_relu(const GraphProto& g, const Index& ix, std::vector<Fusion>& out,
+                     std::set<size_t>& claimed);
 
 // Constant folding (optimize_fold.cpp): replaces the deterministic nodes whose inputs are all
 // constants by initializers computed on `device`; returns the count folded.

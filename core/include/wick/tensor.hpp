@@ -324,6 +324,12 @@ class Tensor {
   Tensor conv(const Tensor& weight, const std::vector<int64_t>& strides = {},
               const std::vector<int64_t>& padding = {}, const std::vector<int64_t>& dilations = {},
               int64_t groups = 1) const;
+  // conv(weight, ...) + bias (shape [O], one value per output channel), then max(0, y) when relu:
+  // one fused op where the device has it (cpu-onednn: a oneDNN convolution with bias and a ReLU
+  // post-op), conv, add and relu otherwise (and under autograd).
+  Tensor conv_bias(const Tensor& weight, const Tensor& bias, bool relu,
+                   const std::vector<int64_t>& strides = {}, const std::vector<int64_t>& padding = {},
+                   const std::vector<int64_t>& dilations = {}, int64_t groups = 1) const;
   // Window reductions over every axis ("sum", "prod", "max", "min"); padding as (lo, hi) pairs.
   Tensor window_reduce(const std::string& op, const std::vector<int64_t>& window,
                        const std::vector<int64_t>& strides = {},

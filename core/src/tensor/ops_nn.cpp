@@ -305,6 +305,24 @@ Tensor Tensor::matmul(const Tensor& other) const {
 
 // ---- convolution --------------------------------------------------------------------------------
 
+namespace {
+
+// A channels-last input ([N, spatial..., C] in memory) gets a channels-last output, as in
+// PyTorch: a convolution library then reads and writes both without reordering. Only when the
+// device runs the op itself (a CPU fallback needs a contiguous output): the output, or nullopt.
+std::optional<Tensor> channels_last_conv(const Tensor& x, const Tensor& weight, wick_op_code code,
+                                         const wick_conv_params& p, const std::vector<Tensor>& in,
+                                         const Shape& out_shape, DType t) {
+  const std::vector<int> last = channels_last_order(static_cast<size_t>(x.rank() - 2));
+  if (x.shape()[1] <= 1 || weight.shape()[0] <= 1 || x.is_contiguous() || !x.permute(last).is_contiguous())
+    return std::nullopt;
+  Tensor out = empty_channels_last(out_shape, last, t, x.device());
+  if (out.numel() == 0 || run_on_device(code, &p, in, out)) return out;
+  return std::nullopt;
+}
+
+}  // namespace
+
 Tensor Tensor::conv(const Tensor& weight, const std::vector<int64_t>& strides,
                     const std::vector<int64_t>& padding, const std::vector<int64_t>& dilations,
                     int64_t groups) const {
@@ -321,20 +339,46 @@ Tensor Tensor::conv(const Tensor& weight, const std::vector<int64_t>& strides,
   const ConvGeometry g(*this, weight, strides, padding, dilations);
   const wick_conv_params p = g.params(groups);
   const std::vector<Tensor> in{to(t), weight.to(t)};
-  // A channels-last input ([N, spatial..., C] in memory) gets a channels-last output, as in
-  // PyTorch: a convolution library then reads and writes both without reordering. Only when the
-  // device runs the op itself: a CPU fallback needs a contiguous output.
-  const size_t r = static_cast<size_t>(rank() - 2);
-  const std::vector<int> last = channels_last_order(r);
-  if (shape_[1] > 1 && weight.shape()[0] > 1 && !is_contiguous() && permute(last).is_contiguous()) {
-    Tensor out = empty_channels_last(g.out, last, t, device());
-    if (out.numel() == 0) return out;
-    if (run_on_device(WICK_OP_CONV, &p, in, out)) return out;
-  }
+  if (auto out = channels_last_conv(*this, weight, WICK_OP_CONV, p, in, g.out, t)) return *out;
   Tensor out = empty(g.out, t, device());
   if (out.numel() == 0) return out;
   dispatch(WICK_OP_CONV, &p, in, {out});
   return out;
+}
+
+Tensor Tensor::conv_bias(const Tensor& weight, const Tensor& bias, bool relu,
+                         const std::vector<int64_t>& strides, const std::vector<int64_t>& padding,
+                         const std::vector<int64_t>& dilations, int64_t groups) const {
+  const char* op = "conv_bias";
+  require_defined(bias, op);
+  require_defined(weight, op);
+  if (bias.shape() != Shape{weight.rank() >= 1 ? weight.shape()[0] : 0}) {
+    throw Error("conv_bias: the bias " + shape_to_string(bias.shape()) +
+                " must be [O] for the weight " + shape_to_string(weight.shape()));
+  }
+  // Conv, add and relu as ops of their own: with autograd, and where the device has no fused op.
+  auto composite = [&] {
+    Shape per_channel(static_cast<size_t>(std::max(rank() - 1, 1)), 1);
+    per_channel[0] = bias.numel();
+    const Tensor y = conv(weight, strides, padding, dilations, groups) + bias.reshape(per_channel);
+    return relu ? y.relu() : y;
+  };
+  if (grad::needs({this, &weight, &bias})) return composite();
+  require_defined(*this, op);
+  require_same_device(*this, weight, op);
+  require_same_device(*this, bias, op);
+  require_conv_operands(*this, weight, groups);
+  const DType t = promote_types(promote_types(dtype_, weight.dtype()), bias.dtype());
+  if (!is_float(t)) return composite();
+  const ConvGeometry g(*this, weight, strides, padding, dilations);
+  const wick_conv_params p = g.params(groups);
+  const std::vector<Tensor> in{to(t), weight.to(t), bias.to(t)};
+  const wick_op_code code = relu ? WICK_OP_CONV_BIAS_RELU : WICK_OP_CONV_BIAS;
+  if (auto out = channels_last_conv(*this, weight, code, p, in, g.out, t)) return *out;
+  Tensor out = empty(g.out, t, device());
+  if (out.numel() == 0) return out;
+  if (run_on_device(code, &p, in, out)) return out;
+  return composite();
 }
 
 // ---- window reductions and pooling --------------------------------------------------------------

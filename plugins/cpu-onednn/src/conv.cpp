@@ -1,4 +1,6 @@
-// N-d convolution (WICK_OP_CONV) and its two gradients (WICK_OP_CONV_GRAD_INPUT, _WEIGHT). f32 and
+// N-d convolution (WICK_OP_CONV), its two gradients (WICK_OP_CONV_GRAD_INPUT, _WEIGHT) and the fused
+// convolution with bias and ReLU (WICK_OP_CONV_BIAS, _RELU: f32 on oneDNN only, with its bias
+// argument and an eltwise_relu post-op; anything else is declined for the host's composite). f32 and
 // bf16 with 1-3 spatial dims and no input dilation run through oneDNN (the forward, backward-data
 // and backward-weights primitives): formats chosen by oneDNN (`any`), user layouts reordered only
 // when they differ, plans and their scratch buffers cached per geometry. f16 is converted to f32
@@ -14,6 +16,7 @@
 #include <wick/sdk/op_table.hpp>
 
 #include <array>
+#include <limits>
 #include <unordered_map>
 
 namespace wick::cpu {
@@ -39,8 +42,12 @@ ConvOperands conv_operands(const wick_op_desc& op) {
   }
 }
 
+constexpr bool fused(int op) { return op == WICK_OP_CONV_BIAS || op == WICK_OP_CONV_BIAS_RELU; }
+constexpr bool forward(int op) { return op == WICK_OP_CONV || fused(op); }
+
 std::optional<ConvGeometry> conv_geometry(const wick_op_desc& op) {
-  if (op.num_inputs != 2 || op.num_outputs != 1 || op.params == nullptr) return std::nullopt;
+  if (op.num_inputs != (fused(op.op) ? 3 : 2) || op.num_outputs != 1 || op.params == nullptr)
+    return std::nullopt;
   const auto& p = *static_cast<const wick_conv_params*>(op.params);
   const ConvOperands d = conv_operands(op);
   const wick_tensor_desc &x = *d.x, &w = *d.w, &y = *d.y;
@@ -74,19 +81,28 @@ std::optional<ConvGeometry> conv_geometry(const wick_op_desc& op) {
   return g;
 }
 
-wick_support conv_supports(const wick_op_desc& op) {
-  if (!conv_geometry(op)) return WICK_SUPPORT_NO_PARAMS;
-  const wick_dtype t = op.outputs[0].dtype;
-  if (op.inputs[0].dtype != t || op.inputs[1].dtype != t) return WICK_SUPPORT_NO_PARAMS;
-  if (t == WICK_DTYPE_BOOL || sdk::dtype_size(t) == 0) return WICK_SUPPORT_NO_DTYPE;
-  return WICK_SUPPORT_YES;
-}
-
 bool onednn_fits(const ConvGeometry& g) {
   if (g.r > 3) return false;
   for (int i = 0; i < g.r; ++i)
     if (g.idil[i] != 1 || g.lo[i] < 0 || g.hi[i] < 0) return false;
   return true;
+}
+
+wick_support conv_supports(const wick_op_desc& op) {
+  const std::optional<ConvGeometry> g = conv_geometry(op);
+  if (!g) return WICK_SUPPORT_NO_PARAMS;
+  const wick_dtype t = op.outputs[0].dtype;
+  for (size_t i = 0; i < op.num_inputs; ++i)
+    if (op.inputs[i].dtype != t) return WICK_SUPPORT_NO_PARAMS;
+  if (t == WICK_DTYPE_BOOL || sdk::dtype_size(t) == 0) return WICK_SUPPORT_NO_DTYPE;
+  if (!fused(op.op)) return WICK_SUPPORT_YES;
+  // The fused ops only where one oneDNN primitive runs them: the host composes the rest.
+  const wick_tensor_desc& b = op.inputs[2];
+  if (b.rank != 1 || b.shape[0] != g->o) return WICK_SUPPORT_NO_PARAMS;
+  if (t != WICK_DTYPE_F32) return WICK_SUPPORT_NO_DTYPE;
+  if (!onednn_fits(*g) || numel_of(op.inputs[0]) == 0 || numel_of(op.inputs[1]) == 0)
+    return WICK_SUPPORT_NO_PARAMS;
+  return WICK_SUPPORT_YES;
 }
 
 dnnl::memory::desc weight_desc(const wick_tensor_desc& w, int64_t groups) {
@@ -129,6 +145,7 @@ struct ConvPlan {
   std::array<dnnl::memory::desc, 3> user, chosen;
   std::array<std::optional<dnnl::reorder>, 3> reorders;
   std::array<std::optional<dnnl::memory>, 3> scratch;
+  std::optional<dnnl::memory::desc> bias;  // the fused ops' in[2], read in place
 };
 
 // The user layouts of an op's operands; the weight (or its gradient) at `weight` seen per group.
@@ -168,24 +185,36 @@ struct ConvDims {
   }
 };
 
-dnnl::convolution_forward::primitive_desc forward_pd(const Context::Onednn& dnn, const ConvDims& c,
-                                                     dnnl::prop_kind prop,
-                                                     const dnnl::memory::desc& src,
-                                                     const dnnl::memory::desc& wei,
-                                                     const dnnl::memory::desc& dst) {
+dnnl::convolution_forward::primitive_desc forward_pd(
+    const Context::Onednn& dnn, const ConvDims& c, dnnl::prop_kind prop,
+    const dnnl::memory::desc& src, const dnnl::memory::desc& wei, const dnnl::memory::desc& dst,
+    const dnnl::memory::desc* bias = nullptr, const dnnl::primitive_attr& attr = {}) {
+  const auto alg = dnnl::algorithm::convolution_direct;
   return dnnl::convolution_forward::primitive_desc(
-      dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, src, wei, dst,
-                                      c.strides, c.dil, c.lo, c.hi),
-      dnn.engine);
+      bias != nullptr ? dnnl::convolution_forward::desc(prop, alg, src, wei, *bias, dst, c.strides,
+                                                        c.dil, c.lo, c.hi)
+                      : dnnl::convolution_forward::desc(prop, alg, src, wei, dst, c.strides, c.dil,
+                                                        c.lo, c.hi),
+      attr, dnn.engine);
 }
 
-// WICK_OP_CONV: x, w -> y.
-ConvPlan make_forward_plan(const Context::Onednn& dnn, const ConvGeometry& g, const ConvDescs& d) {
+// WICK_OP_CONV: x, w -> y; WICK_OP_CONV_BIAS (_RELU): x, w, b -> y, the bias a primitive argument
+// and the ReLU a post-op.
+ConvPlan make_forward_plan(const Context::Onednn& dnn, int op, const ConvGeometry& g,
+                           const ConvDescs& d, const wick_tensor_desc* bias) {
   ConvPlan p;
   set_user_descs(p, d, 1, g.groups);
+  if (bias != nullptr) p.bias = dnnl_desc(*bias);
+  dnnl::primitive_attr attr;
+  if (op == WICK_OP_CONV_BIAS_RELU) {
+    dnnl::post_ops relu;
+    relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(relu);
+  }
   const ConvDims c(g);
   auto make_pd = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
-    return forward_pd(dnn, c, dnnl::prop_kind::forward_inference, src, any_format(p.user[1]), dst);
+    return forward_pd(dnn, c, dnnl::prop_kind::forward_inference, src, any_format(p.user[1]), dst,
+                      p.bias ? &*p.bias : nullptr, attr);
   };
   dnnl::convolution_forward::primitive_desc pd =
       make_pd(any_format(p.user[0]), any_format(p.user[2]));
@@ -244,11 +273,12 @@ ConvPlan make_grad_weight_plan(const Context::Onednn& dnn, const ConvGeometry& g
   return p;
 }
 
-ConvPlan make_plan(const Context::Onednn& dnn, int op, const ConvGeometry& g, const ConvDescs& d) {
+ConvPlan make_plan(const Context::Onednn& dnn, int op, const ConvGeometry& g, const ConvDescs& d,
+                   const wick_tensor_desc* bias) {
   switch (op) {
     case WICK_OP_CONV_GRAD_INPUT: return make_grad_input_plan(dnn, g, d);
     case WICK_OP_CONV_GRAD_WEIGHT: return make_grad_weight_plan(dnn, g, d);
-    default: return make_forward_plan(dnn, g, d);
+    default: return make_forward_plan(dnn, op, g, d, bias);
   }
 }
 
@@ -256,14 +286,22 @@ ConvPlan make_plan(const Context::Onednn& dnn, int op, const ConvGeometry& g, co
 // unchanged (derived_from_weight): a model's convolutions reorder no weight per call.
 struct ConvPackedWeight : DerivedFromWeight {
   dnnl::memory packed;
+  float max_abs = 0;  // CONV_BIAS_RELU's: the weight's largest |w| (relu_post_op_exact)
+};
+
+// A packed weight as a plan runs it: a handle on the memory, valid after the cache entry goes.
+struct PackedWeight {
+  dnnl::memory packed;
+  float max_abs = 0;
 };
 
 // The weight of a forward plan that reorders it, packed once, or nullptr (the plan reorders it on
 // each call): a weight in a buffer of its own, seen again unchanged.
 // Takes the plan by value (its primitives are shared handles): making the packed copy may evict
 // the cached plan itself.
-std::optional<dnnl::memory> packed_weight(Context::Onednn& dnn, ConvPlan plan,
-                                          const std::string& key, const wick_tensor_desc& w) {
+std::optional<PackedWeight> packed_weight(const Context& ctx, ConvPlan plan, const std::string& key,
+                                          const wick_tensor_desc& w, bool want_max_abs) {
+  Context::Onednn& dnn = *ctx.onednn;
   if (!plan.reorders[1]) return std::nullopt;
   const uint64_t gen = write_generation(w.buffer);
   if (gen == 0) return std::nullopt;
@@ -285,16 +323,29 @@ std::optional<dnnl::memory> packed_weight(Context::Onednn& dnn, ConvPlan plan,
     dnnl::memory user(plan.user[1], dnn.engine, data_of(w));
     plan.reorders[1]->execute(dnn.stream(), user, p->packed);
     dnn.stream().wait();
+    p->max_abs = want_max_abs ? max_abs_f32(ctx, w) : 0.0f;
     p->generation = gen;
   }
-  return p->packed;
+  return PackedWeight{p->packed, p->max_abs};
+}
+
+// oneDNN's ReLU post-op turns NaN into 0, where max(0, NaN) is NaN (docs/ops.md). It runs only
+// where no output can be NaN: finite operands whose sums cannot overflow, |x| |w| (C / groups)
+// (taps) + |b| below the f32 maximum. A NaN or inf anywhere makes the bound NaN or inf.
+bool relu_post_op_exact(const Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x,
+                        const wick_tensor_desc& b, float w_max_abs) {
+  double k = static_cast<double>(g.c / g.groups);
+  for (int64_t e : g.k) k *= static_cast<double>(e);
+  const double bound = static_cast<double>(max_abs_f32(ctx, x)) * w_max_abs * k + max_abs_f32(ctx, b);
+  return bound < static_cast<double>(std::numeric_limits<float>::max());
 }
 
 // Runs a plan on operands oneDNN can read in place (no negative or broadcast strides); `weight`,
-// when given, is in[1] already in the layout the primitive chose.
-void run_plan(Context::Onednn& dnn, ConvPlan& plan, const ConvDescs& d,
-              const dnnl::memory* weight = nullptr) {
+// when given, is in[1] already in the layout the primitive chose; `bias` the fused ops' in[2].
+void run_plan(Context::Onednn& dnn, ConvPlan& plan, const ConvDescs& d, const dnnl::memory* weight,
+              const wick_tensor_desc* bias) {
   std::unordered_map<int, dnnl::memory> args;
+  if (plan.bias) args[DNNL_ARG_BIAS] = dnnl::memory(*plan.bias, dnn.engine, data_of(*bias));
   std::array<dnnl::memory, 3> user;
   for (size_t i = 0; i < 3; ++i) {
     user[i] = dnnl::memory(plan.user[i], dnn.engine, data_of(*d[i]));
@@ -320,9 +371,15 @@ void run_plan(Context::Onednn& dnn, ConvPlan& plan, const ConvDescs& d,
 }
 
 void conv_onednn(Context& ctx, int op, const ConvGeometry& g, const wick_tensor_desc& a,
-                 const wick_tensor_desc& b, const wick_tensor_desc& out) {
-  // Operands with negative or broadcast strides are packed first.
+                 const wick_tensor_desc& b, const wick_tensor_desc& out,
+                 const wick_tensor_desc* bias = nullptr) {
+  // Operands with negative or broadcast strides are packed first; a bias is read dense.
   std::array<Dense, 3> packed;
+  Dense dense_bias;
+  if (bias != nullptr && bias->shape[0] > 1 && bias->strides[0] != 1) {
+    dense_bias.load(*bias, bias->dtype);
+    bias = &dense_bias.desc;
+  }
   ConvDescs d{&a, &b, &out};
   for (size_t i = 0; i < 3; ++i) {
     if (plain_strides(*d[i])) continue;
@@ -339,11 +396,17 @@ void conv_onednn(Context& ctx, int op, const ConvGeometry& g, const wick_tensor_
   key_add(key, g.groups);
   for (const auto* v : {&g.stride, &g.lo, &g.hi, &g.dil})
     for (int64_t e : *v) key_add(key, e);
-  auto make = [&] { return make_plan(dnn, op, g, d); };
+  auto make = [&] { return make_plan(dnn, op, g, d, bias); };
   // Only a forward weight in its own buffer (not a scratch copy) can be recognised again.
-  std::optional<dnnl::memory> weight;
-  if (op == WICK_OP_CONV && d[1] == &b) weight = packed_weight(dnn, dnn.plan<ConvPlan>(key, make), key, b);
-  run_plan(dnn, dnn.plan<ConvPlan>(key, make), d, weight ? &*weight : nullptr);
+  const bool relu = op == WICK_OP_CONV_BIAS_RELU;
+  std::optional<PackedWeight> weight;
+  if (forward(op) && d[1] == &b) weight = packed_weight(ctx, dnn.plan<ConvPlan>(key, make), key, b, relu);
+  if (relu && !relu_post_op_exact(ctx, g, *d[0], *bias, weight ? weight->max_abs : max_abs_f32(ctx, *d[1]))) {
+    conv_onednn(ctx, WICK_OP_CONV_BIAS, g, a, b, out, bias);
+    relu_keeping_nan_f32(ctx, out);
+    return;
+  }
+  run_plan(dnn, dnn.plan<ConvPlan>(key, make), d, weight ? &weight->packed : nullptr, bias);
   if (d[2] != &out) packed[2].store(out);
 }
 
@@ -511,6 +574,9 @@ void conv_execute(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc &a = op.inputs[0], &b = op.inputs[1], &out = op.outputs[0];
   if (numel_of(out) == 0) return;
   const wick_dtype t = out.dtype;
+  if constexpr (fused(Op)) {
+    return conv_onednn(ctx, Op, g, a, b, out, &op.inputs[2]);  // conv_supports: oneDNN runs it
+  }
   if (numel_of(a) > 0 && numel_of(b) > 0 && onednn_fits(g)) {
     if (ctx.onednn->runs(Context::Onednn::kConv, t)) return conv_onednn(ctx, Op, g, a, b, out);
     // f16, and bf16 where this CPU's oneDNN has no bf16 kernel: in f32, rounded once on store.
@@ -534,6 +600,8 @@ Kernel conv_kernel(int op) {
     case WICK_OP_CONV: return {&conv_execute<WICK_OP_CONV>, &conv_supports};
     case WICK_OP_CONV_GRAD_INPUT: return {&conv_execute<WICK_OP_CONV_GRAD_INPUT>, &conv_supports};
     case WICK_OP_CONV_GRAD_WEIGHT: return {&conv_execute<WICK_OP_CONV_GRAD_WEIGHT>, &conv_supports};
+    case WICK_OP_CONV_BIAS: return {&conv_execute<WICK_OP_CONV_BIAS>, &conv_supports};
+    case WICK_OP_CONV_BIAS_RELU: return {&conv_execute<WICK_OP_CONV_BIAS_RELU>, &conv_supports};
     default: return {};
   }
 }

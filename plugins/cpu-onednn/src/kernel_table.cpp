@@ -30,7 +30,8 @@ KernelTable make_kernel_table() {
                       WICK_OP_SCATTER_ELEMENTS});
   add(&sort_kernel, {WICK_OP_SORT});
   add(&matmul_kernel, {WICK_OP_MATMUL});
-  add(&conv_kernel, {WICK_OP_CONV, WICK_OP_CONV_GRAD_INPUT, WICK_OP_CONV_GRAD_WEIGHT});
+  add(&conv_kernel, {WICK_OP_CONV, WICK_OP_CONV_GRAD_INPUT, WICK_OP_CONV_GRAD_WEIGHT,
+                     WICK_OP_CONV_BIAS, WICK_OP_CONV_BIAS_RELU});
   add(&window_kernel, {WICK_OP_WINDOW_SUM, WICK_OP_WINDOW_PROD, WICK_OP_WINDOW_MAX,
                        WICK_OP_WINDOW_MIN, WICK_OP_WINDOW_SCATTER_MAX, WICK_OP_WINDOW_SCATTER_MIN});
   add(&fused_kernel, {WICK_OP_SOFTMAX, WICK_OP_LOG_SOFTMAX, WICK_OP_LAYER_NORM, WICK_OP_RMS_NORM,

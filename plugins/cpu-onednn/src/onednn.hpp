@@ -277,6 +277,12 @@ struct Dense {
 // oneDNN primitives that do not keep docs/ops.md's NaN rules run only on finite data.
 bool has_non_finite(const Context& ctx, const wick_tensor_desc& d);
 
+// The largest |x| of an f32 operand; +inf when any element is NaN or infinite.
+float max_abs_f32(const Context& ctx, const wick_tensor_desc& d);
+
+// max(0, x) in place on an f32 operand, NaN kept (oneDNN's ReLU gives 0 for NaN).
+void relu_keeping_nan_f32(const Context& ctx, const wick_tensor_desc& d);
+
 // Copies src into dst elementwise with cast_value (same shape; float dtypes, or equal dtypes).
 void convert_strided(const wick_tensor_desc& src, const wick_tensor_desc& dst);
 

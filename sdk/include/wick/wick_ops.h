@@ -145,7 +145,9 @@
   X(RMS_NORM,           703, rms_norm,           FUSED,   1, 2, 1, norm,      FLOAT,    SAME) \
   X(BATCH_NORM,         704, batch_norm,         FUSED,   5, 5, 1, norm,      FLOAT,    SAME) \
   X(ATTENTION,          705, attention,          FUSED,   3, 4, 1, attention, FLOAT,    SAME) \
-  X(ADAM_UPDATE,        706, adam_update,        FUSED,   4, 4, 3, optim,     FLOAT,    SAME)
+  X(ADAM_UPDATE,        706, adam_update,        FUSED,   4, 4, 3, optim,     FLOAT,    SAME) \
+  X(CONV_BIAS,          707, conv_bias,          FUSED,   3, 3, 1, conv,      FLOAT,    SAME) \
+  X(CONV_BIAS_RELU,     708, conv_bias_relu,     FUSED,   3, 3, 1, conv,      FLOAT,    SAME)
 /* clang-format on */
 
 #endif /* WICK_OPS_H */

@@ -283,7 +283,10 @@ typedef struct wick_axis_params {
  *   WICK_OP_CONV_GRAD_WEIGHT: in[0] the input [N, C, spatial...], in[1] the output's gradient
  *     [N, O, out spatial...], out[0] the weight's gradient [O, C / groups, kernel...].
  * Both overwrite out[0] (no accumulation into it). A plugin older than 1.3 answers NO_OP and the
- * host composes them from CONV. */
+ * host composes them from CONV.
+ * The fused WICK_OP_CONV_BIAS and WICK_OP_CONV_BIAS_RELU (same params; floats): in[0], in[1] as
+ * CONV, in[2] a bias [O] added to every output of channel o; _RELU then takes max(0, y) (NaN stays
+ * NaN). A plugin without them answers NO_OP and the host runs CONV, ADD and RELU. */
 typedef struct wick_conv_params {
   size_t struct_size;
   int32_t spatial_rank;

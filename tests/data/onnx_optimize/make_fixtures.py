@@ -180,6 +180,18 @@ def attention(name, scale_op="Div", mask=True, softmax_axis=-1, perm=(0, 1, 3, 2
     save(name, 17, nodes, inputs, ["y"], inits)
 
 
+# --- Conv followed by Relu: Wick's FusedConv ---
+
+def conv_relu(name, x_shape, w_shape, bias=True, pinned_conv=False, **attrs):
+    inits = [init("w", f32(*w_shape))]
+    ins = ["x", "w"]
+    if bias:
+        inits.append(init("b", f32(w_shape[0])))
+        ins.append("b")
+    nodes = [N("Conv", ins, ["c"], **attrs), N("Relu", ["c"], ["y"])]
+    save(name, 17, nodes, {"x": f32(*x_shape)}, ["y", "c"] if pinned_conv else ["y"], inits)
+
+
 def main():
     fold_chain(); fold_shape(); fold_limit(); dead_nodes()
     layer_norm("layer_norm_pow_div", 13)
@@ -201,6 +213,10 @@ def main():
     attention("attention_mask_div")
     attention("attention_mul_nomask", scale_op="Mul", mask=False)
     attention("attention_miss_axis", softmax_axis=2)
+    conv_relu("conv_relu_bias", (2, 3, 9, 9), (8, 3, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2])
+    conv_relu("conv_relu_groups_nobias", (1, 4, 7, 7), (6, 2, 3, 3), bias=False, group=2, dilations=[2, 1],
+              pads=[1, 0, 2, 1])
+    conv_relu("conv_relu_miss_consumer", (1, 3, 6, 6), (4, 3, 3, 3), pinned_conv=True)
 
 
 if __name__ == "__main__":

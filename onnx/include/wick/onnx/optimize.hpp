@@ -1,6 +1,7 @@
 // wick/onnx/optimize.hpp — graph optimisations run once when a model is loaded: dead-node removal,
 // constant folding (through the lowering, on a device) and fusions of exported decompositions
-// (LayerNorm, RMSNorm, GELU, attention) onto one standard ONNX op with a fused Wick lowering.
+// (LayerNorm, RMSNorm, GELU, attention) onto one standard ONNX op with a fused Wick lowering, and
+// Conv followed by Relu onto Wick's FusedConv.
 //
 //   wick::onnx::OptimizeReport report;
 //   const wick::onnx::GraphProto g = wick::onnx::optimize(model.graph, model.opset, device, {}, &report);
@@ -24,6 +25,11 @@ namespace wick::onnx {
 // The domain of nodes the optimiser fused: a standard ai.onnx op (LayerNormalization, Gelu,
 // RMSNormalization, Attention) lowered at its newest opset, independent of the model's.
 inline constexpr const char* kFusedDomain = "com.wick.fused";
+
+// Wick's own fused op types in kFusedDomain, which ai.onnx does not have: FusedConv (Conv's
+// attributes plus activation = "Relu": Conv followed by Relu). The lowering keys them
+// "com.wick.fused.<type>"; any other op type in the domain is the standard op's.
+inline bool is_wick_fused_op(const std::string& op_type) { return op_type == "FusedConv"; }
 
 struct OptimizeOptions {
   bool fold_constants = true;
