@@ -1,6 +1,6 @@
 // N-d convolution (WICK_OP_CONV), its two gradients (WICK_OP_CONV_GRAD_INPUT, _WEIGHT) and the fused
 // convolution with bias and ReLU (WICK_OP_CONV_BIAS, _RELU: f32 on oneDNN only, with its bias
-// argument and an eltwise_relu post-op; anything else is declined for the host's composite). f32 and
+// argument, then the ReLU in place; anything else is declined for the host's composite). f32 and
 // bf16 with 1-3 spatial dims and no input dilation run through oneDNN (the forward, backward-data
 // and backward-weights primitives): formats chosen by oneDNN (`any`), user layouts reordered only
 // when they differ, plans and their scratch buffers cached per geometry. f16 is converted to f32
@@ -16,7 +16,6 @@
 #include <wick/sdk/op_table.hpp>
 
 #include <array>
-#include <limits>
 #include <unordered_map>
 
 namespace wick::cpu {
@@ -188,33 +187,27 @@ struct ConvDims {
 dnnl::convolution_forward::primitive_desc forward_pd(
     const Context::Onednn& dnn, const ConvDims& c, dnnl::prop_kind prop,
     const dnnl::memory::desc& src, const dnnl::memory::desc& wei, const dnnl::memory::desc& dst,
-    const dnnl::memory::desc* bias = nullptr, const dnnl::primitive_attr& attr = {}) {
+    const dnnl::memory::desc* bias = nullptr) {
   const auto alg = dnnl::algorithm::convolution_direct;
   return dnnl::convolution_forward::primitive_desc(
       bias != nullptr ? dnnl::convolution_forward::desc(prop, alg, src, wei, *bias, dst, c.strides,
                                                         c.dil, c.lo, c.hi)
                       : dnnl::convolution_forward::desc(prop, alg, src, wei, dst, c.strides, c.dil,
                                                         c.lo, c.hi),
-      attr, dnn.engine);
+      dnn.engine);
 }
 
 // WICK_OP_CONV: x, w -> y; WICK_OP_CONV_BIAS (_RELU): x, w, b -> y, the bias a primitive argument
-// and the ReLU a post-op.
-ConvPlan make_forward_plan(const Context::Onednn& dnn, int op, const ConvGeometry& g,
+// (the ReLU is conv_onednn's pass after it).
+ConvPlan make_forward_plan(const Context::Onednn& dnn, const ConvGeometry& g,
                            const ConvDescs& d, const wick_tensor_desc* bias) {
   ConvPlan p;
   set_user_descs(p, d, 1, g.groups);
   if (bias != nullptr) p.bias = dnnl_desc(*bias);
-  dnnl::primitive_attr attr;
-  if (op == WICK_OP_CONV_BIAS_RELU) {
-    dnnl::post_ops relu;
-    relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    attr.set_post_ops(relu);
-  }
   const ConvDims c(g);
   auto make_pd = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
     return forward_pd(dnn, c, dnnl::prop_kind::forward_inference, src, any_format(p.user[1]), dst,
-                      p.bias ? &*p.bias : nullptr, attr);
+                      p.bias ? &*p.bias : nullptr);
   };
   dnnl::convolution_forward::primitive_desc pd =
       make_pd(any_format(p.user[0]), any_format(p.user[2]));
@@ -278,7 +271,7 @@ ConvPlan make_plan(const Context::Onednn& dnn, int op, const ConvGeometry& g, co
   switch (op) {
     case WICK_OP_CONV_GRAD_INPUT: return make_grad_input_plan(dnn, g, d);
     case WICK_OP_CONV_GRAD_WEIGHT: return make_grad_weight_plan(dnn, g, d);
-    default: return make_forward_plan(dnn, op, g, d, bias);
+    default: return make_forward_plan(dnn, g, d, bias);
   }
 }
 
@@ -286,22 +279,14 @@ ConvPlan make_plan(const Context::Onednn& dnn, int op, const ConvGeometry& g, co
 // unchanged (derived_from_weight): a model's convolutions reorder no weight per call.
 struct ConvPackedWeight : DerivedFromWeight {
   dnnl::memory packed;
-  float max_abs = 0;  // CONV_BIAS_RELU's: the weight's largest |w| (relu_post_op_exact)
-};
-
-// A packed weight as a plan runs it: a handle on the memory, valid after the cache entry goes.
-struct PackedWeight {
-  dnnl::memory packed;
-  float max_abs = 0;
 };
 
 // The weight of a forward plan that reorders it, packed once, or nullptr (the plan reorders it on
 // each call): a weight in a buffer of its own, seen again unchanged.
 // Takes the plan by value (its primitives are shared handles): making the packed copy may evict
 // the cached plan itself.
-std::optional<PackedWeight> packed_weight(const Context& ctx, ConvPlan plan, const std::string& key,
-                                          const wick_tensor_desc& w, bool want_max_abs) {
-  Context::Onednn& dnn = *ctx.onednn;
+std::optional<dnnl::memory> packed_weight(Context::Onednn& dnn, ConvPlan plan,
+                                          const std::string& key, const wick_tensor_desc& w) {
   if (!plan.reorders[1]) return std::nullopt;
   const uint64_t gen = write_generation(w.buffer);
   if (gen == 0) return std::nullopt;
@@ -323,21 +308,9 @@ std::optional<PackedWeight> packed_weight(const Context& ctx, ConvPlan plan, con
     dnnl::memory user(plan.user[1], dnn.engine, data_of(w));
     plan.reorders[1]->execute(dnn.stream(), user, p->packed);
     dnn.stream().wait();
-    p->max_abs = want_max_abs ? max_abs_f32(ctx, w) : 0.0f;
     p->generation = gen;
   }
-  return PackedWeight{p->packed, p->max_abs};
-}
-
-// oneDNN's ReLU post-op turns NaN into 0, where max(0, NaN) is NaN (docs/ops.md). It runs only
-// where no output can be NaN: finite operands whose sums cannot overflow, |x| |w| (C / groups)
-// (taps) + |b| below the f32 maximum. A NaN or inf anywhere makes the bound NaN or inf.
-bool relu_post_op_exact(const Context& ctx, const ConvGeometry& g, const wick_tensor_desc& x,
-                        const wick_tensor_desc& b, float w_max_abs) {
-  double k = static_cast<double>(g.c / g.groups);
-  for (int64_t e : g.k) k *= static_cast<double>(e);
-  const double bound = static_cast<double>(max_abs_f32(ctx, x)) * w_max_abs * k + max_abs_f32(ctx, b);
-  return bound < static_cast<double>(std::numeric_limits<float>::max());
+  return p->packed;
 }
 
 // Runs a plan on operands oneDNN can read in place (no negative or broadcast strides); `weight`,
@@ -398,15 +371,13 @@ void conv_onednn(Context& ctx, int op, const ConvGeometry& g, const wick_tensor_
     for (int64_t e : *v) key_add(key, e);
   auto make = [&] { return make_plan(dnn, op, g, d, bias); };
   // Only a forward weight in its own buffer (not a scratch copy) can be recognised again.
-  const bool relu = op == WICK_OP_CONV_BIAS_RELU;
-  std::optional<PackedWeight> weight;
-  if (forward(op) && d[1] == &b) weight = packed_weight(ctx, dnn.plan<ConvPlan>(key, make), key, b, relu);
-  if (relu && !relu_post_op_exact(ctx, g, *d[0], *bias, weight ? weight->max_abs : max_abs_f32(ctx, *d[1]))) {
-    conv_onednn(ctx, WICK_OP_CONV_BIAS, g, a, b, out, bias);
-    relu_keeping_nan_f32(ctx, out);
-    return;
-  }
-  run_plan(dnn, dnn.plan<ConvPlan>(key, make), d, weight ? &weight->packed : nullptr, bias);
+  std::optional<dnnl::memory> weight;
+  if (forward(op) && d[1] == &b) weight = packed_weight(dnn, dnn.plan<ConvPlan>(key, make), key, b);
+  run_plan(dnn, dnn.plan<ConvPlan>(key, make), d, weight ? &*weight : nullptr, bias);
+  // The ReLU in place, while the output is fresh. Not oneDNN's ReLU post-op: that makes NaN 0,
+  // where max(0, NaN) is NaN (docs/ops.md), and keeping it exact took a scan of the input that
+  // cost more than the post-op saved (ResNet-50, docs/onnx.md).
+  if (op == WICK_OP_CONV_BIAS_RELU) relu_keeping_nan_f32(ctx, *d[2]);
   if (d[2] != &out) packed[2].store(out);
 }
 

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
-#include <limits>
 #include <stdexcept>
 
 namespace wick::cpu {
@@ -183,36 +181,24 @@ bool has_non_finite(const Context& ctx, const wick_tensor_desc& d) {
   return found.load();
 }
 
-float max_abs_f32(const Context& ctx, const wick_tensor_desc& d) {
-  // The largest |x| bit pattern: integer order is float order for non-negative floats, and every
-  // NaN and inf pattern lies at or above inf's.
-  std::atomic<uint32_t> top{0};
-  const uint32_t* p = data_of<const uint32_t>(d);
-  parallel_rows<1>(ctx, d, {d.strides}, [&](const sdk::Row<1>& r) {
-    uint32_t m = 0;
-    if (r.stride[0] == 1) {
-      const uint32_t* q = p + r.offset[0];
-      for (int64_t i = 0; i < r.length; ++i) m = std::max(m, q[i] & 0x7fffffffu);
-    } else {
-      for (int64_t i = 0; i < r.length; ++i) m = std::max(m, p[r.offset[0] + i * r.stride[0]] & 0x7fffffffu);
-    }
-    for (uint32_t seen = top.load(); m > seen && !top.compare_exchange_weak(seen, m);) {
-    }
-  });
-  const uint32_t bits = top.load();
-  if (bits >= 0x7f800000u) return std::numeric_limits<float>::infinity();
-  float v;
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
-
 void relu_keeping_nan_f32(const Context& ctx, const wick_tensor_desc& d) {
+  // x < 0 ? 0 : x keeps NaN (the comparison is false) and vectorises (maxps with 0 first).
+  auto relu = [](float* q, int64_t n, int64_t s) {
+    if (s == 1) {
+      for (int64_t i = 0; i < n; ++i) q[i] = q[i] < 0.0f ? 0.0f : q[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) q[i * s] = q[i * s] < 0.0f ? 0.0f : q[i * s];
+    }
+  };
   float* p = data_of<float>(d);
-  parallel_rows<1>(ctx, d, {d.strides}, [&](const sdk::Row<1>& r) {
-    float* q = p + r.offset[0];
-    const int64_t s = r.stride[0];
-    for (int64_t i = 0; i < r.length; ++i) q[i * s] = q[i * s] < 0.0f ? 0.0f : q[i * s];  // NaN < 0 is false
-  });
+  if (fills_one_span(d)) {  // C order or channels-last: one loop over the memory
+    const int64_t n = numel_of(d), chunk = int64_t{1} << 15, chunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (ctx.threads > 1 && chunks > 1)
+    for (int64_t c = 0; c < chunks; ++c) relu(p + c * chunk, std::min(chunk, n - c * chunk), 1);
+    return;
+  }
+  parallel_rows<1>(ctx, d, {d.strides},
+                   [&](const sdk::Row<1>& r) { relu(p + r.offset[0], r.length, r.stride[0]); });
 }
 
 void Dense::allocate(const wick_tensor_desc& like, wick_dtype t) {

@@ -7,12 +7,14 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace wick::cpu {
 
@@ -248,6 +250,21 @@ inline bool is_dense(const wick_tensor_desc& d) {
   return true;
 }
 
+// Whether an operand's elements fill one span of memory from its data pointer in some axis order
+// (C order, channels-last, any permutation; no gaps, no overlap, no negative strides).
+inline bool fills_one_span(const wick_tensor_desc& d) {
+  std::vector<std::pair<int64_t, int64_t>> axes;  // (stride, extent) of the axes longer than 1
+  for (int i = 0; i < d.rank; ++i)
+    if (d.shape[i] > 1) axes.emplace_back(d.strides[i], d.shape[i]);
+  std::sort(axes.begin(), axes.end());
+  int64_t expected = 1;
+  for (const auto& [stride, extent] : axes) {
+    if (stride != expected) return false;
+    expected *= extent;
+  }
+  return true;
+}
+
 // A dense, C-ordered operand in plugin-owned memory with a descriptor that kernels accept like any
 // other. Not copyable: the descriptor points into the object.
 struct Dense {
@@ -276,9 +293,6 @@ struct Dense {
 // Whether any element of an f32 or bf16 operand is NaN or infinite (all exponent bits set): the
 // oneDNN primitives that do not keep docs/ops.md's NaN rules run only on finite data.
 bool has_non_finite(const Context& ctx, const wick_tensor_desc& d);
-
-// The largest |x| of an f32 operand; +inf when any element is NaN or infinite.
-float max_abs_f32(const Context& ctx, const wick_tensor_desc& d);
 
 // max(0, x) in place on an f32 operand, NaN kept (oneDNN's ReLU gives 0 for NaN).
 void relu_keeping_nan_f32(const Context& ctx, const wick_tensor_desc& d);
