@@ -34,5 +34,6 @@ void register_elementwise();  // bench_elementwise.cpp: add, sum and per-op over
                               // loops
 void register_attention();    // bench_attention.cpp: fused attention against the composite and
                               // oneDNN's matmul, softmax, matmul
+void register_quant();        // bench_quant.cpp: GGML-quantized matmul against f32 matmul
 
 }  // namespace wick::bench

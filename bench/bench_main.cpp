@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   bench::register_elementwise();
   bench::register_unary();
   bench::register_attention();
+  bench::register_quant();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -2,6 +2,8 @@
 // and the gguf package (the fixtures of tests/data/ggml_quants/make_fixtures.py, computed by them,
 // never by Wick), layouts and values worked by hand, error bounds derived from each format, and the
 // edge cases: zero, huge and negative-only blocks, NaN and infinity, partial blocks.
+#include "ggml_fixtures.hpp"
+
 #include <wick/sdk/ggml_quants.hpp>
 
 #include <catch2/catch.hpp>
@@ -21,58 +23,15 @@
 using namespace wick::sdk::ggml;
 using Catch::Matchers::Contains;
 using wick::sdk::f16;
+using wick::test::ggml_fixture::bytes;
+using wick::test::ggml_fixture::floats;
+using wick::test::ggml_fixture::record;
 
 namespace {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 
-// fixtures.bin: records of u32 name length, name, u32 kind, u32 payload bytes, payload.
-const std::map<std::string, std::string>& fixtures() {
-  static const std::map<std::string, std::string> records = [] {
-    std::ifstream f(std::string(WICK_TEST_DATA_DIR) + "/ggml_quants/fixtures.bin",
-                    std::ios::binary);
-    const std::string all(std::istreambuf_iterator<char>(f), {});
-    std::map<std::string, std::string> r;
-    size_t at = 0;
-    auto u32 = [&] {
-      uint32_t v = 0;
-      std::memcpy(&v, all.data() + at, 4);
-      at += 4;
-      return v;
-    };
-    while (at + 12 <= all.size()) {
-      const uint32_t name_len = u32();
-      std::string name = all.substr(at, name_len);
-      at += name_len;
-      u32();  // kind: the test knows what each record holds
-      const uint32_t bytes = u32();
-      r[name] = all.substr(at, bytes);
-      at += bytes;
-    }
-    return r;
-  }();
-  return records;
-}
-
-const std::string& record(const std::string& name) {
-  const auto it = fixtures().find(name);
-  if (it == fixtures().end())
-    FAIL("fixture record '" << name << "' missing: rerun make_fixtures.py");
-  return it->second;
-}
-
-std::vector<float> floats(const std::string& name) {
-  const std::string& r = record(name);
-  std::vector<float> v(r.size() / 4);
-  std::memcpy(v.data(), r.data(), r.size());
-  return v;
-}
-
-std::vector<uint8_t> bytes(const std::string& name) {
-  const std::string& r = record(name);
-  return std::vector<uint8_t>(r.begin(), r.end());
-}
 
 // The first element at which two arrays differ (bitwise for floats), or -1.
 template <class T>

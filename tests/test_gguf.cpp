@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -255,6 +256,27 @@ TEST_CASE("gguf: quantized tensors are raw blocks in the mapping and refused as 
   gguf::TensorInfo foreign = *f.find_tensor("q4_k");
   foreign.offset = 4096;
   CHECK_THAT(error_of([&] { f.tensor_data(foreign); }), Contains("does not lie in this file"));
+}
+
+TEST_CASE("gguf: quantized tensors become QTensors of their blocks, which dequantize by ggml's rules") {
+  const gguf::GgufFile f(kDir + "every_type_v3.gguf");
+  // q8_0: 68 bytes, 0, 1, ..., 67: two blocks of an f16 scale and 32 int8 weights.
+  const quant::QTensor q = f.to_qtensor(*f.find_tensor("q8_0"), cpu());
+  CHECK(q.type() == quant::Type::Q8_0);
+  CHECK(q.shape() == Shape{64});
+  CHECK(q.data().to_vector<uint8_t>() == mod251(68));
+  // The scales as hand-decoded halves: bits 0x0100 (a subnormal, 256 x 2^-24) and 0x2322
+  // (exponent 8 - 15, mantissa 0x322: (1 + 802 / 1024) x 2^-7).
+  const double d0 = 256.0 * std::ldexp(1.0, -24), d1 = (1.0 + 802.0 / 1024.0) * std::ldexp(1.0, -7);
+  const std::vector<float> v = quant::dequantize(q).to_vector<float>();
+  REQUIRE(v.size() == 64);
+  for (int i = 0; i < 32; ++i) {
+    CHECK(v[size_t(i)] == static_cast<float>(d0 * static_cast<int8_t>(2 + i)));
+    CHECK(v[size_t(32 + i)] == static_cast<float>(d1 * static_cast<int8_t>(36 + i)));
+  }
+  CHECK(f.to_qtensor(*f.find_tensor("q4_k"), cpu()).shape() == Shape{2, 256});
+  CHECK_THAT(error_of([&] { f.to_qtensor(*f.find_tensor("f32"), cpu()); }),
+             Contains("tensor 'f32'") && Contains("not a quantized type: to_tensor() reads it"));
 }
 
 TEST_CASE("gguf: plain tensors become Wick tensors in Wick's axis order") {

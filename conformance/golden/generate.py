@@ -21,7 +21,7 @@ This file holds the entry point, the elementwise families (copy, cast, unary, bi
 bitwise, where) and the writer; the rest lies beside it: cases.py (op table, dtypes, seeds, operands,
 the registry), scalar.py (scalar references), creation.py (fill, iota, rng), reductions.py,
 matmul.py, conv.py (conv, its gradients, conv_bias(_relu) and the window ops), index.py (index ops and sort), fused.py (softmax,
-norms, attention, adam_update).
+norms, attention, adam_update), quant.py (quantize, dequantize, matmul_quant: GGML blocks).
 """
 import json
 import math
@@ -35,6 +35,7 @@ from cases import ADVERSARIAL, ALL, BASE_SEED, BITS, CASES, FLOATS, FORMAT, INTS
     TINY, Operand, add_case, add_large, expected_json, gen_values, int_extremes, is_float, is_signed, rand_floats, \
     rand_ints, rng_for, round_float, wrap_int
 from conv import family_conv, family_conv_bias, family_conv_grad, family_window
+from quant import family_quant
 from creation import family_fill, family_iota, family_rng
 from fused import family_fused
 from index import family_index
@@ -430,7 +431,7 @@ def write(outdir):
 def check_dtype_classes():
     """Every case's dtype is one the op table defines the op for (its DTYPES column)."""
     classes = {"ANY": set(ALL), "NUM": set(FLOATS + INTS), "FLOAT": set(FLOATS), "INT": set(INTS),
-               "INT_BOOL": set(INTS + ["bool"])}
+               "INT_BOOL": set(INTS + ["bool"]), "U8": {"u8"}}
     for op, cases in CASES.items():
         allowed = classes[OP_TABLE[op]["dtypes"]]
         for c in cases:
@@ -461,6 +462,7 @@ def main():
     family_window()
     family_index()
     family_fused()
+    family_quant()
     check_dtype_classes()
     missing = [op for op in OPS if not CASES[op]]
     if missing:

@@ -73,6 +73,7 @@ struct Params::Holder {
   wick_norm_params norm{};
   wick_attention_params attention{};
   wick_optim_params optim{};
+  wick_quant_params quant{};
   std::vector<int32_t> axes;
   std::vector<std::vector<int64_t>> arrays;
   const void* ptr = nullptr;
@@ -144,6 +145,7 @@ const void* build_params(sdk::ParamsKind kind, const ParamReader& r, Params::Hol
       return fill(h.optim, {0, r.num("lr").d, r.num("beta1").d, r.num("beta2").d, r.num("eps").d,
                             r.num("weight_decay").d, r.num("bias_correction1").d,
                             r.num("bias_correction2").d, r.i32("flags")});
+    case K::quant: return fill(h.quant, {0, r.i32("type"), r.num("k").i});
   }
   return nullptr;
 }

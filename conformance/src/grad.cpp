@@ -1,5 +1,7 @@
 #include "grad.hpp"
 
+#include <wick/quant.hpp>
+
 #include <wick/autograd.hpp>
 #include <wick/error.hpp>
 #include <wick/sdk/ops.hpp>
@@ -240,6 +242,13 @@ void linear_cases(Builder& b) {
         [](const In& x, const Device&) { return x[0].conv(x[1]); });
   b.add("conv", "2d-transposed-input", {uni({1, 2, 4, 3}), uni({1, 2, 2, 2})},
         [](const In& x, const Device&) { return x[0].transpose(2, 3).conv(x[1], {1, 2}); });
+  // x times GGML-quantized weights: autograd records dequantize then matmul (the gradient flows to
+  // x only; the weights, quantized on the device from fixed values, are constants).
+  b.add("matmul_quant", "q4_k", {uni({2, 256})}, [](const In& x, const Device& d) {
+    std::vector<float> v(3 * 256);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)));
+    return quant::matmul(x[0], quant::quantize(Tensor::from_vector(v, {3, 256}, d), quant::Type::Q4_K));
+  });
   // The fused conv_bias records conv, add and relu; the relu cases keep every output on one side
   // of its kink: positive operands (all passed), or a negative weight and bias (all 0).
   b.add("conv_bias", "2d-padding", {uni({1, 2, 4, 4}), uni({2, 2, 3, 3}), uni({2})},
@@ -478,8 +487,8 @@ std::string sci(double v) {
 
 bool differentiable_in_table(const sdk::OpInfo& op) {
   return op.min_inputs >= 1 && op.dtypes != sdk::DTypeClass::INT &&
-         op.dtypes != sdk::DTypeClass::INT_BOOL && op.out != sdk::OutDType::BOOL &&
-         op.out != sdk::OutDType::INDEX;
+         op.dtypes != sdk::DTypeClass::INT_BOOL && op.dtypes != sdk::DTypeClass::U8 &&
+         op.out != sdk::OutDType::BOOL && op.out != sdk::OutDType::INDEX && op.out != sdk::OutDType::U8;
 }
 
 std::vector<CaseInfo> grad_cases() {

@@ -32,6 +32,7 @@
 
 #include <wick/error.hpp>
 #include <wick/sdk/ggml_types.hpp>
+#include <wick/quant.hpp>
 #include <wick/tensor.hpp>
 
 #include <cstdint>
@@ -246,9 +247,13 @@ class GgufFile {
   std::span<const uint8_t> tensor_data(const TensorInfo& info) const;
   // `info` copied onto `device` (an invalid Device means the runtime's default) as a Wick tensor
   // of shape info.shape(). The plain types only: a quantized one is a wick::Error naming the
-  // tensor and its type (Wick has no quantized tensors yet; tensor_data() gives the blocks). The
-  // copy checks that the file did not shrink under the mapping.
+  // tensor and its type, and pointing at to_qtensor(). The copy checks that the file did not
+  // shrink under the mapping.
   Tensor to_tensor(const TensorInfo& info, const Device& device = {}) const;
+  // A quantized `info`'s blocks copied onto `device` as they lie in the file (wick/quant.hpp), of
+  // shape info.shape(); a wick::Error naming the tensor for a plain type or a block type the
+  // quantized ops do not take (the IQ and ternary formats).
+  quant::QTensor to_qtensor(const TensorInfo& info, const Device& device = {}) const;
 
   uint32_t alignment() const { return alignment_; }
   // Where the data section starts in the file: the tensor infos' end, aligned. With no tensors it

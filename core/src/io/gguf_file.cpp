@@ -30,7 +30,7 @@ Tensor GgufFile::to_tensor(const TensorInfo& info, const Device& device) const {
         sdk::ggml::type_traits(static_cast<uint32_t>(info.type));
     throw Error(source_ + ": " + what + " is of ggml type " +
                 (t ? std::string(t->name) : std::to_string(static_cast<uint32_t>(info.type))) +
-                ", a quantized type Wick has no dtype for (yet): tensor_data() gives its blocks");
+                ", a quantized type: to_qtensor() gives its blocks");
   }
   const std::span<const uint8_t> bytes = tensor_data(info);
   Tensor t;
@@ -42,6 +42,31 @@ Tensor GgufFile::to_tensor(const TensorInfo& info, const Device& device) const {
   }
   if (mapping_) mapping_->check_intact("copying " + what);
   return t;
+}
+
+quant::QTensor GgufFile::to_qtensor(const TensorInfo& info, const Device& device) const {
+  const std::string what = "tensor '" + printable_name(info.name) + "'";
+  const std::optional<sdk::ggml::TypeTraits> t = sdk::ggml::type_traits(static_cast<uint32_t>(info.type));
+  const std::string type = t ? std::string(t->name) : std::to_string(static_cast<uint32_t>(info.type));
+  if (!t || !t->quantized || !quant::has_reference(info.type)) {
+    throw Error(source_ + ": " + what + " is of ggml type " + type +
+                (t && !t->quantized ? ", not a quantized type: to_tensor() reads it"
+                                    : ", which the quantized ops do not take (yet)"));
+  }
+  const Shape shape = info.shape();
+  if (shape.empty()) throw Error(source_ + ": " + what + " has no dimensions");
+  Shape stored = shape;
+  stored.back() = stored.back() / t->block_size * t->type_size;
+  const std::span<const uint8_t> bytes = tensor_data(info);
+  quant::QTensor q;
+  try {
+    q = quant::QTensor(Tensor::from_bytes(bytes.data(), bytes.size(), stored, DType::U8, device), info.type, shape);
+  } catch (const Error& e) {
+    if (mapping_) mapping_->check_intact("copying " + what);
+    throw Error(source_ + ": " + what + ": " + e.what());
+  }
+  if (mapping_) mapping_->check_intact("copying " + what);
+  return q;
 }
 
 }  // namespace wick::gguf

@@ -37,6 +37,7 @@ KernelTable make_kernel_table() {
   add(&fused_kernel, {WICK_OP_SOFTMAX, WICK_OP_LOG_SOFTMAX, WICK_OP_LAYER_NORM, WICK_OP_RMS_NORM,
                       WICK_OP_BATCH_NORM, WICK_OP_ADAM_UPDATE});
   add(&attention_kernel, {WICK_OP_ATTENTION});
+  add(&quant_kernel, {WICK_OP_QUANTIZE, WICK_OP_DEQUANTIZE, WICK_OP_MATMUL_QUANT});
   return table;
 }
 

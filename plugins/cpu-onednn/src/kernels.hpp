@@ -83,6 +83,7 @@ Kernel conv_kernel(int op);         // conv.cpp
 Kernel window_kernel(int op);       // window.cpp: window reductions, window scatter
 Kernel fused_kernel(int op);        // fused.cpp: softmax, norms, adam_update
 Kernel attention_kernel(int op);    // attention.cpp
+Kernel quant_kernel(int op);        // quant.cpp: quantize, dequantize, matmul_quant (GGML blocks)
 
 // Every kernel of the plugin, one row per op (kernel_table.cpp); `supports` answers from it.
 KernelTable make_kernel_table();

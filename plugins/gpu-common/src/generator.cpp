@@ -214,6 +214,11 @@ sdk::DTypeSet generated_dtypes(wick_op_code op) {
   const sdk::OpInfo* info = sdk::op_info(op);
   if (info == nullptr) return 0;
   const sdk::DTypeSet all = sdk::dtypes_of(sdk::DTypeClass::ANY);
+  // No kernels yet: the fused convolutions (the core composes conv, add, relu) and the GGML block
+  // ops (the CPU runs quantize and dequantize; the core composes matmul_quant).
+  if (op == WICK_OP_CONV_BIAS || op == WICK_OP_CONV_BIAS_RELU || op == WICK_OP_QUANTIZE ||
+      op == WICK_OP_DEQUANTIZE || op == WICK_OP_MATMUL_QUANT)
+    return 0;
   switch (info->kind) {
     case sdk::OpKind::UNARY:
     case sdk::OpKind::BINARY:

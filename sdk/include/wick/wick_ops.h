@@ -16,20 +16,23 @@
  *   IN_MIN, IN_MAX   the number of inputs (a range where some are optional)
  *   OUTS     the number of outputs
  *   PARAMS   the params struct: none (NULL params), fill, iota, rng, unary, reduce, axis, conv,
- *            window, sort, norm, attention (wick_<PARAMS>_params); unary params are optional
+ *            window, sort, norm, attention, optim, quant (wick_<PARAMS>_params); unary params
+ *            are optional
  *   DTYPES   the dtypes the op is defined for (the dtype of the op: its first input's, the values'
  *            for where, the output's for ops without inputs): ANY, NUM (floats and integers),
- *            FLOAT, INT (integers), INT_BOOL (integers and bool)
+ *            FLOAT, INT (integers), INT_BOOL (integers and bool), U8 (bytes: block-quantized data)
  *   OUT      the first output's dtype: SAME (the op's dtype), BOOL, INDEX (i32 or i64), ANY (cast),
- *            ACC (the op's dtype, not bool, or its 64-bit widening: sums and products)
+ *            ACC (the op's dtype, not bool, or its 64-bit widening: sums and products), U8, FLOAT
+ *            (any float dtype)
  *
- * Ranges of codes: 1..99 data movement and creation; 100..199 unary elementwise; 200..299 binary
+ * Ranges of codes: 1..99 data movement and creation (QUANTIZE, DEQUANTIZE: ABI 1.4, GGML blocks); 100..199 unary elementwise; 200..299 binary
  * elementwise (in[0], in[1] broadcast to out[0]; comparisons 220..229 give bool; bitwise 230..239,
  * SHR arithmetic for signed, logical for unsigned); 300..399 select (WHERE: in[0] bool condition,
  * in[1] if true, in[2] if false); 400..499 reductions (the output keeps the input's rank, reduced
  * axes extent 1; ARGMAX/ARGMIN give i32 or i64) and scans; 500..599 linear algebra and nn
  * (MATMUL: in[0] [..., M, K] x in[1] [..., K, N] -> out[0] [..., M, N], batch dims broadcast by
- * the host; CONV_GRAD_INPUT and CONV_GRAD_WEIGHT, ABI 1.3, conv's two gradients: wick_plugin.h);
+ * the host; CONV_GRAD_INPUT and CONV_GRAD_WEIGHT, ABI 1.3, conv's two gradients; MATMUL_QUANT,
+ * ABI 1.4, x times GGML-quantized weights transposed: wick_plugin.h);
  * 600..699 indexing and sorting (indices i32 or i64; out of range is an
  * INVALID_ARGUMENT error); 700..799 optional fused ops, each with a composite in the host. Integer
  * division truncates toward zero and x / 0 is 0 on integers. Semantics: docs/ops.md.
@@ -48,6 +51,8 @@
   X(CAST,               4,   cast,               MEMORY,  1, 1, 1, none,      ANY,      ANY) \
   X(RNG_UNIFORM,        5,   rng_uniform,        MEMORY,  0, 0, 1, rng,       FLOAT,    SAME) \
   X(RNG_NORMAL,         6,   rng_normal,         MEMORY,  0, 0, 1, rng,       FLOAT,    SAME) \
+  X(QUANTIZE,           7,   quantize,           MEMORY,  1, 1, 1, quant,     FLOAT,    U8) \
+  X(DEQUANTIZE,         8,   dequantize,         MEMORY,  1, 1, 1, quant,     U8,       FLOAT) \
   X(NEG,                100, neg,                UNARY,   1, 1, 1, none,      NUM,      SAME) \
   X(ABS,                101, abs,                UNARY,   1, 1, 1, none,      NUM,      SAME) \
   X(SIGN,               102, sign,               UNARY,   1, 1, 1, none,      NUM,      SAME) \
@@ -128,6 +133,7 @@
   X(CONV,               501, conv,               NN,      2, 2, 1, conv,      NUM,      SAME) \
   X(CONV_GRAD_INPUT,    502, conv_grad_input,    NN,      2, 2, 1, conv,      FLOAT,    SAME) \
   X(CONV_GRAD_WEIGHT,   503, conv_grad_weight,   NN,      2, 2, 1, conv,      FLOAT,    SAME) \
+  X(MATMUL_QUANT,       504, matmul_quant,       NN,      2, 2, 1, quant,     FLOAT,    SAME) \
   X(WINDOW_SUM,         510, window_sum,         NN,      1, 1, 1, window,    NUM,      SAME) \
   X(WINDOW_PROD,        511, window_prod,        NN,      1, 1, 1, window,    NUM,      SAME) \
   X(WINDOW_MAX,         512, window_max,         NN,      1, 1, 1, window,    ANY,      SAME) \

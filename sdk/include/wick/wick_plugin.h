@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define WICK_ABI_MAJOR 1
-#define WICK_ABI_MINOR 3
+#define WICK_ABI_MINOR 4
 
 /* The one symbol every plugin exports. */
 #define WICK_PLUGIN_ENTRY_SYMBOL "wick_plugin_get_api"
@@ -156,6 +156,8 @@ typedef enum wick_device_kind {
 #define WICK_DEVICE_CAP_KNOWN_1_2 ((uint64_t)0x7f)
 /* 1.3 defined no bit. */
 #define WICK_DEVICE_CAP_KNOWN_1_3 WICK_DEVICE_CAP_KNOWN_1_2
+/* 1.4 defined no bit. */
+#define WICK_DEVICE_CAP_KNOWN_1_4 WICK_DEVICE_CAP_KNOWN_1_3
 
 typedef struct wick_device_props {
   size_t struct_size; /* set by the host; the plugin fills only fields inside it */
@@ -340,6 +342,27 @@ typedef struct wick_attention_params {
   int32_t causal;
 } wick_attention_params;
 
+/* 1.4, GGML block quantization: WICK_OP_QUANTIZE, WICK_OP_DEQUANTIZE, WICK_OP_MATMUL_QUANT.
+ * `type` is a GGML type number (wick/sdk/ggml_types.hpp: Q4_0 2, Q4_1 3, Q5_0 6, Q5_1 7, Q8_0 8,
+ * Q8_1 9, Q2_K 10, Q3_K 11, Q4_K 12, Q5_K 13, Q6_K 14, Q8_K 15); a row of k values (k a multiple
+ * of the type's block size: 32, or 256 for the K-quants) is k / block_size blocks of type_size
+ * bytes, stored as u8, the blocks laid out as in a GGUF file.
+ *   QUANTIZE: in[0] a float row tensor [..., k] -> out[0] u8 [..., k / block_size * type_size],
+ *     byte for byte what ggml's reference quantizer (quantize_row_*_ref) makes of the values
+ *     rounded to f32.
+ *   DEQUANTIZE: in[0] u8 [..., k / block_size * type_size] -> out[0] a float tensor [..., k]:
+ *     ggml's dequantize_row_* (in f32; rounded once to f16 or bf16, widened exactly to f64).
+ *   MATMUL_QUANT: in[0] x, a float tensor [..., M, k]; in[1] w, u8 [N, k / block_size *
+ *     type_size] (N rows of k quantized weights) -> out[0] [..., M, N] of x's dtype:
+ *     x dequantize(w)^T. A kernel may first round each row of x to an 8-bit block format, as
+ *     llama.cpp does (Q8_0 for the 32-element types, Q8_K for the K-quants); docs/ops/quant.md
+ *     states the tolerance that allows. */
+typedef struct wick_quant_params {
+  size_t struct_size;
+  int32_t type;
+  int64_t k;
+} wick_quant_params;
+
 /* WICK_OP_ADAM_UPDATE: one Adam or AdamW step, elementwise. in: parameter p, gradient g, first
  * moment m, second moment v (one float dtype, one shape); out: p', m', v', which MAY be the very
  * tensors p, m and v (same buffer, offset and strides: the update in place). Computed in f32 for
@@ -458,6 +481,8 @@ typedef struct wick_plugin_api {
 #define WICK_PLUGIN_API_SIZE_1_2 WICK_PLUGIN_API_SIZE_1_1
 /* 1.3 appended two op codes, no slot. */
 #define WICK_PLUGIN_API_SIZE_1_3 WICK_PLUGIN_API_SIZE_1_2
+/* 1.4 appended wick_quant_params and three op codes, no slot. */
+#define WICK_PLUGIN_API_SIZE_1_4 WICK_PLUGIN_API_SIZE_1_3
 
 /* The entry point every plugin exports under WICK_PLUGIN_ENTRY_SYMBOL. No side effects: it may
  * be called before the host decided to use the plugin. Returns a static table, never NULL. */

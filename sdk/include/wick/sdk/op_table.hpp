@@ -34,13 +34,15 @@ enum class ParamsKind {
   sort,
   norm,
   attention,
-  optim
+  optim,
+  quant
 };
 // The dtypes an op is defined for (see wick_ops.h).
-enum class DTypeClass { ANY, NUM, FLOAT, INT, INT_BOOL };
+enum class DTypeClass { ANY, NUM, FLOAT, INT, INT_BOOL, U8 };
 // The first output's dtype: the op's dtype, bool, an index dtype (i32 or i64), any dtype (cast),
-// or the accumulator: the op's dtype (not bool) or its 64-bit widening (sums, products, scans).
-enum class OutDType { SAME, BOOL, INDEX, ANY, ACC };
+// or the accumulator: the op's dtype (not bool) or its 64-bit widening (sums, products, scans);
+// u8 (quantized blocks), or any float dtype (dequantized values).
+enum class OutDType { SAME, BOOL, INDEX, ANY, ACC, U8, FLOAT };
 
 // A set of dtypes: bit t for wick_dtype t.
 using DTypeSet = uint32_t;
@@ -63,6 +65,7 @@ constexpr DTypeSet dtypes_of(DTypeClass c) {
     case DTypeClass::FLOAT: return kFloatDTypes;
     case DTypeClass::INT: return kIntDTypes;
     case DTypeClass::INT_BOOL: return kIntDTypes | kBoolDType;
+    case DTypeClass::U8: return dtype_bit(WICK_DTYPE_U8);
   }
   return 0;
 }
@@ -77,6 +80,7 @@ constexpr const char* dtype_class_words(DTypeClass c) {
     case DTypeClass::FLOAT: return "floats";
     case DTypeClass::INT: return "integers";
     case DTypeClass::INT_BOOL: return "integers and bool";
+    case DTypeClass::U8: return "u8 (quantized blocks)";
   }
   return "";
 }
@@ -114,6 +118,7 @@ WICK_PARAMS_STRUCT(sort)
 WICK_PARAMS_STRUCT(norm)
 WICK_PARAMS_STRUCT(attention)
 WICK_PARAMS_STRUCT(optim)
+WICK_PARAMS_STRUCT(quant)
 #undef WICK_PARAMS_STRUCT
 template <ParamsKind K>
 constexpr size_t params_size() {
@@ -200,6 +205,8 @@ constexpr bool output_dtype_ok(OutDType rule, wick_dtype t, wick_dtype out) {
     case OutDType::INDEX: return has_dtype(kIndexDTypes, out);
     case OutDType::ANY: return has_dtype(dtypes_of(DTypeClass::ANY), out);
     case OutDType::ACC: return out == widened_dtype(t) || (out == t && t != WICK_DTYPE_BOOL);
+    case OutDType::U8: return out == WICK_DTYPE_U8;
+    case OutDType::FLOAT: return has_dtype(kFloatDTypes, out);
   }
   return false;
 }

@@ -1,0 +1,71 @@
+// GGML-quantized matmul (wick/quant.hpp) against Wick's own f32 matmul of the same shape (the
+// weight prepacked by the plugin, as a model's is): the cost of keeping weights in blocks. The
+// decoding shape (one row of x) reads the weights once per call, so a format of fewer bytes could
+// be faster than f32 there; llama.cpp is the competitor issue 26 names (bench/ has no comparison
+// with it yet).
+#include "bench_common.hpp"
+
+#include <wick/autograd.hpp>
+#include <wick/quant.hpp>
+
+#include <string>
+#include <vector>
+
+namespace wick::bench {
+
+namespace {
+
+void wick_matmul_quant(benchmark::State& state, int64_t m, int64_t k, int64_t n, quant::Type type) {
+  const autograd::NoGradGuard no_grad;
+  const Tensor x = random({m, k}, DType::F32, 1);
+  const quant::QTensor w = quant::quantize(random({n, k}, DType::F32, 2), type);
+  for (int warm = 0; warm < 2; ++warm) benchmark::DoNotOptimize(quant::matmul(x, w));
+  for (auto _ : state) {
+    Tensor y = quant::matmul(x, w);
+    benchmark::DoNotOptimize(y);
+  }
+  report_flops(state, 2.0 * static_cast<double>(m * k * n));
+  report_bytes(state, static_cast<double>(w.data().numel()));
+}
+
+void f32_matmul(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
+  const autograd::NoGradGuard no_grad;
+  const Tensor x = random({m, k}, DType::F32, 1), w = random({k, n}, DType::F32, 2);
+  for (int warm = 0; warm < 3; ++warm) benchmark::DoNotOptimize(x.matmul(w));
+  for (auto _ : state) {
+    Tensor y = x.matmul(w);
+    benchmark::DoNotOptimize(y);
+  }
+  report_flops(state, 2.0 * static_cast<double>(m * k * n));
+  report_bytes(state, 4.0 * static_cast<double>(k * n));
+}
+
+}  // namespace
+
+void register_quant() {
+  struct Case {
+    int64_t m, k, n;
+  };
+  const struct {
+    const char* name;
+    quant::Type type;
+  } types[] = {{"q4_0", quant::Type::Q4_0}, {"q8_0", quant::Type::Q8_0}, {"q4_k", quant::Type::Q4_K},
+               {"q6_k", quant::Type::Q6_K}};
+  // TinyLlama-1.1B's MLP projection: one row (decoding) and a 32-token prompt.
+  for (const Case& c : {Case{1, 2048, 5632}, Case{32, 2048, 5632}}) {
+    const std::string shape = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n);
+    for (const auto& t : types) {
+      const std::string name = std::string("matmul_quant_") + t.name + "_" + shape;
+      benchmark::RegisterBenchmark((name + "/wick").c_str(), wick_matmul_quant, c.m, c.k, c.n, t.type)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime()
+          ->MinTime(0.2);
+      benchmark::RegisterBenchmark((name + "/f32_matmul").c_str(), f32_matmul, c.m, c.k, c.n)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime()
+          ->MinTime(0.2);
+    }
+  }
+}
+
+}  // namespace wick::bench

@@ -1,0 +1,153 @@
+// ops_quant.cpp — wick/quant.hpp: GGML block-quantized tensors on the op table's QUANTIZE,
+// DEQUANTIZE and MATMUL_QUANT (ABI 1.4).
+#include <wick/quant.hpp>
+
+#include "tensor/autograd_graph.hpp"
+
+#include <wick/direct.hpp>
+#include <wick/dispatch.hpp>
+#include <wick/error.hpp>
+#include <wick/sdk/ggml_quants.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace wick::quant {
+
+namespace {
+
+std::string type_name(Type type) {
+  const auto t = sdk::ggml::type_traits(static_cast<uint32_t>(type));
+  return t ? std::string(t->name) : "#" + std::to_string(static_cast<uint32_t>(type));
+}
+
+// The type's traits, when it is one the ops take; an error naming it otherwise.
+sdk::ggml::TypeTraits reference_traits(Type type, const char* what) {
+  if (!has_reference(type)) {
+    throw Error(std::string(what) + ": GGML type " + type_name(type) +
+                " has no quantize/dequantize here (these have: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 Q2_K "
+                "Q3_K Q4_K Q5_K Q6_K Q8_K)");
+  }
+  return sdk::ggml::traits(type);
+}
+
+// The bytes of one row of k values; an error when k is not a whole number of blocks.
+int64_t row_bytes(Type type, int64_t k, const char* what) {
+  const sdk::ggml::TypeTraits t = reference_traits(type, what);
+  if (k <= 0 || k % t.block_size != 0) {
+    throw Error(std::string(what) + ": a row of " + std::to_string(k) + " values is not a whole number of " +
+                type_name(type) + " blocks (" + std::to_string(t.block_size) + " values each)");
+  }
+  return k / t.block_size * t.type_size;
+}
+
+wick_quant_params params(Type type, int64_t k) {
+  return {sizeof(wick_quant_params), static_cast<int32_t>(type), k};
+}
+
+void require_float(const Tensor& x, const char* what) {
+  if (!x.defined()) throw Error(std::string(what) + ": an undefined tensor");
+  if (!is_float(x.dtype())) {
+    throw Error(std::string(what) + ": needs a float tensor, got " + dtype_name(x.dtype()) + " " +
+                shape_to_string(x.shape()));
+  }
+}
+
+}  // namespace
+
+bool has_reference(Type type) {
+  return std::find(std::begin(sdk::ggml::kReferenceTypes), std::end(sdk::ggml::kReferenceTypes), type) !=
+         std::end(sdk::ggml::kReferenceTypes);
+}
+
+QTensor::QTensor(Tensor data, Type type, Shape shape) : data_(std::move(data)), type_(type), shape_(std::move(shape)) {
+  const char* what = "QTensor";
+  if (shape_.empty()) throw Error("QTensor: a quantized tensor needs rank >= 1, got a 0-d shape");
+  const int64_t bytes = row_bytes(type_, shape_.back(), what);
+  Shape want = shape_;
+  want.back() = bytes;
+  if (!data_.defined() || data_.dtype() != DType::U8 || data_.shape() != want || !data_.is_contiguous()) {
+    throw Error("QTensor: " + type_name(type_) + " " + shape_to_string(shape_) + " needs contiguous u8 data " +
+                shape_to_string(want) + ", got " +
+                (data_.defined() ? std::string(dtype_name(data_.dtype())) + " " + shape_to_string(data_.shape()) +
+                                       (data_.is_contiguous() ? "" : " (strided)")
+                                 : std::string("an undefined tensor")));
+  }
+}
+
+QTensor QTensor::to(const Device& device) const {
+  return QTensor(data_.to(device), type_, shape_);
+}
+
+QTensor quantize(const Tensor& x, Type type) {
+  const char* what = "quantize";
+  require_float(x, what);
+  if (x.rank() < 1) throw Error("quantize: needs rank >= 1, got a 0-d tensor");
+  const int64_t k = x.shape().back();
+  Shape out_shape = x.shape();
+  const int64_t bytes = row_bytes(type, k, what);
+  out_shape.back() = bytes;
+  Tensor out = Tensor::empty(out_shape, DType::U8, x.device());
+  if (out.numel() == 0) return QTensor(out, type, x.shape());
+  const wick_quant_params p = params(type, k);
+  if (query_op_direct(x.device(), WICK_OP_QUANTIZE, &p, {x}, {out}) == WICK_SUPPORT_YES) {
+    dispatch(WICK_OP_QUANTIZE, &p, {x}, {out});
+    return QTensor(out, type, x.shape());
+  }
+  // A device without the op: the SDK's reference on the host, the blocks uploaded.
+  const std::vector<float> values = x.to(DType::F32).contiguous().to_vector<float>();
+  std::vector<uint8_t> blocks(static_cast<size_t>(out.numel()));
+  for (int64_t r = 0; r < out.numel() / bytes; ++r)
+    sdk::ggml::quantize_row(type, values.data() + r * k, blocks.data() + r * bytes, k);
+  return QTensor(Tensor::from_bytes(blocks.data(), blocks.size(), out_shape, DType::U8, x.device()), type, x.shape());
+}
+
+Tensor dequantize(const QTensor& q, DType dtype) {
+  if (!q.defined()) throw Error("dequantize: an undefined quantized tensor");
+  if (!is_float(dtype)) throw Error(std::string("dequantize: needs a float dtype, got ") + dtype_name(dtype));
+  Tensor out = Tensor::empty(q.shape(), dtype, q.device());
+  if (out.numel() == 0) return out;
+  const wick_quant_params p = params(q.type(), q.k());
+  if (query_op_direct(q.device(), WICK_OP_DEQUANTIZE, &p, {q.data()}, {out}) == WICK_SUPPORT_YES) {
+    dispatch(WICK_OP_DEQUANTIZE, &p, {q.data()}, {out});
+    return out;
+  }
+  // A device without the op: the SDK's reference on the host, the f32 values uploaded.
+  const std::vector<uint8_t> blocks = q.data().to_vector<uint8_t>();
+  const int64_t bytes = q.data().shape().back();
+  std::vector<float> values(static_cast<size_t>(out.numel()));
+  for (int64_t r = 0; r < out.numel() / q.k(); ++r)
+    sdk::ggml::dequantize_row(q.type(), blocks.data() + r * bytes, values.data() + r * q.k(), q.k());
+  return Tensor::from_vector(values, q.shape(), q.device()).to(dtype);
+}
+
+Tensor matmul(const Tensor& x, const QTensor& w) {
+  const char* what = "quant::matmul";
+  require_float(x, what);
+  if (!w.defined() || w.shape().size() != 2)
+    throw Error("quant::matmul: the weights must be a 2-D quantized tensor [N, k]");
+  if (x.rank() < 1 || x.shape().back() != w.k()) {
+    throw Error("quant::matmul: x " + shape_to_string(x.shape()) + " and weights " + type_name(w.type()) + " " +
+                shape_to_string(w.shape()) + " are incompatible: x's last axis must be k = " + std::to_string(w.k()));
+  }
+  if (!(x.device() == w.device())) {
+    throw Error("quant::matmul: x is on " + x.device().name() + ", the weights on " + w.device().name());
+  }
+  Shape out_shape = x.shape();
+  out_shape.back() = w.shape()[0];
+  const Tensor xc = x.contiguous();
+  const wick_quant_params p = params(w.type(), w.k());
+  if (!detail::grad::needs(x)) {
+    Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
+    if (out.numel() == 0) return out;
+    if (query_op_direct(x.device(), WICK_OP_MATMUL_QUANT, &p, {xc, w.data()}, {out}) == WICK_SUPPORT_YES) {
+      dispatch(WICK_OP_MATMUL_QUANT, &p, {xc, w.data()}, {out});
+      return out;
+    }
+  }
+  // On a device without the op, and under autograd: the weights dequantized, then a matmul.
+  return x.matmul(dequantize(w, x.dtype()).t());
+}
+
+}  // namespace wick::quant
