@@ -9,6 +9,7 @@
 #include <wick/sdk/ggml_quants.hpp>
 #include <wick/sdk/ggml_quants_k.hpp>
 
+#include <cstring>
 #include <optional>
 
 namespace wick::cpu {
@@ -107,6 +108,83 @@ T* output_as(const wick_tensor_desc& d, Dense& scratch) {
   return data_of<T>(scratch.desc);
 }
 
+// ---- Dequantization of the common types, with each block's scales hoisted out of the element
+// loops so that those vectorise. Every value is the reference's (wick/sdk/ggml_quants*.hpp)
+// expression for expression, so the floats are bit-identical (the golden cases compare exactly);
+// the other types take the reference itself.
+
+inline float half_at(const uint8_t* p) {
+  sdk::f16 h;
+  std::memcpy(&h.bits, p, 2);
+  return float(h);
+}
+
+inline void block_q8_0(const uint8_t* p, float* y) {  // d, qs[32]
+  const float d = half_at(p);
+  const auto* q = reinterpret_cast<const int8_t*>(p + 2);
+  for (int j = 0; j < 32; ++j) y[j] = q[j] * d;
+}
+
+inline void block_q4_0(const uint8_t* p, float* y) {  // d, qs[16]: low nibbles first
+  const float d = half_at(p);
+  const uint8_t* q = p + 2;
+  for (int j = 0; j < 16; ++j) y[j] = ((q[j] & 0x0F) - 8) * d;
+  for (int j = 0; j < 16; ++j) y[16 + j] = ((q[j] >> 4) - 8) * d;
+}
+
+inline void block_q4_k(const uint8_t* p, float* y) {  // d, dmin, scales[12], qs[128]
+  const float d = half_at(p), min = half_at(p + 2);
+  const uint8_t *scales = p + 4, *qs = p + 16;
+  for (int c = 0; c < 4; ++c) {  // 64 elements: sub-blocks 2c (low nibbles) and 2c + 1 (high)
+    uint8_t sc0, m0, sc1, m1;
+    sdk::ggml::detail::k4_scale_min(2 * c, scales, sc0, m0);
+    sdk::ggml::detail::k4_scale_min(2 * c + 1, scales, sc1, m1);
+    const float d0 = d * sc0, o0 = min * m0, d1 = d * sc1, o1 = min * m1;
+    const uint8_t* q = qs + 32 * c;
+    for (int l = 0; l < 32; ++l) y[64 * c + l] = d0 * (q[l] & 0xF) - o0;
+    for (int l = 0; l < 32; ++l) y[64 * c + 32 + l] = d1 * (q[l] >> 4) - o1;
+  }
+}
+
+inline void block_q6_k(const uint8_t* p, float* y) {  // ql[128], qh[64], scales[16], d
+  const uint8_t *ql = p, *qh = p + 128;
+  const auto* scales = reinterpret_cast<const int8_t*>(p + 192);
+  const float d = half_at(p + 208);
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < 4; ++k) {
+      const uint8_t* lo = ql + 64 * h + 32 * (k % 2);
+      const int shift = k < 2 ? 0 : 4;
+      int8_t v[32];  // the integers first, then int8 -> float loops
+      for (int l = 0; l < 32; ++l)
+        v[l] = static_cast<int8_t>((((lo[l] >> shift) & 0xF) | (((qh[32 * h + l] >> (2 * k)) & 3) << 4)) - 32);
+      for (int half = 0; half < 2; ++half) {
+        const float ds = d * scales[8 * h + 2 * k + half];
+        for (int l = 16 * half; l < 16 * half + 16; ++l) y[128 * h + 32 * k + l] = ds * v[l];
+      }
+    }
+}
+
+// The row loops and the dot product are compiled for AVX-512 and AVX2 too, picked when the
+// process loads (GCC's target_clones); CMakeLists.txt keeps FMA contraction off for this file, so
+// every clone computes the reference's floats.
+#define WICK_QUANT_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
+
+template <void (*Block)(const uint8_t*, float*), int64_t kSize, int64_t kBytes>
+inline void blocks(const uint8_t* in, float* y, int64_t k) {
+  for (int64_t b = 0; b < k / kSize; ++b) Block(in + b * kBytes, y + b * kSize);
+}
+
+// One row of k values: the hoisted loops above where the type has one, the reference otherwise.
+WICK_QUANT_CLONES void dequantize_row(Type type, const uint8_t* in, float* y, int64_t k) {
+  switch (type) {
+    case Type::Q8_0: return blocks<&block_q8_0, 32, 34>(in, y, k);
+    case Type::Q4_0: return blocks<&block_q4_0, 32, 18>(in, y, k);
+    case Type::Q4_K: return blocks<&block_q4_k, 256, 144>(in, y, k);
+    case Type::Q6_K: return blocks<&block_q6_k, 256, 210>(in, y, k);
+    default: return sdk::ggml::dequantize_row(type, in, y, k);
+  }
+}
+
 void quantize_run(Context& ctx, const wick_op_desc& op) {
   const QuantGeometry g = *row_geometry(op, op.inputs[0], op.outputs[0]);
   Dense scratch;
@@ -123,18 +201,20 @@ void dequantize_run(Context& ctx, const wick_op_desc& op) {
   Dense scratch;
   float* y = output_as<float>(op.outputs[0], scratch);
   parallel_items(ctx, g.rows, g.k, [&](int64_t r) {
-    sdk::ggml::dequantize_row(g.type, in + r * g.row_bytes, y + r * g.k, g.k);
+    dequantize_row(g.type, in + r * g.row_bytes, y + r * g.k, g.k);
   });
   if (scratch.bytes) scratch.store(op.outputs[0]);
 }
 
 template <class T>
-T dot(const T* a, const T* b, int64_t k) {
+inline T dot_of(const T* a, const T* b, int64_t k) {
   T s = 0;
 #pragma omp simd reduction(+ : s)
   for (int64_t i = 0; i < k; ++i) s += a[i] * b[i];
   return s;
 }
+WICK_QUANT_CLONES float dot(const float* a, const float* b, int64_t k) { return dot_of(a, b, k); }
+WICK_QUANT_CLONES double dot(const double* a, const double* b, int64_t k) { return dot_of(a, b, k); }
 
 // Weight rows in blocks of kRowBlock, each dequantized once and dotted with every row of x; the
 // blocks are split over the threads. T is the arithmetic: f64 for f64 x, f32 otherwise.
@@ -148,21 +228,26 @@ void matmul_in(Context& ctx, const wick_op_desc& op, const QuantGeometry& g) {
   T* y = output_as<T>(op.outputs[0], ys);
   const auto* w = data_of<const unsigned char>(op.inputs[1]);
   const int64_t blocks = (n + kRowBlock - 1) / kRowBlock;
+  // Few rows of x (decoding): one weight row at a time, its values still in L1 for the dots.
+  const int64_t group = g.rows <= 4 ? 1 : kRowBlock;
   parallel_items(ctx, blocks, kRowBlock * g.k * (g.rows + 1), [&](int64_t b) {
-    const int64_t first = b * kRowBlock, count = std::min(kRowBlock, n - first);
-    std::vector<float> rows(static_cast<size_t>(count * g.k));
-    for (int64_t j = 0; j < count; ++j)
-      sdk::ggml::dequantize_row(g.type, w + (first + j) * g.row_bytes, rows.data() + j * g.k, g.k);
+    const int64_t last = std::min(n, (b + 1) * kRowBlock);
+    std::vector<float> rows(static_cast<size_t>(group * g.k));
     std::vector<T> wide;
-    const T* wr = nullptr;
-    if constexpr (std::is_same_v<T, float>) {
-      wr = rows.data();
-    } else {
-      wide.assign(rows.begin(), rows.end());
-      wr = wide.data();
+    for (int64_t first = b * kRowBlock; first < last; first += group) {
+      const int64_t count = std::min(group, last - first);
+      for (int64_t j = 0; j < count; ++j)
+        dequantize_row(g.type, w + (first + j) * g.row_bytes, rows.data() + j * g.k, g.k);
+      const T* wr = nullptr;
+      if constexpr (std::is_same_v<T, float>) {
+        wr = rows.data();
+      } else {
+        wide.assign(rows.begin(), rows.end());
+        wr = wide.data();
+      }
+      for (int64_t r = 0; r < g.rows; ++r)
+        for (int64_t j = 0; j < count; ++j) y[r * n + first + j] = dot(x + r * g.k, wr + j * g.k, g.k);
     }
-    for (int64_t r = 0; r < g.rows; ++r)
-      for (int64_t j = 0; j < count; ++j) y[r * n + first + j] = dot(x + r * g.k, wr + j * g.k, g.k);
   });
   if (ys.bytes) ys.store(op.outputs[0]);
 }
