@@ -4,8 +4,8 @@
 # once), then fuzzing from its seed corpus for SECONDS (among the seeds, one of many entries for
 # each target: fuzz/make_many_entry_seeds.py). Exits non-zero on any crash, sanitizer
 # report, timeout or out-of-memory, leaving the input under build-fuzz/artifacts/<name>/.
-#   scripts/fuzz.sh [SECONDS] [NAME...]    NAME: config manifest safetensors idx onnx_proto onnx_import
-#                                          tokenizer
+#   scripts/fuzz.sh [SECONDS] [NAME...]    NAME: config manifest safetensors gguf idx onnx_proto
+#                                          onnx_import tokenizer
 # fuzz_onnx_import lowers models onto the main build's cpu-onednn plugin: build that first
 # (scripts/setup.sh). WICK_FUZZ_BUILD_DIR overrides build-fuzz/.
 set -euo pipefail

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Shipped code assumes no more than baseline x86-64: no -march=native, and AVX only where it is
-# chosen at run time by the CPU. The one place our own binaries may use ymm or zmm registers is
-# cpu-onednn's per-ISA vector math kernels (functions in namespaces vecmath_isa_avx*,
-# plugins/cpu-onednn/src/vector_math_kernels.inc), called only where the CPU has that ISA; other
-# SIMD beyond SSE2 comes from oneDNN, SLEEF and PoCL, which pick it at run time. Fails naming each
-# binary with an AVX register outside those functions, with the first such instructions.
+# chosen at run time by the CPU. Our own binaries may use ymm or zmm registers in two places, both
+# called only where the CPU has that ISA: cpu-onednn's per-ISA vector math kernels (functions in
+# namespaces vecmath_isa_avx*, plugins/cpu-onednn/src/vector_math_kernels.inc) and the AVX2 and
+# AVX-512 clones GCC's target_clones makes (symbols ending in .avx2 or .avx512f, picked by their
+# ifunc resolver when the library loads: plugins/cpu-onednn/src/quant.cpp); other SIMD beyond SSE2
+# comes from oneDNN, SLEEF and PoCL, which pick it at run time. Fails naming each binary with an AVX
+# register outside those functions, with the first such instructions.
 #   baseline_isa_test.sh BINARY...
 #   baseline_isa_test.sh --self-check CXX   # builds two objects with CXX and checks the checker
 set -u
@@ -16,7 +18,7 @@ allowed='vecmath_isa_avx'
 avx_outside_kernels() {
   objdump -d --no-show-raw-insn "$1" | awk -v allowed="$allowed" '
     /^[0-9a-f]+ <.*>:$/ { fn = $2; next }
-    /%[yz]mm[0-9]/ { if (index(fn, allowed) > 0) n++; else print fn ": " $0 }
+    /%[yz]mm[0-9]/ { if (index(fn, allowed) > 0 || fn ~ /\.(avx2|avx512f)>:$/) n++; else print fn ": " $0 }
     END { print "allowed " n + 0 }'
 }
 
@@ -30,7 +32,7 @@ check() {
       echo "$hits" | head -5
       status=1
     else
-      echo "ok: $f is baseline x86-64 ($(echo "$out" | grep '^allowed ' | cut -d' ' -f2) AVX instructions, all in $allowed* kernels)"
+      echo "ok: $f is baseline x86-64 ($(echo "$out" | grep '^allowed ' | cut -d' ' -f2) AVX instructions, all in $allowed* kernels or target_clones clones)"
     fi
   done
   return $status
@@ -48,9 +50,14 @@ if [ "${1:-}" = "--self-check" ]; then
     "$cxx" -O3 -mavx2 -c "$dir/$s.cpp" -o "$dir/$s.o" || exit 1
   done
   check "$dir/kernel.o" >/dev/null || { echo "FAILED: AVX inside $allowed* was refused"; exit 1; }
+  # A target_clones function built at baseline: its AVX2 clone is allowed.
+  echo '__attribute__((target_clones("default", "avx2"))) void cloned(float* p, int n) { for (int i = 0; i < n; ++i) p[i] *= 3.0f; }' > "$dir/clones.cpp"
+  "$cxx" -O3 -c "$dir/clones.cpp" -o "$dir/clones.o" || exit 1
+  grep -q "allowed 0" <<<"$(avx_outside_kernels "$dir/clones.o")" && { echo "FAILED: the target_clones self-check has no AVX instruction"; exit 1; }
+  check "$dir/clones.o" >/dev/null || { echo "FAILED: AVX in a target_clones clone was refused"; exit 1; }
   grep -q "allowed 0" <<<"$(avx_outside_kernels "$dir/kernel.o")" && { echo "FAILED: the self-check kernel has no AVX instruction"; exit 1; }
   check "$dir/both.o" >/dev/null && { echo "FAILED: AVX outside $allowed* (stray_scale) was not caught"; exit 1; }
-  echo "ok: the checker allows AVX in $allowed* kernels and catches it elsewhere"
+  echo "ok: the checker allows AVX in $allowed* kernels and target_clones clones and catches it elsewhere"
   exit 0
 fi
 

@@ -1,15 +1,12 @@
 // gguf_writer.cpp — GGUF version-3 files in the layout of the `gguf` package's GGUFWriter (the
 // same inputs give the same bytes: tests/test_gguf.cpp checks it against a file the package
-// wrote), written to a temporary file, flushed and renamed over the target.
+// wrote), replaced whole or not at all by io::write_atomically (as safetensors::save does).
 #include <wick/gguf.hpp>
 
 #include <wick/safetensors.hpp>
 
-#include <fcntl.h>
-#include <unistd.h>
+#include "io/atomic_write.hpp"
 
-#include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <unordered_set>
 
@@ -132,17 +129,6 @@ std::string prefix(const std::vector<KeyValue>& metadata, const std::vector<Tens
   return out;
 }
 
-void write_all(int fd, const void* data, size_t size, const std::string& tmp) {
-  const auto* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error(tmp + ": cannot write: " + std::strerror(errno));
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-}
-
 // The tensors' bytes, each followed by zeros to the alignment, through `sink(data, size)`.
 template <class Sink>
 void put_data(const std::vector<TensorToWrite>& tensors, uint32_t alignment, Sink&& sink) {
@@ -151,11 +137,6 @@ void put_data(const std::vector<TensorToWrite>& tensors, uint32_t alignment, Sin
     sink(t.data.data(), t.data.size());
     sink(zeros.data(), static_cast<size_t>(padded(t.data.size(), alignment) - t.data.size()));
   }
-}
-
-std::string parent_dir(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
 
 }  // namespace
@@ -171,32 +152,10 @@ std::string write_bytes(const std::vector<KeyValue>& metadata,
 void write(const std::string& path, const std::vector<KeyValue>& metadata,
            const std::vector<TensorToWrite>& tensors) {
   const std::string head = prefix(metadata, tensors, path);  // every check before any file work
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp =
-      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) throw Error(path + ": cannot create " + tmp + ": " + std::strerror(errno));
-  try {
-    write_all(fd, head.data(), head.size(), tmp);
-    put_data(tensors, alignment_of(metadata, path),
-             [&](const void* p, size_t n) { write_all(fd, p, n, tmp); });
-    if (::fsync(fd) != 0) throw Error(tmp + ": cannot flush to disk: " + std::strerror(errno));
-    const int closed = ::close(fd);
-    fd = -1;
-    if (closed != 0) throw Error(tmp + ": cannot close: " + std::strerror(errno));
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-      throw Error(path + ": cannot rename " + tmp + " over it: " + std::strerror(errno));
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  // Make the rename itself durable (best effort: some file systems refuse fsync on a directory).
-  const int dfd = ::open(parent_dir(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    (void)::fsync(dfd);
-    ::close(dfd);
-  }
+  io::write_atomically(path, [&](const io::Sink& sink) {
+    sink(head.data(), head.size());
+    put_data(tensors, alignment_of(metadata, path), sink);
+  });
 }
 
 }  // namespace wick::gguf
