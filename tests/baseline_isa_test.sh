@@ -3,8 +3,8 @@
 # chosen at run time by the CPU. Our own binaries may use ymm or zmm registers in two places, both
 # called only where the CPU has that ISA: cpu-onednn's per-ISA vector math kernels (functions in
 # namespaces vecmath_isa_avx*, plugins/cpu-onednn/src/vector_math_kernels.inc) and the AVX2 and
-# AVX-512 clones GCC's target_clones makes (symbols ending in .avx2 or .avx512f, picked by their
-# ifunc resolver when the library loads: plugins/cpu-onednn/src/quant.cpp); other SIMD beyond SSE2
+# AVX-512 clones target_clones makes (symbols ending in .avx2 or .avx512f, clang adding .<n>, picked
+# by their ifunc resolver when the library loads: plugins/cpu-onednn/src/quant.cpp); other SIMD beyond SSE2
 # comes from oneDNN, SLEEF and PoCL, which pick it at run time. Fails naming each binary with an AVX
 # register outside those functions, with the first such instructions.
 #   baseline_isa_test.sh BINARY...
@@ -18,7 +18,7 @@ allowed='vecmath_isa_avx'
 avx_outside_kernels() {
   objdump -d --no-show-raw-insn "$1" | awk -v allowed="$allowed" '
     /^[0-9a-f]+ <.*>:$/ { fn = $2; next }
-    /%[yz]mm[0-9]/ { if (index(fn, allowed) > 0 || fn ~ /\.(avx2|avx512f)>:$/) n++; else print fn ": " $0 }
+    /%[yz]mm[0-9]/ { if (index(fn, allowed) > 0 || fn ~ /\.(avx2|avx512f)(\.[0-9]+)?>:$/) n++; else print fn ": " $0 }
     END { print "allowed " n + 0 }'
 }
 
