@@ -47,9 +47,8 @@ Tensor GgufFile::to_tensor(const TensorInfo& info, const Device& device) const {
 quant::QTensor GgufFile::to_qtensor(const TensorInfo& info, const Device& device) const {
   const std::string what = "tensor '" + printable_name(info.name) + "'";
   const std::optional<sdk::ggml::TypeTraits> t = sdk::ggml::type_traits(static_cast<uint32_t>(info.type));
-  const std::string type = t ? std::string(t->name) : std::to_string(static_cast<uint32_t>(info.type));
   if (!t || !t->quantized || !quant::has_reference(info.type)) {
-    throw Error(source_ + ": " + what + " is of ggml type " + type +
+    throw Error(source_ + ": " + what + " is of ggml type " + sdk::ggml::type_name(info.type) +
                 (t && !t->quantized ? ", not a quantized type: to_tensor() reads it"
                                     : ", which the quantized ops do not take (yet)"));
   }

@@ -17,15 +17,10 @@ namespace wick::quant {
 
 namespace {
 
-std::string type_name(Type type) {
-  const auto t = sdk::ggml::type_traits(static_cast<uint32_t>(type));
-  return t ? std::string(t->name) : "#" + std::to_string(static_cast<uint32_t>(type));
-}
-
 // The type's traits, when it is one the ops take; an error naming it otherwise.
 sdk::ggml::TypeTraits reference_traits(Type type, const char* what) {
-  if (!has_reference(type)) {
-    throw Error(std::string(what) + ": GGML type " + type_name(type) +
+  if (!sdk::ggml::has_reference(type)) {
+    throw Error(std::string(what) + ": GGML type " + sdk::ggml::type_name(type) +
                 " has no quantize/dequantize here (these have: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 Q2_K "
                 "Q3_K Q4_K Q5_K Q6_K Q8_K)");
   }
@@ -37,7 +32,7 @@ int64_t row_bytes(Type type, int64_t k, const char* what) {
   const sdk::ggml::TypeTraits t = reference_traits(type, what);
   if (k <= 0 || k % t.block_size != 0) {
     throw Error(std::string(what) + ": a row of " + std::to_string(k) + " values is not a whole number of " +
-                type_name(type) + " blocks (" + std::to_string(t.block_size) + " values each)");
+                sdk::ggml::type_name(type) + " blocks (" + std::to_string(t.block_size) + " values each)");
   }
   return k / t.block_size * t.type_size;
 }
@@ -56,10 +51,7 @@ void require_float(const Tensor& x, const char* what) {
 
 }  // namespace
 
-bool has_reference(Type type) {
-  return std::find(std::begin(sdk::ggml::kReferenceTypes), std::end(sdk::ggml::kReferenceTypes), type) !=
-         std::end(sdk::ggml::kReferenceTypes);
-}
+bool has_reference(Type type) { return sdk::ggml::has_reference(type); }
 
 QTensor::QTensor(Tensor data, Type type, Shape shape) : data_(std::move(data)), type_(type), shape_(std::move(shape)) {
   const char* what = "QTensor";
@@ -68,7 +60,7 @@ QTensor::QTensor(Tensor data, Type type, Shape shape) : data_(std::move(data)), 
   Shape want = shape_;
   want.back() = bytes;
   if (!data_.defined() || data_.dtype() != DType::U8 || data_.shape() != want || !data_.is_contiguous()) {
-    throw Error("QTensor: " + type_name(type_) + " " + shape_to_string(shape_) + " needs contiguous u8 data " +
+    throw Error("QTensor: " + sdk::ggml::type_name(type_) + " " + shape_to_string(shape_) + " needs contiguous u8 data " +
                 shape_to_string(want) + ", got " +
                 (data_.defined() ? std::string(dtype_name(data_.dtype())) + " " + shape_to_string(data_.shape()) +
                                        (data_.is_contiguous() ? "" : " (strided)")
@@ -128,7 +120,7 @@ Tensor matmul(const Tensor& x, const QTensor& w) {
   if (!w.defined() || w.shape().size() != 2)
     throw Error("quant::matmul: the weights must be a 2-D quantized tensor [N, k]");
   if (x.rank() < 1 || x.shape().back() != w.k()) {
-    throw Error("quant::matmul: x " + shape_to_string(x.shape()) + " and weights " + type_name(w.type()) + " " +
+    throw Error("quant::matmul: x " + shape_to_string(x.shape()) + " and weights " + sdk::ggml::type_name(w.type()) + " " +
                 shape_to_string(w.shape()) + " are incompatible: x's last axis must be k = " + std::to_string(w.k()));
   }
   if (!(x.device() == w.device())) {

@@ -25,18 +25,12 @@ struct QuantGeometry {
   int64_t rows = 0;       // rows of the values operand
 };
 
-bool has_reference(Type t) {
-  for (Type r : sdk::ggml::kReferenceTypes)
-    if (r == t) return true;
-  return false;
-}
-
 // The type and row length of the params, when the ops take them.
 std::optional<QuantGeometry> quant_params(const wick_op_desc& op) {
   if (op.params == nullptr) return std::nullopt;
   const auto& p = *static_cast<const wick_quant_params*>(op.params);
   const auto type = static_cast<Type>(p.type);
-  if (p.type < 0 || !has_reference(type)) return std::nullopt;
+  if (p.type < 0 || !sdk::ggml::has_reference(type)) return std::nullopt;
   const sdk::ggml::TypeTraits t = sdk::ggml::traits(type);
   if (p.k <= 0 || p.k % t.block_size != 0) return std::nullopt;
   return QuantGeometry{type, p.k, p.k / t.block_size * t.type_size, 0};

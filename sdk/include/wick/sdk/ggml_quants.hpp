@@ -283,6 +283,13 @@ inline constexpr Type kReferenceTypes[] = {Type::Q4_0, Type::Q4_1, Type::Q5_0, T
                                            Type::Q8_0, Type::Q8_1, Type::Q2_K, Type::Q3_K,
                                            Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::Q8_K};
 
+// Whether quantize_row and dequantize_row take `type`.
+constexpr bool has_reference(Type type) {
+  for (Type r : kReferenceTypes)
+    if (r == type) return true;
+  return false;
+}
+
 // Calls f(std::type_identity<Block>{}) for type's block struct; throws std::invalid_argument for a
 // type without one here (the plain types, the IQ and ternary formats).
 template <class F>
@@ -302,10 +309,8 @@ void visit_block_type(Type type, const char* what, F&& f) {
     case Type::Q8_K: return f(std::type_identity<BlockQ8_K>{});
     default: break;
   }
-  const auto t = type_traits(static_cast<uint32_t>(type));
   throw std::invalid_argument(
-      "ggml " + std::string(what) + ": no reference implementation for type " +
-      (t ? std::string(t->name) : "#" + std::to_string(static_cast<uint32_t>(type))) +
+      "ggml " + std::string(what) + ": no reference implementation for type " + type_name(type) +
       " (these have one: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K)");
 }
 

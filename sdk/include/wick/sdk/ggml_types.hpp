@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace wick::sdk::ggml {
@@ -85,6 +86,15 @@ constexpr std::optional<TypeTraits> type_traits(uint32_t id) {
 }
 
 constexpr TypeTraits traits(Type type) { return *type_traits(static_cast<uint32_t>(type)); }
+
+// The type's name ("Q4_K"), or "#<number>" for a number the table does not know: for messages.
+inline std::string type_name(Type type) {
+  const auto t = type_traits(static_cast<uint32_t>(type));
+  if (t) return std::string(t->name);
+  std::string name = "#";  // appended, not "#" + ...: GCC 12's -Wrestrict misfires on that inlined
+  name += std::to_string(static_cast<uint32_t>(type));
+  return name;
+}
 
 // The bytes of a row of `n` elements of `type`, or nothing when n is not a whole number of blocks.
 constexpr std::optional<uint64_t> row_bytes(Type type, uint64_t n) {
