@@ -8,11 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 
 namespace {
 
@@ -94,4 +97,44 @@ TEST_CASE("wick generate and embed name the bad input: a missing directory, a se
   const Run bert = wick_cli("embed --model '" + kData + "/tiny-llama' hello");
   CHECK(bert.status != 0);
   CHECK_THAT(bert.err, Catch::Contains("llama"));
+}
+
+TEST_CASE("wick generate runs a quantized GGUF file with the tokenizer it carries") {
+  const std::string gguf = std::string(WICK_TEST_DATA_DIR) + "/gguf_llama/q4_k_m.gguf";
+  const Run r = wick_cli("generate --model '" + gguf + "' --prompt 'The quick brown fox' --max-tokens 16");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_FALSE(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("16 tokens in") && Catch::Contains("tokens/s"));
+  const Run bad = wick_cli("generate --model '" + std::string(WICK_TEST_DATA_DIR) +
+                           "/gguf_llama/spm.gguf' --prompt hi");  // a tokenizer, no model
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.err, Catch::Contains("spm.gguf") && Catch::Contains("llama.embedding_length"));
+}
+
+TEST_CASE("wick quantize writes the gguf package's bytes for a Llama directory") {
+  const std::string out = "/tmp/wick-quantize-test-" + std::to_string(::getpid()) + ".gguf";
+  for (const char* type : {"Q8_0", "Q4_0"}) {
+    INFO(type);
+    const Run r = wick_cli("quantize --model '" + kData + "/tiny-llama' --type " + type + " --output '" + out + "'");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    std::string lower = type;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    const auto bytes = [](const std::string& path) {
+      std::ifstream in(path, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    const std::string want = bytes(std::string(WICK_TEST_DATA_DIR) + "/gguf_llama/tiny-llama." + lower + ".gguf");
+    REQUIRE(want.size() > 1000);
+    CHECK(bytes(out) == want);
+  }
+  std::remove(out.c_str());
+  const Run type = wick_cli("quantize --model '" + kData + "/tiny-llama' --type IQ2_XS --output '" + out + "'");
+  CHECK(type.status != 0);
+  CHECK_THAT(type.err, Catch::Contains("IQ2_XS"));
+  const Run gpt2 = wick_cli("quantize --model '" + std::string(WICK_TEST_DATA_DIR) +
+                            "/models/gpt2' --type Q8_0 --output '" + out + "'");
+  CHECK(gpt2.status != 0);
+  CHECK_THAT(gpt2.err, Catch::Contains("gpt2"));
 }

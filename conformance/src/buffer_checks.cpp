@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 namespace wick::conformance {
@@ -105,6 +106,30 @@ std::string between_canaries(const Device& device, uint64_t n) {
   return "";
 }
 
+// buffer_wrap_host (ABI 1.5) where the plugin offers it: a buffer over host memory reads that
+// memory — as it is when read, not a snapshot — through buffer_read and through an op.
+std::string wrapped_host(const Device& device, uint64_t n) {
+  auto host = std::shared_ptr<uint8_t[]>(new uint8_t[n + 64]);
+  uint8_t* at = host.get() + (64 - reinterpret_cast<uintptr_t>(host.get()) % 64) % 64;
+  std::vector<uint8_t> want = pattern(n, n + 2);
+  std::copy(want.begin(), want.end(), at);
+  const Tensor t = Tensor::from_host_memory(host, at, n, Shape{static_cast<int64_t>(n)}, DType::U8, device);
+  if (!t.is_read_only()) return "";  // declined: the host copied, which the checks above cover
+  for (uint64_t i = 0; i < n; i += 7) want[i] = at[i] = static_cast<uint8_t>(at[i] ^ 0x5A);
+  std::vector<uint8_t> got(n);
+  read_buffer_bytes(t, 0, got.data(), n);
+  if (std::string d = difference(want, got); !d.empty())
+    return "buffer_wrap_host over " + std::to_string(n) +
+           " bytes, the host memory changed, then buffer_read: " + d + " (a copy, not a view?)";
+  const std::vector<int32_t> widened = t.to(DType::I32).to_vector<int32_t>();
+  for (uint64_t i = 0; i < n; ++i)
+    if (widened[i] != want[i])
+      return "buffer_wrap_host over " + std::to_string(n) + " bytes, then a cast to i32: element " +
+             std::to_string(i) + " is " + std::to_string(widened[i]) + ", the memory holds " +
+             std::to_string(want[i]);
+  return "";
+}
+
 }  // namespace
 
 std::string round_trip_problem(const Device& device) {
@@ -113,6 +138,7 @@ std::string round_trip_problem(const Device& device) {
     try {
       if (std::string p = whole_buffer(device, n); !p.empty()) return device.name() + ": " + p;
       if (std::string p = between_canaries(device, n); !p.empty()) return device.name() + ": " + p;
+      if (std::string p = wrapped_host(device, n); !p.empty()) return device.name() + ": " + p;
     } catch (const std::exception& e) {
       return device.name() + ": with " + std::to_string(n) + " bytes: " + e.what();
     }

@@ -17,7 +17,8 @@ namespace wick::conformance {
 // Writes buffers on `device` and reads them back, through single buffer_write / buffer_read
 // calls: whole buffers of 1 byte to 1 MiB + 5, reads at an offset, and a write at an offset into a
 // buffer of canary bytes (read back whole: the bytes written, the canaries around them
-// untouched). "" when every byte reads back as written; else the first problem, naming the call,
+// untouched), and, where the plugin wraps host memory (buffer_wrap_host), a wrapped buffer that
+// reads the memory as it is when read. "" when every byte reads back as written; else the first problem, naming the call,
 // the size and offset, and which bytes differ (a short or failed write shows as its tail).
 std::string round_trip_problem(const Device& device);
 

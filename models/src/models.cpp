@@ -1,5 +1,6 @@
 // models.cpp — checkpoints into stores, and causal LMs by model_type.
 #include <wick/models/causal_lm.hpp>
+#include <wick/models/gguf.hpp>
 
 namespace wick::models {
 
@@ -25,6 +26,7 @@ Tensor CausalLM::forward(const Tensor& ids, const Tensor& attention_mask) const 
 }
 
 std::unique_ptr<CausalLM> load_causal_lm(const fs::path& dir, const LoadOptions& options) {
+  if (is_gguf_file(dir)) return LlamaForCausalLM::from_gguf(dir, options);
   const ModelDir d = ModelDir::open(dir);
   const std::string type = d.model_type();
   if (type == "llama" || type == "mistral" || type == "qwen2") {

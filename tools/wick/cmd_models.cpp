@@ -1,8 +1,10 @@
-// `wick embed` and `wick generate`: Hugging Face model directories from the command line.
+// `wick embed`, `wick generate` and `wick quantize`: Hugging Face model directories (and, for
+// generate, GGUF files) from the command line.
 #include "commands.hpp"
 
 #include <wick/models/bert.hpp>
 #include <wick/models/generate.hpp>
+#include <wick/models/gguf.hpp>
 #include <wick/runtime.hpp>
 #include <wick/tokenizers/tokenizer.hpp>
 
@@ -25,6 +27,7 @@ Device configured_device(const ConfigOverrides& overrides) {
 }
 
 tokenizers::Tokenizer open_tokenizer(const std::string& model_dir) {
+  if (models::is_gguf_file(model_dir)) return models::tokenizer_from_gguf(gguf::GgufFile(model_dir));
   const models::ModelDir dir = models::ModelDir::open(model_dir);
   if (dir.tokenizer.empty())
     throw Error("model directory " + model_dir + " has no tokenizer.json (needed to turn text into tokens)");
@@ -111,7 +114,11 @@ int run_generate(const ConfigOverrides& overrides, const GenerateArgs& args) {
   options.dtype = parse_dtype(args.dtype);
   const auto lm = models::load_causal_lm(args.model, options);
   const tokenizers::Tokenizer tok = open_tokenizer(args.model);
-  models::GenerationConfig g = models::read_generation_config(args.model);
+  models::GenerationConfig g;
+  if (models::is_gguf_file(args.model))
+    g.stop_token_ids = lm->special_tokens().eos;  // a GGUF file's eos, eot and eom tokens
+  else
+    g = models::read_generation_config(args.model);
   if (args.max_tokens) g.max_new_tokens = *args.max_tokens;
   if (args.temperature) g.temperature = *args.temperature;
   if (args.top_k) g.top_k = *args.top_k;
@@ -138,6 +145,13 @@ int run_generate(const ConfigOverrides& overrides, const GenerateArgs& args) {
                 n > 1 && result.decode_seconds > 0 ? static_cast<double>(n - 1) / result.decode_seconds : 0.0,
                 device.name().c_str());
   std::cerr << line;
+  return 0;
+}
+
+int run_quantize(const ConfigOverrides& overrides, const QuantizeArgs& args) {
+  Runtime::configure(resolve_config(overrides));
+  models::convert_to_gguf(args.model, args.type, args.output);
+  std::cerr << "wrote " << args.output << " (" << fs::file_size(args.output) << " bytes)\n";
   return 0;
 }
 

@@ -40,6 +40,13 @@ struct GenerateArgs {
 };
 int run_generate(const ConfigOverrides& overrides, const GenerateArgs& args);
 
+// `wick quantize --model DIR --type Q4_0 --output FILE.gguf`: a Llama-family model directory
+// written as a GGUF file (models::convert_to_gguf).
+struct QuantizeArgs {
+  std::string model, type, output;
+};
+int run_quantize(const ConfigOverrides& overrides, const QuantizeArgs& args);
+
 // `wick run model.onnx --input NAME=FILE.npy ...`: runs an ONNX model on the selected device,
 // prints each run's time, and writes each output as OUTPUT_DIR/<name>.npy.
 struct OnnxRunArgs {

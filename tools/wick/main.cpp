@@ -139,13 +139,15 @@ PluginCommands add_plugin_command(CLI::App& app, wick::cli::PluginCheckArgs& che
   return {plugin_check_cmd, plugin_probe_cmd, buffers_cmd, leaks_cmd};
 }
 
-// `wick embed` and `wick generate` (cmd_models.cpp).
+// `wick embed`, `wick generate` and `wick quantize` (cmd_models.cpp).
 struct ModelCommands {
   CLI::App* embed;
   CLI::App* generate;
+  CLI::App* quantize;
 };
 
-ModelCommands add_model_commands(CLI::App& app, wick::cli::EmbedArgs& embed, wick::cli::GenerateArgs& gen) {
+ModelCommands add_model_commands(CLI::App& app, wick::cli::EmbedArgs& embed, wick::cli::GenerateArgs& gen,
+                                 wick::cli::QuantizeArgs& quant) {
   const auto dtypes = CLI::IsMember({"f32", "bf16", "f16", "auto"});
   CLI::App* embed_cmd = app.add_subcommand("embed", "Sentence embeddings of texts with a model directory");
   embed_cmd->add_option("--model", embed.model, "A sentence-transformers or BERT model directory")->required();
@@ -153,8 +155,9 @@ ModelCommands add_model_commands(CLI::App& app, wick::cli::EmbedArgs& embed, wic
   embed_cmd->add_flag("--json", embed.json, "Print JSON instead of one vector per line");
   embed_cmd->add_option("--dtype", embed.dtype, "f32, bf16, f16 or auto (the checkpoint's own)")
       ->check(dtypes)->capture_default_str();
-  CLI::App* gen_cmd = app.add_subcommand("generate", "Generate text with a causal LM directory, streamed");
-  gen_cmd->add_option("--model", gen.model, "A Llama-family or GPT-2 model directory with tokenizer.json")
+  CLI::App* gen_cmd = app.add_subcommand("generate", "Generate text with a causal LM, streamed");
+  gen_cmd->add_option("--model", gen.model,
+                      "A Llama-family or GPT-2 model directory with tokenizer.json, or a llama/qwen2 GGUF file")
       ->required();
   gen_cmd->add_option("--prompt", gen.prompt, "The prompt text")->required();
   gen_cmd->add_option("--max-tokens", gen.max_tokens, "New tokens at most (else generation_config.json, else 32)");
@@ -165,7 +168,12 @@ ModelCommands add_model_commands(CLI::App& app, wick::cli::EmbedArgs& embed, wic
   gen_cmd->add_option("--seed", gen.seed, "Seed of the sampling");
   gen_cmd->add_option("--dtype", gen.dtype, "f32, bf16, f16 or auto (the checkpoint's own)")
       ->check(dtypes)->capture_default_str();
-  return {embed_cmd, gen_cmd};
+  CLI::App* quant_cmd = app.add_subcommand("quantize", "Write a Llama-family model directory as a GGUF file");
+  quant_cmd->add_option("--model", quant.model, "A llama or qwen2 model directory (config.json, safetensors)")
+      ->required();
+  quant_cmd->add_option("--type", quant.type, "Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, F16 or F32")->required();
+  quant_cmd->add_option("--output", quant.output, "The GGUF file to write (replaced whole)")->required();
+  return {embed_cmd, gen_cmd, quant_cmd};
 }
 
 // `wick run` and `wick inspect` (cmd_onnx.cpp, cmd_onnx_inspect.cpp).
@@ -193,7 +201,10 @@ OnnxCommands add_onnx_commands(CLI::App& app, wick::cli::OnnxRunArgs& run, wick:
 
 std::string command_line(int argc, char** argv) {
   std::string line;
-  for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) line += ' ';
+    line.append(argv[i]);  // not `" " + std::string(...)`: GCC 12's -Wrestrict misfires on it
+  }
   return line;
 }
 
@@ -239,7 +250,8 @@ int main(int argc, char** argv) {
 
   wick::cli::EmbedArgs embed;
   wick::cli::GenerateArgs gen;
-  const ModelCommands model_cmds = add_model_commands(app, embed, gen);
+  wick::cli::QuantizeArgs quant;
+  const ModelCommands model_cmds = add_model_commands(app, embed, gen, quant);
   wick::cli::OnnxRunArgs onnx_run;
   wick::cli::OnnxInspectArgs onnx_inspect;
   const OnnxCommands onnx_cmds = add_onnx_commands(app, onnx_run, onnx_inspect);
@@ -264,6 +276,7 @@ int main(int argc, char** argv) {
     if (plugin_cmds.leaks->parsed()) return wick::cli::run_plugin_leaks(cli, probe_target);
     if (model_cmds.embed->parsed()) return wick::cli::run_embed(cli, embed);
     if (model_cmds.generate->parsed()) return wick::cli::run_generate(cli, gen);
+    if (model_cmds.quantize->parsed()) return wick::cli::run_quantize(cli, quant);
     if (onnx_cmds.run->parsed()) return wick::cli::run_onnx_run(cli, onnx_run);
     if (onnx_cmds.inspect->parsed()) return wick::cli::run_onnx_inspect(cli, onnx_inspect);
     if (conf_cmd->parsed()) {

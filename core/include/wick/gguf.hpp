@@ -245,14 +245,16 @@ class GgufFile {
   // The bytes of `info` (one of tensors()) in the mapping, without a copy: valid while any copy of
   // this object lives. Throws when `info` does not lie in this file.
   std::span<const uint8_t> tensor_data(const TensorInfo& info) const;
-  // `info` copied onto `device` (an invalid Device means the runtime's default) as a Wick tensor
-  // of shape info.shape(). The plain types only: a quantized one is a wick::Error naming the
-  // tensor and its type, and pointing at to_qtensor(). The copy checks that the file did not
-  // shrink under the mapping.
+  // `info` on `device` (an invalid Device means the runtime's default) as a Wick tensor of shape
+  // info.shape(): a read-only view of the mapping, without a copy, when the device's buffers are
+  // host memory and its plugin wraps them (cpu-onednn; Tensor::from_host_memory), else a copy
+  // (a GPU; a file parse()d from memory), which checks that the file did not shrink under the
+  // mapping. The plain types only: a quantized one is a wick::Error naming the tensor and its
+  // type, and pointing at to_qtensor().
   Tensor to_tensor(const TensorInfo& info, const Device& device = {}) const;
-  // A quantized `info`'s blocks copied onto `device` as they lie in the file (wick/quant.hpp), of
-  // shape info.shape(); a wick::Error naming the tensor for a plain type or a block type the
-  // quantized ops do not take (the IQ and ternary formats).
+  // A quantized `info`'s blocks as they lie in the file (wick/quant.hpp), of shape info.shape(),
+  // viewed or copied as to_tensor() does; a wick::Error naming the tensor for a plain type or a
+  // block type the quantized ops do not take (the IQ and ternary formats).
   quant::QTensor to_qtensor(const TensorInfo& info, const Device& device = {}) const;
 
   uint32_t alignment() const { return alignment_; }
@@ -264,6 +266,8 @@ class GgufFile {
   friend GgufFile parse(const void* data, size_t size, const std::string& source);
   GgufFile() = default;
   [[noreturn]] void key_error(const std::string& key, const std::string& why) const;
+  Tensor load(std::span<const uint8_t> bytes, const Shape& shape, DType dtype,
+              const Device& device, const std::string& what) const;
 
   std::shared_ptr<const MappedFile> mapping_;  // null for parse()
   const uint8_t* data_ = nullptr;

@@ -84,6 +84,15 @@ class Tensor {
   // Copies host bytes (C order, shape's element count) to a new tensor.
   static Tensor from_bytes(const void* data, size_t bytes, const Shape& shape, DType dtype,
                            const Device& device = {});
+  // A tensor over host memory `owner` keeps alive (a mapped file), without a copy where the
+  // device's buffers are host memory and its plugin wraps them (buffer_wrap_host, ABI 1.5): the
+  // result is then read-only (an in-place write into it is an error) and `owner` lives as long as
+  // it. Elsewhere it is from_bytes()'s copy. `data` must stay unchanged while viewed, and be
+  // aligned to 32 bytes for a wrap (else it is copied).
+  static Tensor from_host_memory(std::shared_ptr<const void> owner, const void* data, size_t bytes,
+                                 const Shape& shape, DType dtype, const Device& device = {});
+  // Whether the tensor views read-only memory (from_host_memory's wrap).
+  bool is_read_only() const;
   template <class T>
   static Tensor from_vector(const std::vector<T>& data, const Shape& shape, const Device& device = {}) {
     return from_bytes(data.data(), data.size() * sizeof(T), shape, dtype_of<T>(), device);

@@ -1,5 +1,7 @@
 // gguf_file.cpp — a GGUF file opened from a path (MappedFile, kept alive by every copy of the
-// GgufFile) and its plain tensors copied into Wick tensors. The parser is gguf.cpp.
+// GgufFile and by every tensor viewing it) and its tensors as Wick tensors: views of the mapping
+// where the device's buffers are host memory and its plugin wraps them, copies elsewhere. The
+// parser is gguf.cpp.
 #include <wick/gguf.hpp>
 
 #include <wick/mapped_file.hpp>
@@ -8,6 +10,24 @@
 namespace wick::gguf {
 
 using safetensors::printable_name;
+
+// `bytes` of the file as a tensor on `device`: a view of the mapping when the device can wrap it
+// (Tensor::from_host_memory; the mapping then lives as long as the tensor), else a copy whose
+// bytes are checked against the file shrinking under it. A file that shrinks later, under a view,
+// reads as zeros past its new end (MappedFile).
+Tensor GgufFile::load(std::span<const uint8_t> bytes, const Shape& shape, DType dtype,
+                      const Device& device, const std::string& what) const {
+  Tensor t;
+  try {
+    t = mapping_ ? Tensor::from_host_memory(mapping_, bytes.data(), bytes.size(), shape, dtype, device)
+                 : Tensor::from_bytes(bytes.data(), bytes.size(), shape, dtype, device);
+  } catch (const Error& e) {
+    if (mapping_) mapping_->check_intact("copying " + what);
+    throw Error(source_ + ": " + what + ": " + e.what());
+  }
+  if (mapping_) mapping_->check_intact("copying " + what);
+  return t;
+}
 
 GgufFile::GgufFile(const std::string& path) {
   auto mapping = std::make_shared<const MappedFile>(path);
@@ -32,16 +52,7 @@ Tensor GgufFile::to_tensor(const TensorInfo& info, const Device& device) const {
                 (t ? std::string(t->name) : std::to_string(static_cast<uint32_t>(info.type))) +
                 ", a quantized type: to_qtensor() gives its blocks");
   }
-  const std::span<const uint8_t> bytes = tensor_data(info);
-  Tensor t;
-  try {
-    t = Tensor::from_bytes(bytes.data(), bytes.size(), info.shape(), *dtype, device);
-  } catch (const Error& e) {
-    if (mapping_) mapping_->check_intact("copying " + what);
-    throw Error(source_ + ": " + what + ": " + e.what());
-  }
-  if (mapping_) mapping_->check_intact("copying " + what);
-  return t;
+  return load(tensor_data(info), info.shape(), *dtype, device, what);
 }
 
 quant::QTensor GgufFile::to_qtensor(const TensorInfo& info, const Device& device) const {
@@ -56,16 +67,7 @@ quant::QTensor GgufFile::to_qtensor(const TensorInfo& info, const Device& device
   if (shape.empty()) throw Error(source_ + ": " + what + " has no dimensions");
   Shape stored = shape;
   stored.back() = stored.back() / t->block_size * t->type_size;
-  const std::span<const uint8_t> bytes = tensor_data(info);
-  quant::QTensor q;
-  try {
-    q = quant::QTensor(Tensor::from_bytes(bytes.data(), bytes.size(), stored, DType::U8, device), info.type, shape);
-  } catch (const Error& e) {
-    if (mapping_) mapping_->check_intact("copying " + what);
-    throw Error(source_ + ": " + what + ": " + e.what());
-  }
-  if (mapping_) mapping_->check_intact("copying " + what);
-  return q;
+  return quant::QTensor(load(tensor_data(info), stored, DType::U8, device, what), info.type, shape);
 }
 
 }  // namespace wick::gguf

@@ -21,6 +21,27 @@ std::shared_ptr<Storage> Storage::allocate(const Device& device, uint64_t bytes)
   return s;
 }
 
+std::shared_ptr<Storage> Storage::wrap(const Device& device, const void* host, uint64_t bytes,
+                                       std::shared_ptr<const void> owner) {
+  if (!device.valid() || (device.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) == 0) return nullptr;
+  LoadedPlugin& p = device.plugin();
+  const auto fn = p.slot(&wick_plugin_api::buffer_wrap_host, 5);
+  if (fn == nullptr) return nullptr;
+  auto s = std::make_shared<Storage>();
+  s->device = device;
+  s->bytes = bytes;
+  s->read_only = true;
+  s->owner = std::move(owner);
+  wick_error* err = p.guard(device.index(), "buffer_wrap_host",
+                            [&] { return fn(device.handle(), host, bytes, &s->buffer); });
+  if (err != nullptr) {
+    p.take_message(err);  // declined (or failed): the caller copies, which reports real trouble
+    s->buffer = nullptr;
+    return nullptr;
+  }
+  return s;
+}
+
 Storage::~Storage() {
   if (buffer == nullptr || process_exiting()) return;  // at exit the system takes it back
   try {

@@ -85,6 +85,22 @@ Tensor Tensor::from_bytes(const void* data, size_t bytes, const Shape& shape, DT
   return out;
 }
 
+Tensor Tensor::from_host_memory(std::shared_ptr<const void> owner, const void* data, size_t bytes,
+                                const Shape& shape, DType dtype, const Device& device) {
+  const Device d = resolve(device);
+  const size_t expected = static_cast<size_t>(bytes_of(shape, dtype));
+  const bool aligned = reinterpret_cast<uintptr_t>(data) % 32 == 0;
+  if (bytes == expected && bytes > 0 && aligned) {
+    if (auto s = Storage::wrap(d, data, bytes, std::move(owner)))
+      return Tensor(std::move(s), dtype, shape, contiguous_strides(shape), 0);
+  }
+  return from_bytes(data, bytes, shape, dtype, d);
+}
+
+bool Tensor::is_read_only() const {
+  return storage_ && storage_->read_only;
+}
+
 // ---- host access --------------------------------------------------------------------------------
 
 void Tensor::check_host_type(DType requested, const char* what) const {

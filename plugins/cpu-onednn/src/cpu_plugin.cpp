@@ -128,10 +128,21 @@ class CpuPlugin final : public sdk::Plugin {
     return b;
   }
 
+  // The kernels read any alignment (unaligned vector loads; oneDNN takes any pointer).
+  wick_buffer* wrap_host(wick_device* device, const void* host, uint64_t size) override {
+    auto* b = new HostBuffer();
+    b->device = device;
+    b->size = size;
+    b->data = static_cast<unsigned char*>(const_cast<void*>(host));
+    b->wrapped = true;
+    mark_written(b);
+    return b;
+  }
+
   void free(wick_buffer* buffer) noexcept override {
     auto* b = static_cast<HostBuffer*>(buffer);
     if (b->derived_alive) b->derived_alive->store(false, std::memory_order_release);
-    allocator_.free(b->data, static_cast<size_t>(b->size));
+    if (!b->wrapped) allocator_.free(b->data, static_cast<size_t>(b->size));
     delete b;
   }
 

@@ -19,9 +19,10 @@
 
 namespace wick::cpu {
 
-// Buffers live in host memory, 64-byte aligned.
+// Buffers live in host memory, 64-byte aligned (wrapped ones: the host's memory, 32-byte aligned).
 struct HostBuffer : wick_buffer {
   unsigned char* data = nullptr;
+  bool wrapped = false;  // buffer_wrap_host's: the memory is the host's, read-only
   // A value from next_write_generation() given at allocation and at every write the plugin makes
   // or is asked to make into the buffer (buffer_write, buffer_copy, an op's outputs): a cache of
   // data derived from the contents (matmul's prepacked weights) is valid while it is unchanged.

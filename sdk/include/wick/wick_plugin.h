@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define WICK_ABI_MAJOR 1
-#define WICK_ABI_MINOR 4
+#define WICK_ABI_MINOR 5
 
 /* The one symbol every plugin exports. */
 #define WICK_PLUGIN_ENTRY_SYMBOL "wick_plugin_get_api"
@@ -158,6 +158,8 @@ typedef enum wick_device_kind {
 #define WICK_DEVICE_CAP_KNOWN_1_3 WICK_DEVICE_CAP_KNOWN_1_2
 /* 1.4 defined no bit. */
 #define WICK_DEVICE_CAP_KNOWN_1_4 WICK_DEVICE_CAP_KNOWN_1_3
+/* 1.5 appended a slot, no capability bit. */
+#define WICK_DEVICE_CAP_KNOWN_1_5 WICK_DEVICE_CAP_KNOWN_1_4
 
 typedef struct wick_device_props {
   size_t struct_size; /* set by the host; the plugin fills only fields inside it */
@@ -468,6 +470,17 @@ typedef struct wick_plugin_api {
   /* --- 1.1 --- */
   /* Current free memory of the device in bytes. OPTIONAL (may be NULL). */
   wick_error* (*device_get_free_memory)(const wick_device* device, uint64_t* free_bytes);
+
+  /* --- 1.5 --- */
+  /* A buffer over `size` bytes of host memory at `host`, without a copy (a mapped model file).
+   * OPTIONAL (may be NULL), and only for devices with WICK_DEVICE_CAP_HOST_MEMORY: the host copies
+   * into buffer_allocate's memory otherwise. The host keeps the memory valid and unchanged until
+   * buffer_free, which releases only the plugin's record of it. The buffer is read-only: the host
+   * never names it as an op's output nor as the destination of buffer_write or buffer_copy. `host`
+   * is aligned to at least 32 bytes (GGUF's default alignment); a plugin that needs more, or that
+   * cannot read such memory, fails with WICK_STATUS_UNSUPPORTED and the host copies. */
+  wick_error* (*buffer_wrap_host)(wick_device* device, const void* host, uint64_t size,
+                                  wick_buffer** out);
 } wick_plugin_api;
 
 /* The size of the table up to and including the last slot of each minor: a plugin whose
@@ -483,6 +496,9 @@ typedef struct wick_plugin_api {
 #define WICK_PLUGIN_API_SIZE_1_3 WICK_PLUGIN_API_SIZE_1_2
 /* 1.4 appended wick_quant_params and three op codes, no slot. */
 #define WICK_PLUGIN_API_SIZE_1_4 WICK_PLUGIN_API_SIZE_1_3
+#define WICK_PLUGIN_API_SIZE_1_5                  \
+  (offsetof(wick_plugin_api, buffer_wrap_host) + \
+   sizeof(((wick_plugin_api*)0)->buffer_wrap_host))
 
 /* The entry point every plugin exports under WICK_PLUGIN_ENTRY_SYMBOL. No side effects: it may
  * be called before the host decided to use the plugin. Returns a static table, never NULL. */

@@ -27,6 +27,10 @@
 
 namespace wick::models {
 
+namespace detail {
+class LlamaSource;
+}
+
 class CausalLM {
  public:
   virtual ~CausalLM() = default;
@@ -59,6 +63,17 @@ class LlamaForCausalLM final : public CausalLM {
   // checkpoint's names: model.embed_tokens, model.layers.N.{self_attn.{q,k,v,o}_proj,
   // mlp.{gate,up,down}_proj, input_layernorm, post_attention_layernorm}, model.norm, lm_head.
   LlamaForCausalLM(LlamaConfig config, std::unique_ptr<nn::VarStore> store);
+  // A llama.cpp model file (general.architecture "llama" or "qwen2"; docs/models.md): the config
+  // from its metadata, its matrices kept in their GGML block types (quant::matmul) and its plain
+  // tensors (norms, biases) as options.dtype. On a device whose buffers are host memory the
+  // matrices are views of the file's mapping, not copies (GgufFile::to_qtensor), so the model
+  // occupies about the file's size; a GPU gets one copy. The store holds none of them: it only
+  // names the device and dtype. llama.cpp's interleaving of q and k rows is undone (for "llama",
+  // by reordering the projections' outputs), so the model computes what transformers computes on
+  // the dequantized weights. Anything the file sets that this class does not compute (experts,
+  // another rope) is an error naming the key.
+  static std::unique_ptr<LlamaForCausalLM> from_gguf(const std::filesystem::path& file,
+                                                     const LoadOptions& options = {});
   ~LlamaForCausalLM() override;
   const LlamaConfig& config() const { return config_; }
 
@@ -73,6 +88,9 @@ class LlamaForCausalLM final : public CausalLM {
   using CausalLM::forward;
 
  private:
+  LlamaForCausalLM(LlamaConfig config, std::unique_ptr<nn::VarStore> store,
+                   detail::LlamaSource& source);
+  void build(detail::LlamaSource& source);
   struct Layers;
   LlamaConfig config_;
   std::unique_ptr<nn::VarStore> store_;
@@ -111,7 +129,8 @@ class Gpt2LMHeadModel final : public CausalLM {
 std::unique_ptr<nn::VarStore> open_store(const ModelDir& dir, const LoadOptions& options);
 
 // A causal LM from a model directory by its config's model_type ("llama", "mistral", "qwen2",
-// "gpt2"); any other type is an error naming it and the types known.
+// "gpt2"), or from a GGUF file (LlamaForCausalLM::from_gguf); any other type is an error naming
+// it and the types known.
 std::unique_ptr<CausalLM> load_causal_lm(const std::filesystem::path& dir,
                                          const LoadOptions& options = {});
 

@@ -162,6 +162,13 @@ class Plugin {
   virtual void execute(wick_device* device, const wick_op_desc& op) = 0;
 
   virtual std::optional<uint64_t> free_memory(const wick_device* /*device*/) { return std::nullopt; }
+
+  // buffer_wrap_host (1.5): a read-only buffer over host memory the host keeps alive until free().
+  // Override for a device whose buffers live in host memory; the default declines and the host
+  // copies.
+  virtual wick_buffer* wrap_host(wick_device* /*device*/, const void* /*host*/, uint64_t /*size*/) {
+    throw Error(WICK_STATUS_UNSUPPORTED, "buffer_wrap_host is not implemented");
+  }
 };
 
 // Checks that [offset, offset + size) lies inside a buffer; every plugin needs it for write/read.
@@ -382,6 +389,15 @@ struct Bridge {
     });
   }
 
+  static wick_error* buffer_wrap_host(wick_device* device, const void* host, uint64_t size,
+                                      wick_buffer** out) {
+    return guarded([&] {
+      if (out == nullptr || (host == nullptr && size > 0))
+        throw Error(WICK_STATUS_INVALID_ARGUMENT, "buffer_wrap_host: NULL argument");
+      *out = self().wrap_host(device, host, size);
+    });
+  }
+
   static const wick_plugin_api* api(const char* name, const char* version, bool with_copy) {
     static const wick_plugin_api table = [&] {
       plugin_name() = name;
@@ -408,6 +424,7 @@ struct Bridge {
       t.op_supports = &op_supports;
       t.op_execute = &op_execute;
       t.device_get_free_memory = &device_get_free_memory;
+      t.buffer_wrap_host = &buffer_wrap_host;
       return t;
     }();
     return &table;
