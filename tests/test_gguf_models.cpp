@@ -87,7 +87,7 @@ TEST_CASE("a GGUF file's SentencePiece tokenizer gives sentencepiece's and llama
   }
 }
 
-TEST_CASE("a quantized GGUF Llama generates llama.cpp's greedy tokens; its logits are PyTorch's") {
+TEST_CASE("a quantized GGUF Llama generates llama.cpp's greedy tokens, and PyTorch's logits") {
   for (const char* name : {"q8_0", "q4_k_m"}) {
     const nlohmann::json& e = expected()[name];
     const std::vector<int64_t> prompt = ids_of(expected()["prompt_ids"]);
