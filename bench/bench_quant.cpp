@@ -51,8 +51,8 @@ void register_quant() {
     quant::Type type;
   } types[] = {{"q4_0", quant::Type::Q4_0}, {"q8_0", quant::Type::Q8_0}, {"q4_k", quant::Type::Q4_K},
                {"q6_k", quant::Type::Q6_K}};
-  // TinyLlama-1.1B's MLP projection: one row (decoding) and a 32-token prompt.
-  for (const Case& c : {Case{1, 2048, 5632}, Case{32, 2048, 5632}}) {
+  // TinyLlama-1.1B's MLP projection: one row (decoding), a 32- and a 128-token prompt.
+  for (const Case& c : {Case{1, 2048, 5632}, Case{32, 2048, 5632}, Case{128, 2048, 5632}}) {
     const std::string shape = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n);
     for (const auto& t : types) {
       const std::string name = std::string("matmul_quant_") + t.name + "_" + shape;

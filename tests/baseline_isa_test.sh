@@ -2,7 +2,8 @@
 # Shipped code assumes no more than baseline x86-64: no -march=native, and AVX only where it is
 # chosen at run time by the CPU. Our own binaries may use ymm or zmm registers in two places, both
 # called only where the CPU has that ISA: cpu-onednn's per-ISA vector math kernels (functions in
-# namespaces vecmath_isa_avx*, plugins/cpu-onednn/src/vector_math_kernels.inc) and the AVX2 and
+# namespaces vecmath_isa_avx*, plugins/cpu-onednn/src/vector_math_kernels.inc) and quantized dot
+# products (namespaces quant_isa_avx*, plugins/cpu-onednn/src/quant_dot_kernels.inc), and the AVX2 and
 # AVX-512 clones target_clones makes (symbols ending in .avx2 or .avx512f, clang adding .<n>, picked
 # by their ifunc resolver when the library loads: plugins/cpu-onednn/src/quant.cpp); other SIMD beyond SSE2
 # comes from oneDNN, SLEEF and PoCL, which pick it at run time. Fails naming each binary with an AVX
@@ -12,13 +13,14 @@
 set -u
 command -v objdump >/dev/null || { echo "FAILED: objdump (binutils) is needed"; exit 1; }
 allowed='vecmath_isa_avx'
+allowed_quant='quant_isa_avx'  # cpu-onednn's per-ISA MATMUL_QUANT dot products (quant_dot.cpp)
 
 # Prints "function: instruction" for every ymm/zmm instruction outside the allowed functions, then
 # one line "allowed N" with the count inside them. objdump -d labels each function "ADDR <symbol>:".
 avx_outside_kernels() {
-  objdump -d --no-show-raw-insn "$1" | awk -v allowed="$allowed" '
+  objdump -d --no-show-raw-insn "$1" | awk -v allowed="$allowed" -v allowed_quant="$allowed_quant" '
     /^[0-9a-f]+ <.*>:$/ { fn = $2; next }
-    /%[yz]mm[0-9]/ { if (index(fn, allowed) > 0 || fn ~ /\.(avx2|avx512f)(\.[0-9]+)?>:$/) n++; else print fn ": " $0 }
+    /%[yz]mm[0-9]/ { if (index(fn, allowed) > 0 || index(fn, allowed_quant) > 0 || fn ~ /\.(avx2|avx512f)(\.[0-9]+)?>:$/) n++; else print fn ": " $0 }
     END { print "allowed " n + 0 }'
 }
 

@@ -1,16 +1,20 @@
 // GGML block quantization (ABI 1.4): QUANTIZE and DEQUANTIZE on the SDK's reference code
 // (wick/sdk/ggml_quants*.hpp: ggml's quantize_row_*_ref and dequantize_row_*, bit for bit), rows
-// split over the threads; MATMUL_QUANT as blocks of weight rows dequantized into f32 and dotted
-// with every row of x in f32 (x is not rounded to 8 bits, so the result is the f32 matmul of x
-// by the dequantized weights, to f32 summation error).
+// split over the threads; MATMUL_QUANT with x in f32 (never rounded to 8 bits, so the result is
+// the f32 matmul of x by the dequantized weights, to f32 summation error): fused block dot
+// products for a few rows of x (decoding, quant_dot.cpp), panels of weight rows widened to f32
+// for oneDNN's sgemm for more (a prompt), f64 dots for f64 x.
 #include "kernels.hpp"
 #include "onednn.hpp"
+#include "quant_dot.hpp"
 
 #include <wick/sdk/ggml_quants.hpp>
 #include <wick/sdk/ggml_quants_k.hpp>
 
+#include <atomic>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 namespace wick::cpu {
 
@@ -210,48 +214,95 @@ inline T dot_of(const T* a, const T* b, int64_t k) {
 WICK_QUANT_CLONES float dot(const float* a, const float* b, int64_t k) { return dot_of(a, b, k); }
 WICK_QUANT_CLONES double dot(const double* a, const double* b, int64_t k) { return dot_of(a, b, k); }
 
-// Weight rows in blocks of kRowBlock, each dequantized once and dotted with every row of x; the
-// blocks are split over the threads. T is the arithmetic: f64 for f64 x, f32 otherwise.
+// f64 x: weight rows in blocks of kRowBlock, each dequantized once (f32, exact), widened and
+// dotted in f64 with every row of x; the blocks are split over the threads.
 constexpr int64_t kRowBlock = 16;
 
-template <class T>
-void matmul_in(Context& ctx, const wick_op_desc& op, const QuantGeometry& g) {
+void matmul_f64(Context& ctx, const wick_op_desc& op, const QuantGeometry& g) {
   const int64_t n = op.inputs[1].shape[0];
   Dense xs, ys;
-  const T* x = values_as<T>(op.inputs[0], xs);
-  T* y = output_as<T>(op.outputs[0], ys);
+  const double* x = values_as<double>(op.inputs[0], xs);
+  double* y = output_as<double>(op.outputs[0], ys);
   const auto* w = data_of<const unsigned char>(op.inputs[1]);
   const int64_t blocks = (n + kRowBlock - 1) / kRowBlock;
-  // Few rows of x (decoding): one weight row at a time, its values still in L1 for the dots.
-  const int64_t group = g.rows <= 4 ? 1 : kRowBlock;
   parallel_items(ctx, blocks, kRowBlock * g.k * (g.rows + 1), [&](int64_t b) {
-    const int64_t last = std::min(n, (b + 1) * kRowBlock);
-    std::vector<float> rows(static_cast<size_t>(group * g.k));
-    std::vector<T> wide;
-    for (int64_t first = b * kRowBlock; first < last; first += group) {
-      const int64_t count = std::min(group, last - first);
+    const int64_t first = b * kRowBlock, count = std::min(kRowBlock, n - first);
+    std::vector<float> rows(static_cast<size_t>(count * g.k));
+    for (int64_t j = 0; j < count; ++j)
+      dequantize_row(g.type, w + (first + j) * g.row_bytes, rows.data() + j * g.k, g.k);
+    const std::vector<double> wide(rows.begin(), rows.end());
+    for (int64_t r = 0; r < g.rows; ++r)
       for (int64_t j = 0; j < count; ++j)
-        dequantize_row(g.type, w + (first + j) * g.row_bytes, rows.data() + j * g.k, g.k);
-      const T* wr = nullptr;
-      if constexpr (std::is_same_v<T, float>) {
-        wr = rows.data();
-      } else {
-        wide.assign(rows.begin(), rows.end());
-        wr = wide.data();
-      }
-      for (int64_t r = 0; r < g.rows; ++r)
-        for (int64_t j = 0; j < count; ++j) y[r * n + first + j] = dot(x + r * g.k, wr + j * g.k, g.k);
-    }
+        y[r * n + first + j] = dot(x + r * g.k, wide.data() + j * g.k, g.k);
   });
+  if (ys.bytes) ys.store(op.outputs[0]);
+}
+
+// Decoding (a few rows of x): each weight row's blocks dotted with each row of x without being
+// widened into memory (quant_dot.hpp), the weight rows split over the threads; types without a
+// fused dot widen one row into a buffer first.
+void matmul_fused(const Context& ctx, const float* x, const uint8_t* w, float* y, int64_t n,
+                  const QuantGeometry& g) {
+  const bool fused = has_fused_dot(g.type);
+  parallel_items(ctx, n, g.k * g.rows, [&](int64_t j) {
+    const uint8_t* wr = w + j * g.row_bytes;
+    if (fused) {
+      for (int64_t r = 0; r < g.rows; ++r) y[r * n + j] = dot_blocks(g.type, wr, x + r * g.k, g.k);
+      return;
+    }
+    thread_local std::vector<float> row;
+    row.resize(static_cast<size_t>(g.k));
+    dequantize_row(g.type, wr, row.data(), g.k);
+    for (int64_t r = 0; r < g.rows; ++r) y[r * n + j] = dot(x + r * g.k, row.data(), g.k);
+  });
+}
+
+// A prompt (more rows of x): panels of kPanel weight rows widened to f32 (exactly, as
+// DEQUANTIZE), each multiplied by all of x with oneDNN's sgemm; the panels are split over the
+// threads (each sgemm then runs on its thread alone).
+constexpr int64_t kPanel = 128;
+
+void matmul_panels(const Context& ctx, const float* x, const uint8_t* w, float* y, int64_t n,
+                   const QuantGeometry& g) {
+  const int64_t panels = (n + kPanel - 1) / kPanel;
+  std::atomic<int> failed{dnnl_success};
+  parallel_items(ctx, panels, kPanel * g.k * g.rows, [&](int64_t p) {
+    thread_local std::vector<float> panel;
+    panel.resize(static_cast<size_t>(kPanel * g.k));
+    const int64_t first = p * kPanel, count = std::min(kPanel, n - first);
+    for (int64_t j = 0; j < count; ++j)
+      dequantize_row(g.type, w + (first + j) * g.row_bytes, panel.data() + j * g.k, g.k);
+    const dnnl_status_t st = dnnl_sgemm('N', 'T', g.rows, count, g.k, 1.0f, x, g.k, panel.data(),
+                                        g.k, 0.0f, y + first, n);
+    if (st != dnnl_success) failed.store(st);
+  });
+  if (failed.load() != dnnl_success)
+    throw sdk::Error(WICK_STATUS_INTERNAL, "matmul_quant: oneDNN's sgemm failed with status " +
+                                                std::to_string(failed.load()));
+}
+
+// Rows of x up to which the fused decoding path beats widening panels for sgemm.
+constexpr int64_t kFusedRows = 4;
+
+void matmul_f32(Context& ctx, const wick_op_desc& op, const QuantGeometry& g) {
+  const int64_t n = op.inputs[1].shape[0];
+  Dense xs, ys;
+  const float* x = values_as<float>(op.inputs[0], xs);
+  float* y = output_as<float>(op.outputs[0], ys);
+  const auto* w = data_of<const unsigned char>(op.inputs[1]);
+  if (g.rows <= kFusedRows)
+    matmul_fused(ctx, x, w, y, n, g);
+  else
+    matmul_panels(ctx, x, w, y, n, g);
   if (ys.bytes) ys.store(op.outputs[0]);
 }
 
 void matmul_run(Context& ctx, const wick_op_desc& op) {
   const QuantGeometry g = *matmul_geometry(op);
   if (op.inputs[0].dtype == WICK_DTYPE_F64)
-    matmul_in<double>(ctx, op, g);
+    matmul_f64(ctx, op, g);
   else
-    matmul_in<float>(ctx, op, g);
+    matmul_f32(ctx, op, g);
 }
 
 }  // namespace

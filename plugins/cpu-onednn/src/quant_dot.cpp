@@ -1,0 +1,50 @@
+// quant_dot.cpp — quant_dot.hpp's dispatch: the fused dot products of quant_dot_kernels.inc on the
+// widest ISA vecmath::active_isa() allows (AVX-512, AVX2 + FMA, or baseline), capped by
+// ONEDNN_MAX_CPU_ISA as the rest of the plugin is. Only the per-ISA files hold code beyond
+// baseline x86-64, in namespaces quant_isa_avx* (tests/baseline_isa_test.sh allows those).
+#include "quant_dot.hpp"
+
+#include "vector_math.hpp"
+
+namespace wick::cpu {
+
+namespace quant_isa_base {
+float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, int64_t k);
+}
+#ifdef WICK_CPU_VECTOR_MATH
+namespace quant_isa_avx2 {
+float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, int64_t k);
+}
+namespace quant_isa_avx512 {
+float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, int64_t k);
+}
+#endif
+
+namespace {
+
+using DotFn = float (*)(sdk::ggml::Type, const uint8_t*, const float*, int64_t);
+
+DotFn pick() {
+#ifdef WICK_CPU_VECTOR_MATH
+  switch (vecmath::active_isa()) {
+    case vecmath::Isa::AVX512: return &quant_isa_avx512::dot_blocks;
+    case vecmath::Isa::AVX2: return &quant_isa_avx2::dot_blocks;
+    default: break;
+  }
+#endif
+  return &quant_isa_base::dot_blocks;
+}
+
+}  // namespace
+
+bool has_fused_dot(sdk::ggml::Type type) {
+  using sdk::ggml::Type;
+  return type == Type::Q8_0 || type == Type::Q4_0 || type == Type::Q4_K || type == Type::Q6_K;
+}
+
+float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, int64_t k) {
+  static const DotFn fn = pick();
+  return fn(type, w, x, k);
+}
+
+}  // namespace wick::cpu

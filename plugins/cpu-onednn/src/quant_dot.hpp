@@ -1,0 +1,19 @@
+// quant_dot.hpp — one row of GGML blocks dotted with f32 values, without widening the row into
+// memory first: MATMUL_QUANT's decoding path (a few rows of x). The activations stay f32 (they are
+// not rounded to 8 bits as llama.cpp rounds them), so the result is the f32 product of x and the
+// dequantized weights, to f32 summation error. quant_dot.cpp.
+#pragma once
+
+#include <wick/sdk/ggml_types.hpp>
+
+#include <cstdint>
+
+namespace wick::cpu {
+
+// Whether dot_blocks takes `type` (Q8_0, Q4_0, Q4_K, Q6_K); others go through dequantize_row.
+bool has_fused_dot(sdk::ggml::Type type);
+
+// sum_i w[i] * x[i] over k values, w the blocks of one row.
+float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, int64_t k);
+
+}  // namespace wick::cpu
