@@ -108,6 +108,50 @@ json template_processing(const std::optional<std::string>& bos, const std::optio
           {"special_tokens", special}};
 }
 
+// A "llama" (SentencePiece BPE) file's normalizer, decoder and merges, into tokenizer.json `j`.
+void add_sentencepiece(const gguf::GgufFile& f, const std::vector<std::string>& tokens, json& j,
+                       json& bpe, const std::optional<std::string>& unk) {
+  const auto scores = f.get<std::vector<float>>("tokenizer.ggml.scores");
+  if (scores.size() != tokens.size())
+    throw Error(f.source() + ": tokenizer.ggml.scores has " + std::to_string(scores.size()) +
+                " entries for " + std::to_string(tokens.size()) + " tokens");
+  const bool prefix = bool_key(f, "tokenizer.ggml.add_space_prefix", true);
+  json norm = json::array();
+  if (prefix) norm.push_back({{"type", "Prepend"}, {"prepend", "\u2581"}});
+  norm.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}});
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", norm}};
+  j["pre_tokenizer"] = nullptr;
+  json dec = json::array({json{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}},
+                               {"content", " "}},
+                          json{{"type", "ByteFallback"}}, json{{"type", "Fuse"}}});
+  if (prefix) dec.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+  j["decoder"] = {{"type", "Sequence"}, {"decoders", dec}};
+  bpe["merges"] = merges_from_scores(tokens, scores);
+  bpe["byte_fallback"] = true;
+  bpe["fuse_unk"] = true;
+  bpe["ignore_merges"] = false;
+  bpe["unk_token"] = unk ? json(*unk) : json(nullptr);
+}
+
+// A "gpt2" (byte-level BPE) file's pre-tokenizer, decoder and merges, into tokenizer.json `j`.
+void add_byte_level(const gguf::GgufFile& f, json& j, json& bpe, bool llama3) {
+  if (f.find("tokenizer.ggml.pre") == nullptr)
+    throw Error(f.source() + ": a gpt2 tokenizer without tokenizer.ggml.pre (its pre-tokenizer)");
+  const std::string pre = f.get<std::string>("tokenizer.ggml.pre");
+  j["normalizer"] = pre == "qwen2" ? json{{"type", "NFC"}} : json(nullptr);
+  j["pre_tokenizer"] = byte_level_pre_tokenizer(f, pre);
+  j["decoder"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true},
+                  {"use_regex", true}};
+  json merges = json::array();
+  for (const std::string& m : f.get<std::vector<std::string>>("tokenizer.ggml.merges"))
+    merges.push_back(m);
+  bpe["merges"] = merges;
+  bpe["byte_fallback"] = false;
+  bpe["fuse_unk"] = false;
+  bpe["ignore_merges"] = llama3;
+  bpe["unk_token"] = nullptr;
+}
+
 }  // namespace
 
 tokenizers::Tokenizer tokenizer_from_gguf(const gguf::GgufFile& f) {
@@ -157,45 +201,10 @@ tokenizers::Tokenizer tokenizer_from_gguf(const gguf::GgufFile& f) {
   if (add_eos && !eos)
     throw Error(f.source() + ": tokenizer.ggml.add_eos_token is set but there is no eos_token_id");
   j["post_processor"] = (bos || eos) ? template_processing(bos, eos, tokens) : json(nullptr);
-  if (spm) {
-    const auto scores = f.get<std::vector<float>>("tokenizer.ggml.scores");
-    if (scores.size() != tokens.size())
-      throw Error(f.source() + ": tokenizer.ggml.scores has " + std::to_string(scores.size()) +
-                  " entries for " + std::to_string(tokens.size()) + " tokens");
-    const bool prefix = bool_key(f, "tokenizer.ggml.add_space_prefix", true);
-    json norm = json::array();
-    if (prefix) norm.push_back({{"type", "Prepend"}, {"prepend", "\u2581"}});
-    norm.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}});
-    j["normalizer"] = {{"type", "Sequence"}, {"normalizers", norm}};
-    j["pre_tokenizer"] = nullptr;
-    json dec = json::array({json{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}},
-                                 {"content", " "}},
-                            json{{"type", "ByteFallback"}}, json{{"type", "Fuse"}}});
-    if (prefix) dec.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
-    j["decoder"] = {{"type", "Sequence"}, {"decoders", dec}};
-    bpe["merges"] = merges_from_scores(tokens, scores);
-    bpe["byte_fallback"] = true;
-    bpe["fuse_unk"] = true;
-    bpe["ignore_merges"] = false;
-    const auto unk = token_of("tokenizer.ggml.unknown_token_id");
-    bpe["unk_token"] = unk ? json(*unk) : json(nullptr);
-  } else {
-    if (f.find("tokenizer.ggml.pre") == nullptr)
-      throw Error(f.source() + ": a gpt2 tokenizer without tokenizer.ggml.pre (its pre-tokenizer)");
-    const std::string pre = f.get<std::string>("tokenizer.ggml.pre");
-    j["normalizer"] = pre == "qwen2" ? json{{"type", "NFC"}} : json(nullptr);
-    j["pre_tokenizer"] = byte_level_pre_tokenizer(f, pre);
-    j["decoder"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true},
-                    {"use_regex", true}};
-    json merges = json::array();
-    for (const std::string& m : f.get<std::vector<std::string>>("tokenizer.ggml.merges"))
-      merges.push_back(m);
-    bpe["merges"] = merges;
-    bpe["byte_fallback"] = false;
-    bpe["fuse_unk"] = false;
-    bpe["ignore_merges"] = llama3;
-    bpe["unk_token"] = nullptr;
-  }
+  if (spm)
+    add_sentencepiece(f, tokens, j, bpe, token_of("tokenizer.ggml.unknown_token_id"));
+  else
+    add_byte_level(f, j, bpe, llama3);
   j["model"] = bpe;
   return tokenizers::Tokenizer::from_json(j.dump(), f.source() + " (tokenizer.ggml.*)");
 }
