@@ -9,20 +9,20 @@
 namespace wick::cpu {
 
 namespace quant_isa_base {
-float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, int64_t k);
+float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k);
 }
 #ifdef WICK_CPU_VECTOR_MATH
 namespace quant_isa_avx2 {
-float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, int64_t k);
+float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k);
 }
 namespace quant_isa_avx512 {
-float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, int64_t k);
+float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k);
 }
 #endif
 
 namespace {
 
-using DotFn = float (*)(sdk::ggml::Type, const uint8_t*, const float*, int64_t);
+using DotFn = float (*)(sdk::ggml::Type, const uint8_t*, const float*, const float*, int64_t);
 
 DotFn pick() {
 #ifdef WICK_CPU_VECTOR_MATH
@@ -42,9 +42,17 @@ bool has_fused_dot(sdk::ggml::Type type) {
   return type == Type::Q8_0 || type == Type::Q4_0 || type == Type::Q4_K || type == Type::Q6_K;
 }
 
-float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, int64_t k) {
+void group_sums(const float* x, float* xs, int64_t k) {
+  for (int64_t g = 0; g < k / 32; ++g) {
+    float s = 0;
+    for (int l = 0; l < 32; ++l) s += x[32 * g + l];
+    xs[g] = s;
+  }
+}
+
+float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k) {
   static const DotFn fn = pick();
-  return fn(type, w, x, k);
+  return fn(type, w, x, xs, k);
 }
 
 }  // namespace wick::cpu

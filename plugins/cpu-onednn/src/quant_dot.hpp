@@ -13,7 +13,11 @@ namespace wick::cpu {
 // Whether dot_blocks takes `type` (Q8_0, Q4_0, Q4_K, Q6_K); others go through dequantize_row.
 bool has_fused_dot(sdk::ggml::Type type);
 
-// sum_i w[i] * x[i] over k values, w the blocks of one row.
-float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, int64_t k);
+// The sums of x over each 32 values (k / 32 of them), which dot_blocks takes for the types whose
+// blocks have offsets (Q4_K): computed once per row of x, not once per weight row.
+void group_sums(const float* x, float* xs, int64_t k);
+
+// sum_i w[i] * x[i] over k values, w the blocks of one row; xs: group_sums(x).
+float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k);
 
 }  // namespace wick::cpu
