@@ -42,7 +42,27 @@ void f32_matmul(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
 
 }  // namespace
 
+// Integer matmul (i32, i8: wrapping in their width) against f32 on the shape issue 26 timed.
+void int_matmul(benchmark::State& state, DType t) {
+  const autograd::NoGradGuard no_grad;
+  const Tensor x = (random({1024, 384}, DType::F32, 1) * 100.0).to(t),
+               w = (random({384, 1536}, DType::F32, 2) * 100.0).to(t);
+  for (int warm = 0; warm < 2; ++warm) benchmark::DoNotOptimize(x.matmul(w));
+  for (auto _ : state) {
+    Tensor y = x.matmul(w);
+    benchmark::DoNotOptimize(y);
+  }
+  report_flops(state, 2.0 * 1024 * 384 * 1536);
+}
+
 void register_quant() {
+  for (const auto& [name, t] : {std::pair{"i32", DType::I32}, std::pair{"i8", DType::I8},
+                                std::pair{"f32", DType::F32}})
+    benchmark::RegisterBenchmark((std::string("matmul_int_1024x384x1536/") + name).c_str(),
+                                 int_matmul, t)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->MinTime(0.3);
   struct Case {
     int64_t m, k, n;
   };

@@ -27,6 +27,53 @@ TEST_CASE("matmul matches NumPy for every dtype", "[nn][matmul]") {
   }
 }
 
+TEST_CASE("integer matmul above the small-product loop wraps in the output's width", "[nn][matmul]") {
+  // Hand-worked: 3 * 2 summed 1100 times is 6600, which is -56 in int8 (6600 - 26 * 256) and 200
+  // in uint8.
+  const Tensor threes = Tensor::full({64, 1100}, 3, DType::I32, cpu()),
+               twos = Tensor::full({1100, 64}, 2, DType::I32, cpu());
+  CHECK(threes.matmul(twos).to_vector<int32_t>() == std::vector<int32_t>(64 * 64, 6600));
+  CHECK(threes.to(DType::I8).matmul(twos.to(DType::I8)).to_vector<int8_t>() ==
+        std::vector<int8_t>(64 * 64, -56));
+  CHECK(threes.to(DType::U8).matmul(twos.to(DType::U8)).to_vector<uint8_t>() ==
+        std::vector<uint8_t>(64 * 64, 200));
+  // Random operands (non-negative for the unsigned types), batched, b transposed, against a triple
+  // loop in 64-bit modular arithmetic.
+  std::mt19937 rng(7);
+  for (DType t : {DType::I8, DType::U8, DType::I16, DType::I32, DType::U32, DType::I64, DType::U64}) {
+    INFO(dtype_name(t));
+    std::uniform_int_distribution<int64_t> dist(is_unsigned(t) ? 0 : -100000, 100000);
+    std::vector<int64_t> av(2 * 37 * 301), bv(45 * 301);
+    for (auto& v : av) v = dist(rng);
+    for (auto& v : bv) v = dist(rng);
+    const Tensor a = Tensor::from_vector(av, {2, 37, 301}, cpu()).to(t);
+    const Tensor b = Tensor::from_vector(bv, {45, 301}, cpu()).to(t).permute({1, 0});
+    // The operands as the dtype holds them (narrow types wrapped), as 64-bit patterns (every value
+    // here is below 2^63).
+    const auto bits_of = [&](const Tensor& x) {
+      std::vector<uint64_t> out;
+      const int64_t n = x.numel();
+      const Tensor d = x.contiguous();
+      for (int64_t v : d.to(DType::I64).to_vector<int64_t>()) out.push_back(static_cast<uint64_t>(v));
+      REQUIRE(static_cast<int64_t>(out.size()) == n);
+      return out;
+    };
+    const std::vector<uint64_t> ai = bits_of(a), bi = bits_of(b);
+    const int bits = static_cast<int>(dtype_size(t)) * 8;
+    const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+    const std::vector<uint64_t> got = bits_of(a.matmul(b));
+    size_t wrong = 0;
+    for (int64_t e = 0; e < 2 * 37; ++e)
+      for (int64_t j = 0; j < 45; ++j) {
+        uint64_t sum = 0;
+        for (int64_t p = 0; p < 301; ++p)
+          sum += ai[static_cast<size_t>(e * 301 + p)] * bi[static_cast<size_t>(p * 45 + j)];
+        wrong += (got[static_cast<size_t>(e * 45 + j)] & mask) != (sum & mask);
+      }
+    CHECK(wrong == 0);
+  }
+}
+
 TEST_CASE("matmul reads transposed and negative-stride operands", "[nn][matmul]") {
   for (const json& c : fixture("matmul.json")["cases"]) {
     const int ra = static_cast<int>(shape_of(c["a"]).size()),

@@ -1,8 +1,8 @@
 // Matmul: f32 and bf16 through oneDNN (cached primitives, strided operands, batch broadcasting);
 // f16, and bf16 on CPUs where oneDNN has no bf16 kernel (below AVX-512), converted to f32 for
-// oneDNN (oneDNN 2.6 has no f16 matmul on CPU); tiny products and every
-// other dtype through a plain loop that accumulates in f32 (16/32-bit floats), f64 or wrapping
-// 64-bit integers.
+// oneDNN (oneDNN 2.6 has no f16 matmul on CPU); the integers, beyond tiny products, through
+// matmul_int.cpp's vectorised kernels; tiny products, f64 and bool through a plain loop that
+// accumulates in f32 (16/32-bit floats), f64 or wrapping 64-bit integers.
 #include "matmul.hpp"
 
 #include "onednn.hpp"
@@ -377,6 +377,7 @@ void run_matmul_as(Context& ctx, const wick_tensor_desc& a, const wick_tensor_de
     fc.store(c);
     return;
   }
+  if (!small && matmul_int(ctx, a, b, c)) return;
   sdk::visit_dtype(c.dtype,
                    [&](auto tag) { matmul_loop<typename decltype(tag)::type>(ctx, a, b, c); });
 }

@@ -11,4 +11,9 @@ namespace wick::cpu {
 void run_matmul(Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
                 const wick_tensor_desc& c);
 
+// c = a x b for the integer dtypes other than bool, as run_matmul takes them (matmul_int.cpp):
+// wrapping in c's width, accumulated in 32 or 64 bits, vectorised. False for other dtypes.
+bool matmul_int(const Context& ctx, const wick_tensor_desc& a, const wick_tensor_desc& b,
+                const wick_tensor_desc& c);
+
 }  // namespace wick::cpu
