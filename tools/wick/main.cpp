@@ -145,9 +145,24 @@ struct ModelCommands {
   CLI::App* generate;
   CLI::App* quantize;
 };
+struct ModelArgs {
+  wick::cli::EmbedArgs embed;
+  wick::cli::GenerateArgs gen;
+  wick::cli::QuantizeArgs quant;
+};
 
-ModelCommands add_model_commands(CLI::App& app, wick::cli::EmbedArgs& embed, wick::cli::GenerateArgs& gen,
-                                 wick::cli::QuantizeArgs& quant) {
+// Runs the model subcommand that was parsed; -1 when none was.
+int run_model_command(const ModelCommands& c, const wick::ConfigOverrides& cli, const ModelArgs& a) {
+  if (c.embed->parsed()) return wick::cli::run_embed(cli, a.embed);
+  if (c.generate->parsed()) return wick::cli::run_generate(cli, a.gen);
+  if (c.quantize->parsed()) return wick::cli::run_quantize(cli, a.quant);
+  return -1;
+}
+
+ModelCommands add_model_commands(CLI::App& app, ModelArgs& args) {
+  wick::cli::EmbedArgs& embed = args.embed;
+  wick::cli::GenerateArgs& gen = args.gen;
+  wick::cli::QuantizeArgs& quant = args.quant;
   const auto dtypes = CLI::IsMember({"f32", "bf16", "f16", "auto"});
   CLI::App* embed_cmd = app.add_subcommand("embed", "Sentence embeddings of texts with a model directory");
   embed_cmd->add_option("--model", embed.model, "A sentence-transformers or BERT model directory")->required();
@@ -248,10 +263,8 @@ int main(int argc, char** argv) {
   std::string probe_target;
   const PluginCommands plugin_cmds = add_plugin_command(app, check, probe_target);
 
-  wick::cli::EmbedArgs embed;
-  wick::cli::GenerateArgs gen;
-  wick::cli::QuantizeArgs quant;
-  const ModelCommands model_cmds = add_model_commands(app, embed, gen, quant);
+  ModelArgs model_args;
+  const ModelCommands model_cmds = add_model_commands(app, model_args);
   wick::cli::OnnxRunArgs onnx_run;
   wick::cli::OnnxInspectArgs onnx_inspect;
   const OnnxCommands onnx_cmds = add_onnx_commands(app, onnx_run, onnx_inspect);
@@ -274,9 +287,7 @@ int main(int argc, char** argv) {
     if (plugin_probe_cmd->parsed()) return wick::cli::run_plugin_probe(cli, probe_target);
     if (plugin_cmds.buffers->parsed()) return wick::cli::run_plugin_buffers(cli, probe_target);
     if (plugin_cmds.leaks->parsed()) return wick::cli::run_plugin_leaks(cli, probe_target);
-    if (model_cmds.embed->parsed()) return wick::cli::run_embed(cli, embed);
-    if (model_cmds.generate->parsed()) return wick::cli::run_generate(cli, gen);
-    if (model_cmds.quantize->parsed()) return wick::cli::run_quantize(cli, quant);
+    if (const int rc = run_model_command(model_cmds, cli, model_args); rc >= 0) return rc;
     if (onnx_cmds.run->parsed()) return wick::cli::run_onnx_run(cli, onnx_run);
     if (onnx_cmds.inspect->parsed()) return wick::cli::run_onnx_inspect(cli, onnx_inspect);
     if (conf_cmd->parsed()) {
