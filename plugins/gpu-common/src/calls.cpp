@@ -122,6 +122,8 @@ void add_rng_params(KernelCall& call, const wick_op_desc& op, bool wide_is_doubl
 
 wick_support check_call(const wick_op_desc& op) {
   if (op.op == WICK_OP_MATMUL) return detail::check_matmul(op);
+  if (op.op == WICK_OP_DEQUANTIZE) return detail::check_dequantize(op);
+  if (op.op == WICK_OP_MATMUL_QUANT) return detail::check_matmul_quant(op);
   const sdk::OpKind kind = sdk::op_info(op.op)->kind;
   if (kind == sdk::OpKind::REDUCE || kind == sdk::OpKind::SCAN) return detail::check_lines(op);
   if (op.op == WICK_OP_BATCH_NORM) return detail::check_batch_norm(op);
@@ -155,6 +157,14 @@ static KernelCall plan_call(const wick_op_desc& op, const void* const* handles,
                                                   sdk::op_name(op.op) + " on " +
                                                   sdk::dtype_name(t));
   const sdk::OpInfo& info = *sdk::op_info(op.op);
+  if (op.op == WICK_OP_DEQUANTIZE || op.op == WICK_OP_MATMUL_QUANT) {
+    sdk::check_operands_inside(op);
+    if (op.op == WICK_OP_DEQUANTIZE)
+      detail::plan_dequantize(call, op, handles, handle_size);
+    else
+      detail::plan_matmul_quant(call, op, handles, handle_size);
+    return call;
+  }
   if (info.kind == sdk::OpKind::REDUCE || info.kind == sdk::OpKind::SCAN) {
     sdk::check_operands_inside(op);
     detail::add_handles(call, handles, 2, handle_size);

@@ -130,7 +130,10 @@ Units emit_units() {
     std::string& make = u.body(std::string(t.name) + ".make");
     emit_cast(make, t);
     if (t.dtype != WICK_DTYPE_BOOL) emit_iota(make, t);
-    if (is_float(t.dtype)) emit_rng(make, t);
+    if (is_float(t.dtype)) {
+      emit_rng(make, t);
+      emit_dequantize(make, t);
+    }
     std::string& lines = u.body(std::string(t.name) + ".lines");
     emit_reductions(lines, t);
     emit_sort(lines, t, "wk_i32", "i32");
@@ -214,11 +217,12 @@ sdk::DTypeSet generated_dtypes(wick_op_code op) {
   const sdk::OpInfo* info = sdk::op_info(op);
   if (info == nullptr) return 0;
   const sdk::DTypeSet all = sdk::dtypes_of(sdk::DTypeClass::ANY);
-  // No kernels yet: the fused convolutions (the core composes conv, add, relu) and the GGML block
-  // ops (the CPU runs quantize and dequantize; the core composes matmul_quant).
-  if (op == WICK_OP_CONV_BIAS || op == WICK_OP_CONV_BIAS_RELU || op == WICK_OP_QUANTIZE ||
-      op == WICK_OP_DEQUANTIZE || op == WICK_OP_MATMUL_QUANT)
-    return 0;
+  // No kernels yet: the fused convolutions (the core composes conv, add, relu) and quantize (the
+  // core runs the reference on the host).
+  if (op == WICK_OP_CONV_BIAS || op == WICK_OP_CONV_BIAS_RELU || op == WICK_OP_QUANTIZE) return 0;
+  // Dequantize's dtype is its input's, u8; the kernel is the output dtype's. matmul_quant's is x's.
+  if (op == WICK_OP_DEQUANTIZE) return sdk::dtype_bit(WICK_DTYPE_U8);
+  if (op == WICK_OP_MATMUL_QUANT) return sdk::kFloatDTypes;
   switch (info->kind) {
     case sdk::OpKind::UNARY:
     case sdk::OpKind::BINARY:
@@ -281,6 +285,7 @@ std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to) {
       if (op == WICK_OP_ATTENTION) return "attention_" + dt;
       return (op == WICK_OP_SOFTMAX || op == WICK_OP_LOG_SOFTMAX ? "softmax_" : "norm_") + dt;
     case sdk::OpKind::NN:
+      if (op == WICK_OP_MATMUL_QUANT) return "matmul_quant_" + dt;
       if (op == WICK_OP_WINDOW_SCATTER_MAX || op == WICK_OP_WINDOW_SCATTER_MIN)
         return "window_scatter_" + dt;
       return (op == WICK_OP_MATMUL ? "matmul_" : op == WICK_OP_CONV ? "conv_" : "window_") + dt;
@@ -288,6 +293,7 @@ std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to) {
   }
   if (op == WICK_OP_CAST) return "cast_" + dt + "_" + detail::type_info(to).name;
   if (op == WICK_OP_IOTA) return "iota_" + dt;
+  if (op == WICK_OP_DEQUANTIZE) return "dequantize_" + std::string(detail::type_info(to).name);
   if (op == WICK_OP_RNG_UNIFORM) return "rng_uniform_" + dt;
   if (op == WICK_OP_RNG_NORMAL) return "rng_normal_" + dt;
   static const char* const kBits[] = {"", "u8", "u16", "", "u32", "", "", "", "u64"};

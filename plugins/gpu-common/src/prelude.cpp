@@ -41,6 +41,9 @@ typedef ulong wk_u64;
 #define WK_CLZ64(x) clz(x)
 /* Results must not depend on contraction into fma (the CPU plugin does not contract). */
 #pragma OPENCL FP_CONTRACT OFF
+#define WK_MUL_RN(a, b) ((a) * (b))
+#define WK_ADD_RN(a, b) ((a) + (b))
+#define WK_SUB_RN(a, b) ((a) - (b))
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define WK_HAS_F64 1
@@ -63,6 +66,9 @@ const char* const kCudaPrelude = R"CUDA(
 #define WK_GROUP_Y ((long long)blockIdx.y)
 #define WK_NGROUPS ((long long)gridDim.x)
 #define WK_LOCAL __shared__
+#define WK_MUL_RN(a, b) __fmul_rn(a, b)
+#define WK_ADD_RN(a, b) __fadd_rn(a, b)
+#define WK_SUB_RN(a, b) __fsub_rn(a, b)
 #define WK_BARRIER() __syncthreads()
 /* 16 floats as one value: the matmul kernel's row of accumulators. */
 typedef struct { float v[16]; } wk_f32x16;
@@ -194,6 +200,8 @@ WK_FN wk_u16 wk_f32_to_f16(float f) {
   return (wk_u16)(sign | (m >> 13));
 }
 WK_FN float wk_bf16_to_f32(wk_u16 b) { return WK_BITS_F32((wk_u32)b << 16); }
+/* An f16 stored little-endian at byte pointer p (GGML blocks' scales). */
+#define wk_half_at(p) wk_f16_to_f32((wk_u16)((p)[0] | ((p)[1] << 8)))
 WK_FN wk_u16 wk_f32_to_bf16(float f) {
   wk_u32 x = WK_F32_BITS(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (wk_u16)((x >> 16) | 0x40u);
