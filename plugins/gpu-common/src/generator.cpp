@@ -132,7 +132,8 @@ Units emit_units() {
     if (t.dtype != WICK_DTYPE_BOOL) emit_iota(make, t);
     if (is_float(t.dtype)) {
       emit_rng(make, t);
-      emit_dequantize(make, t);
+      // A unit of their own: only a process that runs GGML blocks compiles them.
+      emit_dequantize(u.body(std::string(t.name) + ".quant"), t);
     }
     std::string& lines = u.body(std::string(t.name) + ".lines");
     emit_reductions(lines, t);

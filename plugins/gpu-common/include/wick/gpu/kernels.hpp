@@ -54,7 +54,8 @@ std::string render_program(Dialect dialect);
 
 // The program in units: the kernels of one dtype and kind each ("f32.unary", "f32.binary" (with
 // where), "f32.make" (cast, iota, random numbers), "f32.lines" (reductions, scans, sort, softmax,
-// norms, attention), "f32.nn" (matmul, scatter, window ops, conv); "bits" for copy, fill, gather), each a complete source with the
+// norms, attention), "f32.nn" (matmul, scatter, window ops, conv), "f32.quant" (dequantize,
+// matmul_quant); "bits" for copy, fill, gather), each a complete source with the
 // prelude. A plugin builds a unit when one of its kernels is first used, so a process compiles, or
 // loads from the caches, only what it runs.
 std::vector<std::string> program_units();
