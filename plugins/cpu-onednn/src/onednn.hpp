@@ -241,13 +241,7 @@ inline bool plain_strides(const wick_tensor_desc& d) {
 
 // Whether the operand is dense in C order (extent-1 axes may have any stride).
 inline bool is_dense(const wick_tensor_desc& d) {
-  int64_t expected = 1;
-  for (int i = d.rank; i-- > 0;) {
-    if (d.shape[i] == 1) continue;
-    if (d.strides[i] != expected) return false;
-    expected *= d.shape[i];
-  }
-  return true;
+  return sdk::is_c_dense(d.shape, d.strides, d.rank);
 }
 
 // Whether an operand's elements fill one span of memory from its data pointer in some axis order

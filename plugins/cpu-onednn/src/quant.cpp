@@ -218,12 +218,8 @@ WICK_QUANT_CLONES double dot(const double* a, const double* b, int64_t k) { retu
 // dotted in f64 with every row of x; the blocks are split over the threads.
 constexpr int64_t kRowBlock = 16;
 
-void matmul_f64(Context& ctx, const wick_op_desc& op, const QuantGeometry& g) {
-  const int64_t n = op.inputs[1].shape[0];
-  Dense xs, ys;
-  const double* x = values_as<double>(op.inputs[0], xs);
-  double* y = output_as<double>(op.outputs[0], ys);
-  const auto* w = data_of<const unsigned char>(op.inputs[1]);
+void matmul_f64(const Context& ctx, const double* x, const uint8_t* w, double* y, int64_t n,
+                const QuantGeometry& g) {
   const int64_t blocks = (n + kRowBlock - 1) / kRowBlock;
   parallel_items(ctx, blocks, kRowBlock * g.k * (g.rows + 1), [&](int64_t b) {
     const int64_t first = b * kRowBlock, count = std::min(kRowBlock, n - first);
@@ -235,7 +231,6 @@ void matmul_f64(Context& ctx, const wick_op_desc& op, const QuantGeometry& g) {
       for (int64_t j = 0; j < count; ++j)
         y[r * n + first + j] = dot(x + r * g.k, wide.data() + j * g.k, g.k);
   });
-  if (ys.bytes) ys.store(op.outputs[0]);
 }
 
 // Decoding (a few rows of x): each weight row's blocks dotted with each row of x without being
@@ -287,25 +282,31 @@ void matmul_panels(const Context& ctx, const float* x, const uint8_t* w, float* 
 // Rows of x up to which the fused decoding path beats widening panels for sgemm.
 constexpr int64_t kFusedRows = 4;
 
-void matmul_f32(Context& ctx, const wick_op_desc& op, const QuantGeometry& g) {
-  const int64_t n = op.inputs[1].shape[0];
+// x and y as dense T (the operands themselves, or converted copies stored back after), for
+// run(x, w, y, n).
+template <class T, class F>
+void with_dense(const wick_op_desc& op, F&& run) {
   Dense xs, ys;
-  const float* x = values_as<float>(op.inputs[0], xs);
-  float* y = output_as<float>(op.outputs[0], ys);
-  const auto* w = data_of<const unsigned char>(op.inputs[1]);
-  if (g.rows <= kFusedRows)
-    matmul_fused(ctx, x, w, y, n, g);
-  else
-    matmul_panels(ctx, x, w, y, n, g);
+  const T* x = values_as<T>(op.inputs[0], xs);
+  T* y = output_as<T>(op.outputs[0], ys);
+  run(x, data_of<const unsigned char>(op.inputs[1]), y, op.inputs[1].shape[0]);
   if (ys.bytes) ys.store(op.outputs[0]);
 }
 
 void matmul_run(Context& ctx, const wick_op_desc& op) {
   const QuantGeometry g = *matmul_geometry(op);
-  if (op.inputs[0].dtype == WICK_DTYPE_F64)
-    matmul_f64(ctx, op, g);
-  else
-    matmul_f32(ctx, op, g);
+  if (op.inputs[0].dtype == WICK_DTYPE_F64) {
+    with_dense<double>(op, [&](const double* x, const uint8_t* w, double* y, int64_t n) {
+      matmul_f64(ctx, x, w, y, n, g);
+    });
+    return;
+  }
+  with_dense<float>(op, [&](const float* x, const uint8_t* w, float* y, int64_t n) {
+    if (g.rows <= kFusedRows)
+      matmul_fused(ctx, x, w, y, n, g);
+    else
+      matmul_panels(ctx, x, w, y, n, g);
+  });
 }
 
 }  // namespace

@@ -79,15 +79,7 @@ WK_FN void wk_dequant32(WK_G const wk_u8* row, wk_i64 j, int type, float* v) {
 }
 )K";
 
-bool dense(const wick_tensor_desc& d) {  // C order (extent-1 axes may have any stride)
-  int64_t expected = 1;
-  for (int i = d.rank; i-- > 0;) {
-    if (d.shape[i] == 1) continue;
-    if (d.strides[i] != expected) return false;
-    expected *= d.shape[i];
-  }
-  return true;
-}
+bool dense(const wick_tensor_desc& d) { return sdk::is_c_dense(d.shape, d.strides, d.rank); }
 
 // The GGML types the kernel decodes (numbers as in the file).
 bool decodes(sdk::ggml::Type type) {

@@ -25,6 +25,18 @@ inline int64_t shape_numel(const int64_t* shape, int rank) {
   return n;
 }
 
+// Whether elements laid out with these strides are dense in C order (extent-1 axes may have any
+// stride).
+inline bool is_c_dense(const int64_t* shape, const int64_t* strides, int rank) {
+  int64_t expected = 1;
+  for (int i = rank; i-- > 0;) {
+    if (shape[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
 template <size_t N, class F>
 void for_each_row(const int64_t* shape, int rank, const std::array<const int64_t*, N>& strides, F&& f) {
   if (shape_numel(shape, rank) == 0) return;
