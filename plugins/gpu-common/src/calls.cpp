@@ -157,14 +157,6 @@ static KernelCall plan_call(const wick_op_desc& op, const void* const* handles,
                                                   sdk::op_name(op.op) + " on " +
                                                   sdk::dtype_name(t));
   const sdk::OpInfo& info = *sdk::op_info(op.op);
-  if (op.op == WICK_OP_DEQUANTIZE || op.op == WICK_OP_MATMUL_QUANT) {
-    sdk::check_operands_inside(op);
-    if (op.op == WICK_OP_DEQUANTIZE)
-      detail::plan_dequantize(call, op, handles, handle_size);
-    else
-      detail::plan_matmul_quant(call, op, handles, handle_size);
-    return call;
-  }
   if (info.kind == sdk::OpKind::REDUCE || info.kind == sdk::OpKind::SCAN) {
     sdk::check_operands_inside(op);
     detail::add_handles(call, handles, 2, handle_size);
@@ -231,6 +223,8 @@ static KernelCall plan_call(const wick_op_desc& op, const void* const* handles,
 
 Launch plan_launch(const wick_op_desc& op, const void* const* handles, size_t handle_size,
                    const Target& target) {
+  if (op.op == WICK_OP_DEQUANTIZE || op.op == WICK_OP_MATMUL_QUANT)
+    return {{detail::plan_quant(op, handles, handle_size)}, 0};
   if (op.op == WICK_OP_CONV) {
     sdk::check_operands_inside(op);
     Launch gemm = detail::plan_conv_gemm(op, handles, handle_size);

@@ -61,12 +61,9 @@ void plan_batch_norm(KernelCall& call, const wick_op_desc& op, const void* const
 void plan_attention(KernelCall& call, const wick_op_desc& op, const void* const* handles,
                     size_t handle_size);
 
-// quant_kernels.cpp: dequantize, matmul_quant.
+// quant_kernels.cpp: dequantize, matmul_quant (the launch of either: plan_quant).
 wick_support check_dequantize(const wick_op_desc& op);
 wick_support check_matmul_quant(const wick_op_desc& op);
-void plan_matmul_quant(KernelCall& call, const wick_op_desc& op, const void* const* handles,
-                       size_t handle_size);
-void plan_dequantize(KernelCall& call, const wick_op_desc& op, const void* const* handles,
-                     size_t handle_size);
+KernelCall plan_quant(const wick_op_desc& op, const void* const* handles, size_t handle_size);
 
 }  // namespace wick::gpu::detail

@@ -165,6 +165,8 @@ wick_support check_matmul_quant(const wick_op_desc& op) {
   return WICK_SUPPORT_YES;
 }
 
+namespace {
+
 void plan_matmul_quant(KernelCall& call, const wick_op_desc& op, const void* const* handles,
                        size_t handle_size) {
   const auto& p = *static_cast<const wick_quant_params*>(op.params);
@@ -195,6 +197,19 @@ void plan_dequantize(KernelCall& call, const wick_op_desc& op, const void* const
   call.add(static_cast<int64_t>(in.shape[in.rank - 1]));
   call.add(static_cast<int32_t>(p.type));
   call.numel = rows * per_row;
+}
+
+}  // namespace
+
+KernelCall plan_quant(const wick_op_desc& op, const void* const* handles, size_t handle_size) {
+  sdk::check_operands_inside(op);
+  KernelCall call;
+  call.kernel = kernel_name(op.op, sdk::op_dtype(op), op.outputs[0].dtype);
+  if (op.op == WICK_OP_DEQUANTIZE)
+    plan_dequantize(call, op, handles, handle_size);
+  else
+    plan_matmul_quant(call, op, handles, handle_size);
+  return call;
 }
 
 }  // namespace wick::gpu::detail
