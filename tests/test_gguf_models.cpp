@@ -1,7 +1,7 @@
 // GGUF files as models (wick/models/gguf.hpp): the tiny Llama of models/fixtures/
 // make_gguf_fixtures.py (tests/data/gguf_llama), written by the `gguf` package in Q8_0 and
-// quantized by llama.cpp to Q4_K_M, generates llama.cpp's greedy tokens, and its logits are
-// transformers' on the dequantized weights; its tokenizers (byte-level BPE, and a SentencePiece
+// quantized by llama.cpp to Q4_K_M, and a tiny Qwen2 in Q8_0, generate llama.cpp's greedy tokens,
+// and their logits are transformers' on the dequantized weights; its tokenizers (byte-level BPE, and a SentencePiece
 // BPE) give llama.cpp's ids; metadata the model does not compute is refused by name.
 #include "test_support.hpp"
 
@@ -67,6 +67,16 @@ TEST_CASE("a GGUF file's metadata gives the Llama config and its special tokens"
   CHECK(c.tokens.eos == std::vector<int64_t>{2});
 }
 
+TEST_CASE("a qwen2 GGUF file gives Qwen2's config: q/k/v biases, the file's own q/k order") {
+  const LlamaConfig c = llama_config_from_gguf(gguf::GgufFile(kDir + "/qwen2_q8_0.gguf"));
+  CHECK(c.model_type == "qwen2");
+  CHECK(c.qkv_bias);
+  CHECK_FALSE(c.o_bias);
+  CHECK_FALSE(c.mlp_bias);
+  CHECK(c.num_key_value_heads == 2);
+  CHECK(c.head_dim == 64);
+}
+
 TEST_CASE("a GGUF file's byte-level BPE tokenizer gives llama.cpp's ids, and decodes them") {
   const tokenizers::Tokenizer tok = tokenizer_from_gguf(gguf::GgufFile(kDir + "/q8_0.gguf"));
   const auto enc = tok.encode(expected()["prompt"].get<std::string>());
@@ -88,7 +98,7 @@ TEST_CASE("a GGUF file's SentencePiece tokenizer gives sentencepiece's and llama
 }
 
 TEST_CASE("a quantized GGUF Llama generates llama.cpp's greedy tokens, and PyTorch's logits") {
-  for (const char* name : {"q8_0", "q4_k_m"}) {
+  for (const char* name : {"q8_0", "q4_k_m", "qwen2_q8_0"}) {
     const nlohmann::json& e = expected()[name];
     const std::vector<int64_t> prompt = ids_of(expected()["prompt_ids"]);
     const std::vector<int64_t> greedy = ids_of(e["greedy"]);
