@@ -8,6 +8,8 @@
 #include <wick/models/causal_lm.hpp>
 #include <wick/runtime.hpp>
 
+#include "gguf_keys.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -175,14 +177,10 @@ void convert_to_gguf(const std::filesystem::path& model_dir, const std::string& 
     tensors.push_back({name, as, ne, {}});
   };
   add("model.embed_tokens.weight", "token_embd.weight", 0);
-  const std::vector<std::pair<std::string, std::string>> layer = {
-      {"self_attn.q_proj", "attn_q"}, {"self_attn.k_proj", "attn_k"},
-      {"self_attn.v_proj", "attn_v"}, {"self_attn.o_proj", "attn_output"},
-      {"mlp.gate_proj", "ffn_gate"}, {"mlp.up_proj", "ffn_up"}, {"mlp.down_proj", "ffn_down"},
-      {"input_layernorm", "attn_norm"}, {"post_attention_layernorm", "ffn_norm"}};
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const std::string hf = "model.layers." + std::to_string(i) + ".", g = "blk." + std::to_string(i) + ".";
-    for (const auto& [from, to] : layer) {
+    for (const auto& [from_c, to_c] : detail::kLayerTensors) {
+      const std::string from = from_c, to = to_c;
       const int64_t heads = from == "self_attn.q_proj"   ? c.num_attention_heads
                             : from == "self_attn.k_proj" ? c.num_key_value_heads
                                                          : 0;

@@ -16,6 +16,7 @@ namespace wick::models {
 
 namespace {
 
+using detail::gguf_name;
 using detail::int_key;
 
 int64_t required_int(const gguf::GgufFile& f, const std::string& key) {
@@ -72,26 +73,6 @@ void read_special_tokens(const gguf::GgufFile& f, SpecialTokens& t) {
     const auto id = int_key(f, key);
     if (id && std::find(t.eos.begin(), t.eos.end(), *id) == t.eos.end()) t.eos.push_back(*id);
   }
-}
-
-// transformers' name of a Llama tensor -> llama.cpp's.
-std::string gguf_name(const std::string& hf) {
-  static const std::array<std::pair<const char*, const char*>, 9> layer = {{
-      {"input_layernorm", "attn_norm"}, {"post_attention_layernorm", "ffn_norm"},
-      {"self_attn.q_proj", "attn_q"}, {"self_attn.k_proj", "attn_k"},
-      {"self_attn.v_proj", "attn_v"}, {"self_attn.o_proj", "attn_output"},
-      {"mlp.gate_proj", "ffn_gate"}, {"mlp.up_proj", "ffn_up"}, {"mlp.down_proj", "ffn_down"}}};
-  if (hf == "model.embed_tokens") return "token_embd";
-  if (hf == "model.norm") return "output_norm";
-  if (hf == "lm_head") return "output";
-  const std::string prefix = "model.layers.";
-  if (hf.compare(0, prefix.size(), prefix) == 0) {
-    const size_t dot = hf.find('.', prefix.size());
-    const std::string rest = hf.substr(dot + 1);
-    for (const auto& [from, to] : layer)
-      if (rest == from) return "blk." + hf.substr(prefix.size(), dot - prefix.size()) + "." + to;
-  }
-  throw Error("models: no GGUF name for '" + hf + "'");
 }
 
 class GgufSource final : public detail::LlamaSource {
@@ -228,7 +209,11 @@ LlamaConfig llama_config_from_gguf(const gguf::GgufFile& f) {
 
 std::unique_ptr<LlamaForCausalLM> LlamaForCausalLM::from_gguf(const std::filesystem::path& file,
                                                               const LoadOptions& options) {
-  const gguf::GgufFile f(file.string());
+  return from_gguf(gguf::GgufFile(file.string()), options);
+}
+
+std::unique_ptr<LlamaForCausalLM> LlamaForCausalLM::from_gguf(const gguf::GgufFile& f,
+                                                              const LoadOptions& options) {
   LlamaConfig c = llama_config_from_gguf(f);
   const DType dtype = options.dtype.value_or(DType::F32);
   if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16)

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace wick::cli {
 
@@ -27,7 +28,6 @@ Device configured_device(const ConfigOverrides& overrides) {
 }
 
 tokenizers::Tokenizer open_tokenizer(const std::string& model_dir) {
-  if (models::is_gguf_file(model_dir)) return models::tokenizer_from_gguf(gguf::GgufFile(model_dir));
   const models::ModelDir dir = models::ModelDir::open(model_dir);
   if (dir.tokenizer.empty())
     throw Error("model directory " + model_dir + " has no tokenizer.json (needed to turn text into tokens)");
@@ -112,10 +112,14 @@ int run_generate(const ConfigOverrides& overrides, const GenerateArgs& args) {
   models::LoadOptions options;
   options.device = device;
   options.dtype = parse_dtype(args.dtype);
-  const auto lm = models::load_causal_lm(args.model, options);
-  const tokenizers::Tokenizer tok = open_tokenizer(args.model);
+  // A GGUF file is opened (mapped and validated) once, for the model and its tokenizer.
+  std::optional<gguf::GgufFile> file;
+  if (models::is_gguf_file(args.model)) file.emplace(args.model);
+  const std::unique_ptr<models::CausalLM> lm =
+      file ? models::LlamaForCausalLM::from_gguf(*file, options) : models::load_causal_lm(args.model, options);
+  const tokenizers::Tokenizer tok = file ? models::tokenizer_from_gguf(*file) : open_tokenizer(args.model);
   models::GenerationConfig g;
-  if (models::is_gguf_file(args.model))
+  if (file)
     g.stop_token_ids = lm->special_tokens().eos;  // a GGUF file's eos, eot and eom tokens
   else
     g = models::read_generation_config(args.model);

@@ -239,13 +239,16 @@ void matmul_f64(const Context& ctx, const double* x, const uint8_t* w, double* y
 void matmul_fused(const Context& ctx, const float* x, const uint8_t* w, float* y, int64_t n,
                   const QuantGeometry& g) {
   const bool fused = has_fused_dot(g.type);
-  std::vector<float> xs(static_cast<size_t>(g.rows * (g.k / 32)));
-  for (int64_t r = 0; r < g.rows; ++r) group_sums(x + r * g.k, xs.data() + r * (g.k / 32), g.k);
+  // Q4_K's dots take the sums of x per 32 values (quant_dot.hpp); the other types none.
+  std::vector<float> xs(g.type == sdk::ggml::Type::Q4_K ? static_cast<size_t>(g.rows * (g.k / 32)) : 0);
+  if (!xs.empty())
+    for (int64_t r = 0; r < g.rows; ++r) group_sums(x + r * g.k, xs.data() + r * (g.k / 32), g.k);
   parallel_items(ctx, n, g.k * g.rows, [&](int64_t j) {
     const uint8_t* wr = w + j * g.row_bytes;
     if (fused) {
       for (int64_t r = 0; r < g.rows; ++r)
-        y[r * n + j] = dot_blocks(g.type, wr, x + r * g.k, xs.data() + r * (g.k / 32), g.k);
+        y[r * n + j] = dot_blocks(g.type, wr, x + r * g.k,
+                                  xs.empty() ? nullptr : xs.data() + r * (g.k / 32), g.k);
       return;
     }
     thread_local std::vector<float> row;

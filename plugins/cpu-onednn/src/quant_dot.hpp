@@ -17,7 +17,8 @@ bool has_fused_dot(sdk::ggml::Type type);
 // blocks have offsets (Q4_K): computed once per row of x, not once per weight row.
 void group_sums(const float* x, float* xs, int64_t k);
 
-// sum_i w[i] * x[i] over k values, w the blocks of one row; xs: group_sums(x).
+// sum_i w[i] * x[i] over k values, w the blocks of one row; xs: group_sums(x) for Q4_K (read by
+// no other type: may be null).
 float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k);
 
 }  // namespace wick::cpu

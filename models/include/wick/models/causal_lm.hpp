@@ -25,6 +25,10 @@
 #include <memory>
 #include <string>
 
+namespace wick::gguf {
+class GgufFile;
+}
+
 namespace wick::models {
 
 namespace detail {
@@ -73,6 +77,10 @@ class LlamaForCausalLM final : public CausalLM {
   // the dequantized weights. Anything the file sets that this class does not compute (experts,
   // another rope) is an error naming the key.
   static std::unique_ptr<LlamaForCausalLM> from_gguf(const std::filesystem::path& file,
+                                                     const LoadOptions& options = {});
+  // The same from a file already open (its tokenizer read from it too, say); the model's views
+  // keep the mapping alive on their own.
+  static std::unique_ptr<LlamaForCausalLM> from_gguf(const gguf::GgufFile& file,
                                                      const LoadOptions& options = {});
   ~LlamaForCausalLM() override;
   const LlamaConfig& config() const { return config_; }
