@@ -5,4 +5,5 @@
 #define WICK_VM_ND 4
 #define WICK_VM_VF __m256
 #define WICK_VM_VD __m256d
+#define WICK_VM_FMAF _mm256_fmadd_ps
 #include "vector_math_kernels.inc"

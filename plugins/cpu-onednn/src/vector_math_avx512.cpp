@@ -5,4 +5,5 @@
 #define WICK_VM_ND 8
 #define WICK_VM_VF __m512
 #define WICK_VM_VD __m512d
+#define WICK_VM_FMAF _mm512_fmadd_ps
 #include "vector_math_kernels.inc"
