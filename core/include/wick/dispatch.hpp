@@ -8,6 +8,7 @@
 #include <wick/tensor.hpp>
 #include <wick/wick_plugin.h>
 
+#include <initializer_list>
 #include <vector>
 
 namespace wick {
@@ -18,6 +19,10 @@ namespace wick {
 // from finite inputs throws wick::Error after it ran (its outputs hold the result).
 void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
               const std::vector<Tensor>& outputs);
+// The same for one output, with the operands by pointer: nothing is copied (a Tensor copy costs two
+// heap allocations, its shape and strides, which is a good part of a small op's whole cost).
+void dispatch(wick_op_code op, const void* params, std::initializer_list<const Tensor*> inputs,
+              const Tensor& output);
 
 // dispatch for an elementwise op whose outputs are existing tensors written in place. An input that
 // may share memory with an output is first copied (except one that is exactly that output: an

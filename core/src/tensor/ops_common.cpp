@@ -58,13 +58,17 @@ Tensor binary_op(wick_op_code op, const Tensor& a, const Tensor& b,
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = Tensor::empty(shape, out_dtype.value_or(t), a.device());
   if (out.numel() == 0) return out;
-  // One copy per operand, not three: a Tensor copy copies its shape and strides (heap vectors),
-  // which is most of a small op's cost.
-  std::vector<Tensor> in;
-  in.reserve(2);
-  for (const Tensor* x : {&a, &b})
-    in.push_back(x->dtype() == t && x->shape() == shape ? *x : x->to(t).broadcast_to(shape));
-  dispatch(op, nullptr, in, {out});
+  // No copy of an operand that is already of the op's dtype and shape: a Tensor copy copies its
+  // shape and strides (heap vectors), which is most of a small op's cost.
+  Tensor made[2];
+  const Tensor* in[2] = {&a, &b};
+  for (int i = 0; i < 2; ++i) {
+    if (in[i]->dtype() != t || in[i]->shape() != shape) {
+      made[i] = in[i]->to(t).broadcast_to(shape);
+      in[i] = &made[i];
+    }
+  }
+  dispatch(op, nullptr, {in[0], in[1]}, out);
   return out;
 }
 
@@ -72,7 +76,7 @@ Tensor unary_op(wick_op_code op, const Tensor& x, const void* params,
                 std::optional<DType> out_dtype) {
   require_defined(x, sdk::op_name(op));
   Tensor out = Tensor::empty(x.shape(), out_dtype.value_or(x.dtype()), x.device());
-  if (out.numel() > 0) dispatch(op, params, {x}, {out});
+  if (out.numel() > 0) dispatch(op, params, {&x}, out);
   return out;
 }
 

@@ -278,8 +278,12 @@ Tensor Tensor::matmul(const Tensor& other) const {
                 shape_to_string(other.shape()));
   }
   require_same_device(*this, other, "matmul");
-  const Tensor a = rank() == 1 ? unsqueeze(0) : *this;
-  const Tensor b = other.rank() == 1 ? other.unsqueeze(-1) : other;
+  // Operands by reference where they are used as they are (a Tensor copy costs two allocations).
+  Tensor a1, b1;
+  if (rank() == 1) a1 = unsqueeze(0);
+  if (other.rank() == 1) b1 = other.unsqueeze(-1);
+  const Tensor& a = rank() == 1 ? a1 : *this;
+  const Tensor& b = other.rank() == 1 ? b1 : other;
   const int64_t m = a.dim(-2), k = a.dim(-1), k2 = b.dim(-2), n = b.dim(-1);
   if (k != k2) {
     throw Error("matmul: shapes " + shape_to_string(shape_) + " and " +
@@ -294,8 +298,18 @@ Tensor Tensor::matmul(const Tensor& other) const {
   sb.insert(sb.end(), {k, n});
   so.insert(so.end(), {m, n});
   Tensor out = empty(so, t, device());
-  if (out.numel() > 0)
-    dispatch(WICK_OP_MATMUL, nullptr, {a.to(t).broadcast_to(sa), b.to(t).broadcast_to(sb)}, {out});
+  if (out.numel() > 0) {
+    Tensor made[2];
+    const Tensor* in[2] = {&a, &b};
+    const Shape* want[2] = {&sa, &sb};
+    for (int i = 0; i < 2; ++i) {
+      if (in[i]->dtype() != t || in[i]->shape() != *want[i]) {
+        made[i] = in[i]->to(t).broadcast_to(*want[i]);
+        in[i] = &made[i];
+      }
+    }
+    dispatch(WICK_OP_MATMUL, nullptr, {in[0], in[1]}, out);
+  }
   // The axes 1-D operands gained, dropped again (the row first: both may be gone).
   Tensor result = out;
   if (rank() == 1) result = result.squeeze(-2);
