@@ -85,7 +85,10 @@ inline Device setup_runtime(const Options& o) {
   if (!o.device.empty()) cli.devices = std::vector<std::string>{o.device};
   if (o.strict) cli.strict = true;
   Runtime::configure(resolve_config(cli));
-  const Device d = Runtime::global().default_device();
+  Device d = Runtime::global().default_device();
+  // Several ranks on one machine: each its own device, unless --device names one by index.
+  if (o.distributed && o.device.find(':') == std::string::npos)
+    d = distributed::device_for_local_rank(d, distributed::group().local_rank());
   std::cout << "device: " << d.name() << " (" << d.description() << ")\n";
   return d;
 }

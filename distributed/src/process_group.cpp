@@ -3,6 +3,8 @@
 
 #include <wick/distributed/distributed.hpp>
 #include <wick/error.hpp>
+#include <wick/registry.hpp>
+#include <wick/runtime.hpp>
 
 #include <cstdlib>
 #include <string>
@@ -121,6 +123,19 @@ ProcessGroup& init(const InitOptions& options) {
   }
   g_group = new ProcessGroup(std::move(info), std::move(transport));
   return *g_group;
+}
+
+Device device_for_local_rank(const Device& selected, int local_rank) {
+  if (!selected.valid())
+    throw Error("wick::distributed::device_for_local_rank: no device selected");
+  if (local_rank < 0)
+    throw Error("wick::distributed::device_for_local_rank: local rank " +
+                std::to_string(local_rank));
+  std::vector<Device> same_plugin;
+  for (const Device& d : Runtime::global().registry().devices())
+    if (d.plugin_name() == selected.plugin_name()) same_plugin.push_back(d);
+  if (same_plugin.empty()) return selected;
+  return same_plugin[static_cast<size_t>(local_rank) % same_plugin.size()];
 }
 
 bool is_initialized() {

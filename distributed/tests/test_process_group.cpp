@@ -1,6 +1,8 @@
 // The process group from the environment, run as one process without MPI ([one-rank]).
 #include <wick/distributed/distributed.hpp>
 #include <wick/error.hpp>
+#include <wick/registry.hpp>
+#include <wick/runtime.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -108,4 +110,22 @@ TEST_CASE("init refuses a rank outside the world, and a second init", "[one-rank
   CHECK_THROWS_WITH(init(), Catch::Contains("already initialised"));
   shutdown();
   CHECK_THROWS_WITH(group(), Catch::Contains("call wick::distributed::init() first"));
+}
+
+TEST_CASE(
+    "device_for_local_rank takes the local rank's device of the selected plugin, modulo their "
+    "number",
+    "[one-rank]") {
+  const Device selected = Runtime::global().default_device();
+  int count = 0;
+  for (const Device& d : Runtime::global().registry().devices())
+    count += d.plugin_name() == selected.plugin_name();
+  REQUIRE(count > 0);
+  // Devices are named "<plugin>:<index>", indices 0..count-1.
+  for (int local = 0; local < 5; ++local) {
+    INFO("local rank " << local << " of " << count << " " << selected.plugin_name() << " devices");
+    CHECK(device_for_local_rank(selected, local).name() ==
+          selected.plugin_name() + ":" + std::to_string(local % count));
+  }
+  CHECK_THROWS_WITH(device_for_local_rank(selected, -1), Catch::Contains("local rank -1"));
 }

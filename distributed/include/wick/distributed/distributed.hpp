@@ -78,6 +78,11 @@ bool is_initialized();
 ProcessGroup& group();  // the group init() made (an error before init())
 void shutdown();        // finalises MPI when init() initialised it
 
+// This rank's device on a machine with several: the (local_rank mod count)-th device of
+// `selected`'s plugin, in the registry's order (4 ranks per node on 2 GPUs: ranks 0 and 2 on the
+// first). A device named with its index (--device cuda:1) is the caller's to keep instead.
+Device device_for_local_rank(const Device& selected, int local_rank);
+
 // What init() would read from this environment, without initialising anything.
 ProcessGroupInfo info_from_environment();
 
