@@ -37,7 +37,10 @@ int main(int argc, char** argv) try {
   int iterations = 50;
   for (int i = 1; i + 1 < argc; i += 2)
     if (std::string(argv[i]) == "--iterations") iterations = std::stoi(argv[i + 1]);
-  dist::ProcessGroup& g = dist::init();  // initialises MPI (through the module)
+  dist::ProcessGroup& g = dist::init();  // initialises MPI (through the module) when N > 1
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) MPI_Init(&argc, &argv);  // one rank: Wick's collectives are local copies
   const Device device = Runtime::global().default_device();
   if (g.rank() == 0)
     std::printf("all_reduce sum of f32 on %d ranks, %s, median of %d:\n%10s %12s %12s %10s\n",
@@ -67,6 +70,7 @@ int main(int argc, char** argv) try {
       std::printf("%10lld %12.3f %12.3f %10.2f\n", (long long)bytes, wm * 1e3, mm * 1e3, mm / wm);
   }
   dist::shutdown();
+  if (!initialised) MPI_Finalize();
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "wick-distributed-bench: error: %s\n", e.what());

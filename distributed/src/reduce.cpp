@@ -23,30 +23,48 @@ void store(uint8_t* p, size_t i, T v) {
   std::memcpy(p + i * sizeof(T), &v, sizeof(T));
 }
 
-// Floats (f16 and bf16 through float, exactly): combined in double.
+template <typename T>
+double to_double(T v) {
+  if constexpr (std::is_same_v<T, double>) return v;
+  else return static_cast<double>(static_cast<float>(v));
+}
+template <typename T>
+T from_double(double v) {
+  if constexpr (std::is_same_v<T, double>) return v;
+  else if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
+  else return T(static_cast<float>(v));
+}
+
+// max/min with NaN winning (the earlier rank's NaN when both are).
+inline double pick(double acc, double v, ReduceOp op) {
+  if (std::isnan(acc) || std::isnan(v)) return std::isnan(acc) ? acc : v;
+  return op == ReduceOp::Max ? std::max(acc, v) : std::min(acc, v);
+}
+
+// Floats (f16 and bf16 through float, exactly): combined in double, rank by rank over blocks of
+// elements (loops the compiler vectorises), rounded to T once.
 template <typename T>
 void reduce_float(const uint8_t* all, int ranks, size_t count, ReduceOp op, uint8_t* out) {
+  constexpr size_t kBlock = 512;
   const size_t stride = count * sizeof(T);
-  for (size_t i = 0; i < count; ++i) {
-    double acc = static_cast<double>(static_cast<float>(load<T>(all, i)));
-    if constexpr (std::is_same_v<T, double>) acc = load<double>(all, i);
-    for (int r = 1; r < ranks; ++r) {
-      double v = static_cast<double>(static_cast<float>(load<T>(all + r * stride, i)));
-      if constexpr (std::is_same_v<T, double>) v = load<double>(all + r * stride, i);
-      if (op == ReduceOp::Sum || op == ReduceOp::Mean)
-        acc += v;
-      else if (std::isnan(acc) || std::isnan(v))
-        acc = std::isnan(acc) ? acc : v;
-      else
-        acc = op == ReduceOp::Max ? std::max(acc, v) : std::min(acc, v);
+  T in[kBlock];
+  double acc[kBlock];
+  for (size_t first = 0; first < count; first += kBlock) {
+    const size_t n = std::min(kBlock, count - first);
+    for (int r = 0; r < ranks; ++r) {
+      std::memcpy(in, all + size_t(r) * stride + first * sizeof(T), n * sizeof(T));
+      if (r == 0) {
+        for (size_t i = 0; i < n; ++i) acc[i] = to_double(in[i]);
+      } else if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
+        for (size_t i = 0; i < n; ++i) acc[i] += to_double(in[i]);
+      } else {
+        for (size_t i = 0; i < n; ++i) acc[i] = pick(acc[i], to_double(in[i]), op);
+      }
     }
-    if (op == ReduceOp::Mean) acc /= ranks;
-    if constexpr (std::is_same_v<T, double>)
-      store<double>(out, i, acc);
-    else if constexpr (std::is_same_v<T, float>)
-      store<float>(out, i, static_cast<float>(acc));
-    else
-      store<T>(out, i, T(static_cast<float>(acc)));
+    if (op == ReduceOp::Mean)
+      for (size_t i = 0; i < n; ++i) acc[i] /= ranks;
+    for (size_t i = 0; i < n; ++i) in[i] = from_double<T>(acc[i]);
+    std::memcpy(out + first * sizeof(T), in, n * sizeof(T));
   }
 }
 
