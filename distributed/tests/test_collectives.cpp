@@ -207,3 +207,34 @@ TEST_CASE("a collective leaves its tensor on the selected device", "[collectives
   const int n = pg().size();
   CHECK(t.to_vector<float>() == std::vector<float>{float(n * (n + 1) / 2), float(2 * n)});
 }
+
+TEST_CASE(
+    "ranks calling with different shapes, dtypes or collectives all get an error naming each call",
+    "[collectives]") {
+  const int n = pg().size(), r = pg().rank();
+  if (n == 1) {
+    SUCCEED("one rank: nothing to disagree with");
+    return;
+  }
+  // Rank 0 reduces 3 values, the others 4.
+  Tensor shape = Tensor::zeros({r == 0 ? 3 : 4}, DType::F32);
+  CHECK_THROWS_WITH(all_reduce(shape),
+                    Catch::Contains("the ranks called different collectives") &&
+                        Catch::Contains("rank 0 all_reduce") && Catch::Contains("(f32 [3], sum)") &&
+                        Catch::Contains("rank 1 all_reduce") && Catch::Contains("(f32 [4], sum)"));
+  // Rank 0 in f32, the others in i32.
+  Tensor dtype = Tensor::zeros({2}, r == 0 ? DType::F32 : DType::I32);
+  CHECK_THROWS_WITH(all_reduce(dtype),
+                    Catch::Contains("(f32 [2], sum)") && Catch::Contains("(i32 [2], sum)"));
+  // Rank 0 broadcasts, the others all-gather.
+  Tensor t = Tensor::zeros({2}, DType::F32);
+  if (r == 0)
+    CHECK_THROWS_WITH(broadcast(t, 0),
+                      Catch::Contains("broadcast") && Catch::Contains("all_gather"));
+  else
+    CHECK_THROWS_WITH(all_gather(t), Catch::Contains("broadcast") && Catch::Contains("all_gather"));
+  // The group still works after the refusals: the same calls everywhere succeed.
+  Tensor ok = Tensor::from_vector<float>({1}, {1});
+  all_reduce(ok);
+  CHECK(ok.to_vector<float>()[0] == float(n));
+}
