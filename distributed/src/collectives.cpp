@@ -9,11 +9,10 @@
 namespace wick::distributed {
 namespace {
 
-using Bytes = std::shared_ptr<std::vector<uint8_t>>;
+using Bytes = std::shared_ptr<HostBytes>;
 
 Bytes host_bytes(const Tensor& t) {
-  auto b = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(t.numel()) *
-                                                  dtype_size(t.dtype()));
+  auto b = std::make_shared<HostBytes>(static_cast<size_t>(t.numel()) * dtype_size(t.dtype()));
   if (!b->empty()) t.contiguous().copy_to_host(b->data(), b->size());
   return b;
 }
@@ -32,9 +31,12 @@ CallHeader header_of(CallHeader::Kind kind, DType dtype, const Shape& shape) {
 }
 
 // Writes host bytes back into `t` (in place, on its device: a staged copy off the host).
-void write_back(Tensor& t, const std::vector<uint8_t>& bytes) {
-  if (bytes.empty()) return;
-  t.copy_(Tensor::from_bytes(bytes.data(), bytes.size(), t.shape(), t.dtype(), t.device()));
+void write_back(Tensor& t, const Bytes& bytes) {
+  if (bytes->empty()) return;
+  // A view of the staged bytes where the device can wrap host memory (else a copy), then one copy
+  // into t; the view keeps the bytes alive while the device reads them.
+  t.copy_(Tensor::from_host_memory(bytes, bytes->data(), bytes->size(), t.shape(), t.dtype(),
+                                   t.device()));
 }
 
 std::string what_of(const char* op, DType dtype, const Shape& shape, const std::string& extra) {
@@ -52,7 +54,7 @@ Work all_reduce_bytes(Bytes bytes, DType dtype, const Shape& shape, ReduceOp op,
   h.reduce_op = static_cast<int64_t>(op);
   auto s = begin_call(
       g, h, what_of(scatter ? "reduce_scatter" : "all_reduce", dtype, shape, reduce_op_name(op)));
-  auto all = std::make_shared<std::vector<uint8_t>>();
+  auto all = std::make_shared<HostBytes>();
   Work::State* raw = s.get();
   s->steps.push_back([raw, &g, bytes, all, dtype, op] {
     // Checked after the headers agree, so that every rank refuses alike.
@@ -78,7 +80,7 @@ Work all_reduce_async(Tensor& t, ReduceOp op) {
   Bytes b = host_bytes(t);
   Tensor target = t;  // shares t's storage: the result lands in t
   return all_reduce_bytes(b, t.dtype(), t.shape(), op,
-                          [target, b](Work::State&) mutable { write_back(target, *b); });
+                          [target, b](Work::State&) mutable { write_back(target, b); });
 }
 void all_reduce(Tensor& t, ReduceOp op) {
   all_reduce_async(t, op).wait();
@@ -100,7 +102,7 @@ Work broadcast_async(Tensor& t, int root) {
   });
   Tensor target = t;
   s->finish = [target, b, root, &g]() mutable {
-    if (g.rank() != root) write_back(target, *b);
+    if (g.rank() != root) write_back(target, b);
   };
   return launch(std::move(s));
 }
@@ -113,7 +115,7 @@ Work all_gather_async(const Tensor& t) {
   auto s = begin_call(g, header_of(CallHeader::AllGather, t.dtype(), t.shape()),
                       what_of("all_gather", t.dtype(), t.shape(), ""));
   Bytes b = host_bytes(t);
-  auto all = std::make_shared<std::vector<uint8_t>>(b->size() * static_cast<size_t>(g.size()));
+  auto all = std::make_shared<HostBytes>(b->size() * static_cast<size_t>(g.size()));
   s->steps.push_back([&g, b, all] {
     return std::vector<Pending>{{g.transport().iallgather(b->data(), b->size(), all->data()), -1}};
   });

@@ -62,7 +62,7 @@ namespace {
 struct Bucket {
   DType dtype;
   std::vector<size_t> members;  // indices into params
-  std::shared_ptr<std::vector<uint8_t>> bytes = std::make_shared<std::vector<uint8_t>>();
+  std::shared_ptr<HostBytes> bytes = std::make_shared<HostBytes>();
 };
 
 std::vector<Bucket> make_buckets(const std::vector<Tensor>& params, size_t bucket_bytes) {
@@ -75,9 +75,12 @@ std::vector<Bucket> make_buckets(const std::vector<Tensor>& params, size_t bucke
       buckets.push_back(Bucket{p.dtype(), {}});
     Bucket& b = buckets.back();
     const size_t at = b.bytes->size();
-    b.bytes->resize(at + bytes);  // zeros for a parameter without a gradient
+    b.bytes->resize(at + bytes);
     const Tensor g = p.grad();
-    if (g.defined() && bytes) g.contiguous().copy_to_host(b.bytes->data() + at, bytes);
+    if (g.defined() && bytes)
+      g.contiguous().copy_to_host(b.bytes->data() + at, bytes);
+    else
+      std::memset(b.bytes->data() + at, 0, bytes);  // zeros for a parameter without a gradient
     b.members.push_back(i);
   }
   return buckets;

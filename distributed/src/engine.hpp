@@ -10,9 +10,34 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <new>
 #include <vector>
 
 namespace wick::distributed {
+
+// Host staging memory: aligned to 64 bytes (so that a device whose buffers are host memory can
+// wrap it without a copy, Tensor::from_host_memory) and left uninitialised on allocation (every
+// byte is written before it is read).
+template <class T>
+struct StagingAllocator {
+  using value_type = T;
+  StagingAllocator() = default;
+  template <class U>
+  StagingAllocator(const StagingAllocator<U>&) {}
+  T* allocate(size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
+  template <class U>
+  void construct(U* p) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U>
+  bool operator==(const StagingAllocator<U>&) const {
+    return true;
+  }
+};
+using HostBytes = std::vector<uint8_t, StagingAllocator<uint8_t>>;
 
 // What every rank must agree on before a collective moves data (exchanged first).
 struct CallHeader {
@@ -48,7 +73,7 @@ Work launch(std::shared_ptr<Work::State> state);
 
 // All-reduce of the values (`dtype`, `shape`) in `bytes`, in place (the host half of all_reduce and
 // reduce_scatter); `then` runs on the state once the result is in `bytes`.
-Work all_reduce_bytes(std::shared_ptr<std::vector<uint8_t>> bytes, DType dtype, const Shape& shape,
+Work all_reduce_bytes(std::shared_ptr<HostBytes> bytes, DType dtype, const Shape& shape,
                       ReduceOp op, std::function<void(Work::State&)> then, bool scatter = false);
 
 std::string describe(DType dtype, const Shape& shape);

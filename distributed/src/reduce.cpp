@@ -25,14 +25,19 @@ void store(uint8_t* p, size_t i, T v) {
 
 template <typename T>
 double to_double(T v) {
-  if constexpr (std::is_same_v<T, double>) return v;
-  else return static_cast<double>(static_cast<float>(v));
+  if constexpr (std::is_same_v<T, double>)
+    return v;
+  else
+    return static_cast<double>(static_cast<float>(v));
 }
 template <typename T>
 T from_double(double v) {
-  if constexpr (std::is_same_v<T, double>) return v;
-  else if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
-  else return T(static_cast<float>(v));
+  if constexpr (std::is_same_v<T, double>)
+    return v;
+  else if constexpr (std::is_same_v<T, float>)
+    return static_cast<float>(v);
+  else
+    return T(static_cast<float>(v));
 }
 
 // max/min with NaN winning (the earlier rank's NaN when both are).
