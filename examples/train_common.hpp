@@ -6,6 +6,8 @@
 #include "models.hpp"
 
 #include <wick/autograd.hpp>
+#include <wick/distributed/data_parallel.hpp>
+#include <wick/distributed/distributed.hpp>
 #include <wick/nn/data.hpp>
 #include <wick/nn/nn.hpp>
 #include <wick/nn/optim.hpp>
@@ -18,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <tuple>
@@ -35,6 +38,9 @@ struct Options {
   int64_t test_limit = 0;  // evaluate on the first N test samples only (0: all)
   bool progress = true;
   bool eval = true;
+  // Data parallel across the ranks mpirun started (docs/distributed.md): --batch-size is then the
+  // global batch, each rank training on its 1/N share of it.
+  bool distributed = false;
 };
 
 // Parses the command line (exits on --help or an error, as CLI11 does).
@@ -51,6 +57,8 @@ inline Options parse(int argc, char** argv, const std::string& what, Options o) 
   app.add_option("--test-limit", o.test_limit, "evaluate on the first N test samples only");
   app.add_option("--data", o.data_dir, "directory of the Fashion-MNIST .gz files");
   app.add_option("--save", o.save, "write the trained weights to this safetensors file");
+  app.add_flag("--distributed", o.distributed,
+               "data parallel across the ranks of mpirun (--batch-size is the global batch)");
   bool no_progress = false, no_eval = false;
   app.add_flag("--no-progress", no_progress, "no progress bar");
   app.add_flag("--no-eval", no_eval, "skip the test-set evaluation (benchmarks)");
@@ -59,7 +67,14 @@ inline Options parse(int argc, char** argv, const std::string& what, Options o) 
   } catch (const CLI::ParseError& e) {
     std::exit(app.exit(e));
   }
-  o.progress = !no_progress && ::isatty(2);
+  if (o.distributed) distributed::init();
+  // In a job of several ranks, rank 0 alone reports.
+  const bool quiet = o.distributed && distributed::group().rank() != 0;
+  if (quiet) {
+    std::cout.setstate(std::ios::failbit);
+    if (!std::freopen("/dev/null", "w", stdout)) std::cout.setstate(std::ios::failbit);
+  }
+  o.progress = !no_progress && !quiet && ::isatty(2);
   o.eval = !no_eval;
   return o;
 }
@@ -70,7 +85,10 @@ inline Device setup_runtime(const Options& o) {
   if (!o.device.empty()) cli.devices = std::vector<std::string>{o.device};
   if (o.strict) cli.strict = true;
   Runtime::configure(resolve_config(cli));
-  const Device d = Runtime::global().default_device();
+  Device d = Runtime::global().default_device();
+  // Several ranks on one machine: each its own device, unless --device names one by index.
+  if (o.distributed && o.device.find(':') == std::string::npos)
+    d = distributed::device_for_local_rank(d, distributed::group().local_rank());
   std::cout << "device: " << d.name() << " (" << d.description() << ")\n";
   return d;
 }
@@ -93,15 +111,24 @@ inline Data load_data(const Options& o) {
 inline std::pair<double, double> train_epoch(const Options& o, data::Dataset& train, int epoch,
                                              const data::BatchOptions& bo,
                                              const std::function<Tensor(const data::Batch&)>& step) {
-  train.shuffle(o.seed * 1000003 + static_cast<uint64_t>(epoch));
+  const uint64_t seed = o.seed * 1000003 + static_cast<uint64_t>(epoch);
+  train.shuffle(seed);
   int64_t batches = train.num_batches(bo);
+  // Data parallel: the same global order (seed), the incomplete last global batch dropped, this
+  // rank's share of each.
+  std::optional<distributed::DistributedSampler> sampler;
+  if (o.distributed) {
+    const distributed::ProcessGroup& g = distributed::group();
+    sampler.emplace(train.size(), g.rank(), g.size(), seed);
+    batches = sampler->num_batches(bo.batch_size);
+  }
   if (o.limit > 0) batches = std::min(batches, (o.limit + bo.batch_size - 1) / bo.batch_size);
   const auto start = std::chrono::steady_clock::now();
   double loss_sum = 0;
   Tensor pending;  // the loss is read one step late, so the host never waits for the device
   int64_t images = 0;
   for (int64_t i = 0; i < batches; ++i) {
-    const data::Batch b = train.batch(i, bo);
+    const data::Batch b = sampler ? train.samples(sampler->batch_indices(i, bo.batch_size), bo) : train.batch(i, bo);
     images += b.labels.numel();
     Tensor loss = step(b);
     if (pending.defined()) loss_sum += pending.item<float>();
@@ -159,6 +186,7 @@ inline int run(int argc, char** argv, const Task& task, Options defaults = {}) t
   Data data = load_data(o);
   nn::VarStore store(device, DType::F32, o.seed);
   const nn::Sequential model = task.build(store.root());
+  if (o.distributed) distributed::broadcast_parameters(store.trainable());  // rank 0's initial weights
   optim::Adam opt(store.trainable(), {.lr = o.lr});
   std::cout << "model: " << store.num_parameters() << " parameters\n";
 
@@ -173,6 +201,7 @@ inline int run(int argc, char** argv, const Task& task, Options defaults = {}) t
       Tensor l = loss_of(b);
       opt.zero_grad();
       l.backward();
+      if (o.distributed) distributed::all_reduce_gradients(store.trainable());
       opt.step();
       return l.detach();
     });
@@ -185,10 +214,11 @@ inline int run(int argc, char** argv, const Task& task, Options defaults = {}) t
                                  : "epoch %d: train loss %.4f, test accuracy %.4f, %.2f s (%.0f images/s)\n",
                 epoch, loss, metric, seconds, images / seconds);
   }
-  if (!o.save.empty()) {
+  if (!o.save.empty() && !(o.distributed && distributed::group().rank() != 0)) {
     store.save(o.save);
     std::cout << "weights: " << o.save << "\n";
   }
+  if (o.distributed) distributed::shutdown();
   print_result("model=" + task.name + " loss=" + std::to_string(loss) + (task.reconstruct ? " test_mse=" : " accuracy=") +
                std::to_string(metric) + " epoch_seconds=" + std::to_string(seconds) +
                " fallbacks=" + std::to_string(Runtime::global().fallback_count()));

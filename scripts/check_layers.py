@@ -27,6 +27,7 @@ LAYER_DIRS = {
     "onnx": ["onnx"],
     "tokenizers": ["tokenizers"],
     "models": ["models"],
+    "distributed": ["distributed"],
     "plugins": ["plugins"],
     "conformance": ["conformance"],
     "tools": ["tools", "examples", "bench", "tests", "fuzz"],
@@ -41,9 +42,12 @@ ALLOWED = {
     "onnx": {"sdk", "core", "nn", "onnx"},
     "tokenizers": {"tokenizers"},
     "models": {"sdk", "core", "nn", "tokenizers", "models"},
+    # Collectives and data parallelism on nn's parameters and data sets; MPI only in its module.
+    "distributed": {"sdk", "core", "nn", "distributed"},
     "plugins": {"sdk", "plugins"},
     "conformance": {"sdk", "core", "nn", "onnx", "conformance"},
-    "tools": {"sdk", "core", "nn", "onnx", "tokenizers", "models", "plugins", "conformance", "tools"},
+    "tools": {"sdk", "core", "nn", "onnx", "tokenizers", "models", "distributed", "plugins", "conformance",
+              "tools"},
 }
 # Quoted includes that deliberately cross into another layer's private headers, with the reason.
 PRIVATE_EXCEPTIONS = {
@@ -63,7 +67,7 @@ PRIVATE_EXCEPTIONS = {
 }
 # Device libraries: no layer that knows no device includes these.
 DEVICE_HEADERS = re.compile(r"^(CL/|cuda|cublas|nvrtc|nccl|dnnl|oneapi/)")
-DEVICE_FREE = {"sdk", "core", "nn", "onnx", "tokenizers", "models"}
+DEVICE_FREE = {"sdk", "core", "nn", "onnx", "tokenizers", "models", "distributed"}
 # Wick's CMake targets -> the layer each belongs to.
 TARGETS = {
     "Wick::SDK": "sdk", "wick_sdk": "sdk",
@@ -72,6 +76,7 @@ TARGETS = {
     "Wick::onnx": "onnx", "wick_onnx": "onnx",
     "Wick::tokenizers": "tokenizers", "wick_tokenizers": "tokenizers",
     "Wick::models": "models", "wick_models": "models",
+    "Wick::distributed": "distributed", "wick_distributed": "distributed",
     "wick_gpu_common": "plugins",
     "wick_conformance": "conformance",
 }
@@ -102,6 +107,8 @@ def layer_of_include(name):
         return "tokenizers"
     if rest.startswith("models/"):
         return "models"
+    if rest.startswith("distributed/"):
+        return "distributed"
     if rest.startswith("gpu/"):
         return "plugins"
     return "core"
@@ -162,7 +169,7 @@ def check_quoted(root, layer, path, name):
             name, os.path.relpath(os.path.realpath(c), root))
     # Not found where the build looks: perhaps another layer's private header (a path the CMake
     # files of this layer should not make visible).
-    for other in ("core/src", "nn/src", "onnx/src", "tokenizers/src", "models/src", "plugins"):
+    for other in ("core/src", "nn/src", "onnx/src", "tokenizers/src", "models/src", "distributed/src", "plugins"):
         for dirpath, _, names in os.walk(os.path.join(root, other)):
             if os.path.exists(os.path.join(dirpath, name)):
                 return "quoted include \"%s\" is another layer's private header (%s)" % (

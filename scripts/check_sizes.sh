@@ -9,7 +9,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${WICK_BUILD_DIR:-$root/build}"
 cd "$root"
 folders=("$@")
-((${#folders[@]})) || folders=(core nn onnx tokenizers models sdk plugins conformance tools)
+((${#folders[@]})) || folders=(core nn onnx tokenizers models distributed sdk plugins conformance tools)
 max_lines=800
 max_function=80
 

@@ -20,6 +20,7 @@ packages=(
   zlib1g-dev dataset-fashion-mnist             # gzip'd IDX files; Fashion-MNIST (tests, examples)
   clang libclang-rt-dev                         # fuzz targets (libFuzzer) and sanitizer builds
   python3-pip python3-venv                      # the checkpoint download; the pinned onnx wheel's venv (node tests)
+  libopenmpi-dev openmpi-bin                    # distributed: the MPI module and mpirun (2-rank tests)
 )
 missing=()
 for p in "${packages[@]}"; do

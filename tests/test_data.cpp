@@ -266,6 +266,21 @@ TEST_CASE("a dataset from tensors checks its images and labels", "[data][dataset
   CHECK_THROWS_WITH(data::Dataset(images, images), Catch::Contains("labels must be a 1-D integer tensor"));
 }
 
+TEST_CASE("samples gathers the given samples in the given order, and names one out of range", "[data][dataset]") {
+  const Tensor images = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {3, 2}, cpu());
+  const Tensor labels = Tensor::from_vector<int32_t>({7, 8, 9}, cpu());
+  data::Dataset ds(images, labels);
+  data::BatchOptions o;
+  o.batch_size = 8;
+  o.device = cpu();
+  ds.shuffle(5);  // samples() reads the stored order, whatever the shuffle
+  const data::Batch b = ds.samples({2, 0}, o);
+  CHECK(b.images.shape() == Shape{2, 2});
+  CHECK(b.images.to_vector<float>() == std::vector<float>{5, 6, 1, 2});
+  CHECK(b.labels.to_vector<int64_t>() == std::vector<int64_t>{9, 7});
+  CHECK_THROWS_WITH(ds.samples({1, 3}, o), Catch::Contains("sample 3 of a data set of 3"));
+}
+
 TEST_CASE("find_fashion_mnist names every path it tried", "[data][fashion-mnist]") {
   CHECK_THROWS_WITH(data::find_fashion_mnist("/nonexistent/fmnist"),
                     Catch::Contains("/nonexistent/fmnist (the argument): missing "

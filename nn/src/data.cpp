@@ -155,14 +155,22 @@ Batch Dataset::batch(int64_t index, const BatchOptions& o) const {
     throw Error("Dataset: batch " + std::to_string(index) + " of " + std::to_string(count_batches) +
                 " (batch_size " + std::to_string(o.batch_size) + ", " + std::to_string(n_) +
                 " samples)");
+  const int64_t start = index * o.batch_size;
+  const int64_t count = std::min(o.batch_size, n_ - start);
+  return samples(std::vector<int64_t>(order_.begin() + start, order_.begin() + start + count), o);
+}
+
+Batch Dataset::samples(const std::vector<int64_t>& indices, const BatchOptions& o) const {
+  for (const int64_t sample : indices)
+    if (sample < 0 || sample >= n_)
+      throw Error("Dataset: sample " + std::to_string(sample) + " of a data set of " + std::to_string(n_));
+  const int64_t count = static_cast<int64_t>(indices.size());
   const int64_t per = numel_of(sample_shape_);
   Shape shape = o.image_shape.empty() ? sample_shape_ : o.image_shape;
   if (numel_of(shape) != per)
     throw Error("Dataset: image_shape " + shape_to_string(o.image_shape) + " has " +
                 std::to_string(numel_of(shape)) + " elements, a sample " +
                 shape_to_string(sample_shape_) + " has " + std::to_string(per));
-  const int64_t start = index * o.batch_size;
-  const int64_t count = std::min(o.batch_size, n_ - start);
   shape.insert(shape.begin(), count);
 
   // Gathered and converted on the host; one copy to the device per tensor.
@@ -174,7 +182,7 @@ Batch Dataset::batch(int64_t index, const BatchOptions& o) const {
     using S = typename decltype(tag)::type;
     const auto* src = reinterpret_cast<const S*>(images_.bytes.data());
     for (int64_t b = 0; b < count; ++b) {
-      const int64_t sample = order_[static_cast<size_t>(start + b)];
+      const int64_t sample = indices[static_cast<size_t>(b)];
       const S* s = src + sample * per;
       float* d = images.data() + b * per;
       for (int64_t i = 0; i < per; ++i) d[i] = static_cast<float>(s[i]) / divisor;

@@ -81,6 +81,9 @@ class Dataset {
   int64_t num_batches(const BatchOptions& options) const;
   // Batch `index` of the current order (0 <= index < num_batches(options)).
   Batch batch(int64_t index, const BatchOptions& options) const;
+  // The samples at `indices` (into the stored, unshuffled order), in that order: one rank's share
+  // of a batch in data-parallel training (an error naming an index out of range).
+  Batch samples(const std::vector<int64_t>& indices, const BatchOptions& options) const;
 
   // for (const Batch& b : ds.batches(opts)) ...
   class Iterator {

@@ -1,0 +1,160 @@
+// mpi_transport.cpp — libwick-distributed-mpi.so: the transport table on MPI (transport_abi.h).
+// The only Wick code that includes <mpi.h>; libwick-distributed loads it with dlopen when a job has
+// more than one rank.
+#include "transport_abi.h"
+
+// The C API only (Open MPI and MPICH otherwise pull in their C++ bindings, which need libmpi_cxx).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace {
+
+bool g_initialised_here = false;
+
+int fail(char* err, size_t n, const std::string& what, int code = 0) {
+  std::string msg = what;
+  if (code != 0) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(code, text, &len) == MPI_SUCCESS)
+      msg += ": " + std::string(text, static_cast<size_t>(len));
+  }
+  if (n > 0) std::snprintf(err, n, "%s", msg.c_str());
+  return 1;
+}
+
+// MPI counts are ints: a message is at most INT_MAX bytes.
+bool count_of(size_t bytes, int* count, char* err, size_t n, const char* op) {
+  if (bytes > static_cast<size_t>(INT_MAX)) {
+    fail(err, n,
+         std::string(op) + ": " + std::to_string(bytes) + " bytes is more than MPI's " +
+             std::to_string(INT_MAX) + "-byte message limit");
+    return false;
+  }
+  *count = static_cast<int>(bytes);
+  return true;
+}
+
+// Starts one request: `start` fills a heap MPI_Request handed back as *req.
+template <typename Start>
+int start_request(void** req, char* err, size_t n, const char* op, Start start) {
+  auto* r = new MPI_Request(MPI_REQUEST_NULL);
+  const int rc = start(r);
+  if (rc != MPI_SUCCESS) {
+    delete r;
+    return fail(err, n, op, rc);
+  }
+  *req = r;
+  return 0;
+}
+
+int init(int* rank, int* size, char* err, size_t n) {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) {
+    int provided = 0;
+    const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    if (rc != MPI_SUCCESS) return fail(err, n, "MPI_Init_thread", rc);
+    g_initialised_here = true;
+  }
+  // Errors come back as codes (for messages naming the op), not as MPI's default abort.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  return 0;
+}
+
+void finalize() {
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (g_initialised_here && !finalised) MPI_Finalize();
+  g_initialised_here = false;
+}
+
+int ibcast(void* buf, size_t bytes, int root, void** req, char* err, size_t n) {
+  int count = 0;
+  if (!count_of(bytes, &count, err, n, "MPI_Ibcast")) return 1;
+  return start_request(req, err, n, "MPI_Ibcast", [&](MPI_Request* r) {
+    return MPI_Ibcast(buf, count, MPI_BYTE, root, MPI_COMM_WORLD, r);
+  });
+}
+
+int igather(const void* send, size_t bytes, void* recv, int root, void** req, char* err, size_t n) {
+  int count = 0;
+  if (!count_of(bytes, &count, err, n, "MPI_Igather")) return 1;
+  return start_request(req, err, n, "MPI_Igather", [&](MPI_Request* r) {
+    return MPI_Igather(send, count, MPI_BYTE, recv, count, MPI_BYTE, root, MPI_COMM_WORLD, r);
+  });
+}
+
+int iallgather(const void* send, size_t bytes, void* recv, void** req, char* err, size_t n) {
+  int count = 0;
+  if (!count_of(bytes, &count, err, n, "MPI_Iallgather")) return 1;
+  return start_request(req, err, n, "MPI_Iallgather", [&](MPI_Request* r) {
+    return MPI_Iallgather(send, count, MPI_BYTE, recv, count, MPI_BYTE, MPI_COMM_WORLD, r);
+  });
+}
+
+int ibarrier(void** req, char* err, size_t n) {
+  return start_request(req, err, n, "MPI_Ibarrier",
+                       [&](MPI_Request* r) { return MPI_Ibarrier(MPI_COMM_WORLD, r); });
+}
+
+int isend(const void* buf, size_t bytes, int peer, int tag, void** req, char* err, size_t n) {
+  int count = 0;
+  if (!count_of(bytes, &count, err, n, "MPI_Isend")) return 1;
+  return start_request(req, err, n, "MPI_Isend", [&](MPI_Request* r) {
+    return MPI_Isend(buf, count, MPI_BYTE, peer, tag, MPI_COMM_WORLD, r);
+  });
+}
+
+int irecv(void* buf, size_t bytes, int peer, int tag, void** req, char* err, size_t n) {
+  int count = 0;
+  if (!count_of(bytes, &count, err, n, "MPI_Irecv")) return 1;
+  return start_request(req, err, n, "MPI_Irecv", [&](MPI_Request* r) {
+    return MPI_Irecv(buf, count, MPI_BYTE, peer, tag, MPI_COMM_WORLD, r);
+  });
+}
+
+int test(void* req, int* done, char* err, size_t n) {
+  auto* r = static_cast<MPI_Request*>(req);
+  int flag = 0;
+  const int rc = MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    delete r;
+    return fail(err, n, "MPI_Test", rc);
+  }
+  *done = flag;
+  if (flag) delete r;
+  return 0;
+}
+
+void abort_all(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+const wick_dist_transport k_table = {sizeof(wick_dist_transport),
+                                     WICK_DIST_TRANSPORT_VERSION,
+                                     init,
+                                     finalize,
+                                     ibcast,
+                                     igather,
+                                     iallgather,
+                                     ibarrier,
+                                     isend,
+                                     irecv,
+                                     test,
+                                     abort_all};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const wick_dist_transport*
+wick_distributed_mpi_transport(void) {
+  return &k_table;
+}

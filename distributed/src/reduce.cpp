@@ -1,0 +1,134 @@
+// reduce.cpp — rank 0's reduction of every rank's values (reduce.hpp), in a fixed rank order so
+// that the result never depends on arrival order.
+#include "reduce.hpp"
+
+#include <wick/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+namespace wick::distributed {
+namespace {
+
+template <typename T>
+T load(const uint8_t* p, size_t i) {
+  T v;
+  std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+  return v;
+}
+template <typename T>
+void store(uint8_t* p, size_t i, T v) {
+  std::memcpy(p + i * sizeof(T), &v, sizeof(T));
+}
+
+template <typename T>
+double to_double(T v) {
+  if constexpr (std::is_same_v<T, double>)
+    return v;
+  else
+    return static_cast<double>(static_cast<float>(v));
+}
+template <typename T>
+T from_double(double v) {
+  if constexpr (std::is_same_v<T, double>)
+    return v;
+  else if constexpr (std::is_same_v<T, float>)
+    return static_cast<float>(v);
+  else
+    return T(static_cast<float>(v));
+}
+
+// max/min with NaN winning (the earlier rank's NaN when both are).
+inline double pick(double acc, double v, ReduceOp op) {
+  if (std::isnan(acc) || std::isnan(v)) return std::isnan(acc) ? acc : v;
+  return op == ReduceOp::Max ? std::max(acc, v) : std::min(acc, v);
+}
+
+// Floats (f16 and bf16 through float, exactly): combined in double, rank by rank over blocks of
+// elements (loops the compiler vectorises), rounded to T once.
+template <typename T>
+void reduce_float(const uint8_t* all, int ranks, size_t count, ReduceOp op, uint8_t* out) {
+  constexpr size_t kBlock = 512;
+  const size_t stride = count * sizeof(T);
+  T in[kBlock];
+  double acc[kBlock];
+  for (size_t first = 0; first < count; first += kBlock) {
+    const size_t n = std::min(kBlock, count - first);
+    for (int r = 0; r < ranks; ++r) {
+      std::memcpy(in, all + size_t(r) * stride + first * sizeof(T), n * sizeof(T));
+      if (r == 0) {
+        for (size_t i = 0; i < n; ++i) acc[i] = to_double(in[i]);
+      } else if (op == ReduceOp::Sum || op == ReduceOp::Mean) {
+        for (size_t i = 0; i < n; ++i) acc[i] += to_double(in[i]);
+      } else {
+        for (size_t i = 0; i < n; ++i) acc[i] = pick(acc[i], to_double(in[i]), op);
+      }
+    }
+    if (op == ReduceOp::Mean)
+      for (size_t i = 0; i < n; ++i) acc[i] /= ranks;
+    for (size_t i = 0; i < n; ++i) in[i] = from_double<T>(acc[i]);
+    std::memcpy(out + first * sizeof(T), in, n * sizeof(T));
+  }
+}
+
+// Integers: sums in unsigned 64-bit arithmetic (wrapping, then truncated to T: the dtype's own
+// wrap-around), max and min in T.
+template <typename T>
+void reduce_int(const uint8_t* all, int ranks, size_t count, ReduceOp op, uint8_t* out) {
+  const size_t stride = count * sizeof(T);
+  for (size_t i = 0; i < count; ++i) {
+    T best = load<T>(all, i);
+    uint64_t sum = static_cast<uint64_t>(best);
+    for (int r = 1; r < ranks; ++r) {
+      const T v = load<T>(all + r * stride, i);
+      sum += static_cast<uint64_t>(v);
+      best = op == ReduceOp::Max ? std::max(best, v) : std::min(best, v);
+    }
+    store<T>(out, i, op == ReduceOp::Sum ? static_cast<T>(sum) : best);
+  }
+}
+
+void reduce_bool(const uint8_t* all, int ranks, size_t count, ReduceOp op, uint8_t* out) {
+  for (size_t i = 0; i < count; ++i) {
+    bool acc = all[i] != 0;
+    for (int r = 1; r < ranks; ++r) {
+      const bool v = all[r * count + i] != 0;
+      acc = op == ReduceOp::Min ? (acc && v) : (acc || v);
+    }
+    out[i] = acc ? 1 : 0;
+  }
+}
+
+}  // namespace
+
+std::string reduce_refusal(DType dtype, ReduceOp op) {
+  if (op == ReduceOp::Mean && !is_float(dtype))
+    return std::string("mean needs a float dtype, not ") + dtype_name(dtype) +
+           " (use sum and divide)";
+  return "";
+}
+
+void reduce_ranks(const uint8_t* all, int ranks, size_t count, DType dtype, ReduceOp op,
+                  uint8_t* out) {
+  if (const std::string why = reduce_refusal(dtype, op); !why.empty())
+    throw Error("wick::distributed: " + why);
+  switch (dtype) {
+    case DType::F32: return reduce_float<float>(all, ranks, count, op, out);
+    case DType::F64: return reduce_float<double>(all, ranks, count, op, out);
+    case DType::F16: return reduce_float<f16>(all, ranks, count, op, out);
+    case DType::BF16: return reduce_float<bf16>(all, ranks, count, op, out);
+    case DType::I8: return reduce_int<int8_t>(all, ranks, count, op, out);
+    case DType::U8: return reduce_int<uint8_t>(all, ranks, count, op, out);
+    case DType::I16: return reduce_int<int16_t>(all, ranks, count, op, out);
+    case DType::I32: return reduce_int<int32_t>(all, ranks, count, op, out);
+    case DType::I64: return reduce_int<int64_t>(all, ranks, count, op, out);
+    case DType::U32: return reduce_int<uint32_t>(all, ranks, count, op, out);
+    case DType::U64: return reduce_int<uint64_t>(all, ranks, count, op, out);
+    case DType::Bool: return reduce_bool(all, ranks, count, op, out);
+  }
+  throw Error(std::string("wick::distributed: no reduction for dtype ") + dtype_name(dtype));
+}
+
+}  // namespace wick::distributed

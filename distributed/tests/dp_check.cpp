@@ -1,0 +1,152 @@
+// wick-distributed-dp-check — data-parallel training equals one process on the global batch.
+//   mpirun -n 2 wick-distributed-dp-check [--optimizer sgd|adam] [--epochs 2]
+// Each rank trains a small MLP on its share of every global batch (DistributedSampler, gradients
+// averaged by all_reduce_gradients) and, beside it, the same MLP the way one process would: the
+// whole global batch, no collectives. The data-parallel model starts from another seed on every
+// rank but 0, so the broadcast of rank 0's parameters is needed for the two to agree. After each
+// step every parameter must be within 1e-6 of the single-process one (max |a - b| / max |b|) and
+// bit-identical across the ranks. The device is the selected one (WICK_DEVICE picks it).
+// Exit status 0 when all hold, 1 naming the step and tensor that differ.
+#include <wick/autograd.hpp>
+#include <wick/distributed/data_parallel.hpp>
+#include <wick/distributed/distributed.hpp>
+#include <wick/nn/data.hpp>
+#include <wick/nn/nn.hpp>
+#include <wick/nn/optim.hpp>
+#include <wick/runtime.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+
+using namespace wick;
+namespace dist = wick::distributed;
+
+namespace {
+
+constexpr int64_t kSamples = 96, kFeatures = 12, kClasses = 4, kGlobalBatch = 16;
+
+// Features sin(0.37 s + 0.91 f), labels from their sign pattern: fixed, and not trivially
+// separable.
+data::Dataset make_data() {
+  std::vector<float> x(static_cast<size_t>(kSamples * kFeatures));
+  std::vector<int64_t> y(static_cast<size_t>(kSamples));
+  for (int64_t s = 0; s < kSamples; ++s) {
+    for (int64_t f = 0; f < kFeatures; ++f)
+      x[size_t(s * kFeatures + f)] = float(std::sin(0.37 * double(s) + 0.91 * double(f)));
+    y[size_t(s)] =
+        (x[size_t(s * kFeatures)] > 0 ? 1 : 0) + (x[size_t(s * kFeatures + 1)] > 0 ? 2 : 0);
+  }
+  return data::Dataset(Tensor::from_vector(x, {kSamples, kFeatures}),
+                       Tensor::from_vector(y, {kSamples}));
+}
+
+nn::Sequential mlp(const nn::Path& root) {
+  nn::Sequential m;
+  m.add(nn::Linear(root / "0", kFeatures, 32))
+      .add(nn::relu)
+      .add(nn::Linear(root / "2", 32, kClasses));
+  return m;
+}
+
+struct Trainer {
+  nn::VarStore store;
+  nn::Sequential model;
+  std::unique_ptr<optim::Optimizer> opt;
+  Trainer(const Device& d, uint64_t seed, const std::string& optimizer)
+      : store(d, DType::F32, seed), model(mlp(store.root())) {
+    if (optimizer == "adam")
+      opt = std::make_unique<optim::Adam>(store.trainable(), optim::AdamOptions{.lr = 1e-2});
+    else
+      opt = std::make_unique<optim::SGD>(store.trainable(),
+                                         optim::SGDOptions{.lr = 0.1, .momentum = 0.9});
+  }
+  void backward(const data::Batch& b) {
+    opt->zero_grad();
+    nn::cross_entropy(model(b.images), b.labels).backward();
+  }
+};
+
+// max |a - b| / max |b| over one tensor.
+double relative_difference(const Tensor& a, const Tensor& b) {
+  const std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    diff = std::max(diff, std::fabs(double(x[i]) - double(y[i])));
+    scale = std::max(scale, std::fabs(double(y[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+bool same_on_every_rank(const Tensor& t) {
+  const Tensor all = dist::all_gather(t);
+  const size_t bytes = size_t(t.numel()) * 4;
+  std::vector<uint8_t> raw(bytes * size_t(dist::group().size()));
+  all.copy_to_host(raw.data(), raw.size());
+  for (int r = 1; r < dist::group().size(); ++r)
+    if (std::memcmp(raw.data(), raw.data() + size_t(r) * bytes, bytes) != 0) return false;
+  return true;
+}
+
+// Compares every parameter; prints and returns false at the first that differs.
+bool compare(const Trainer& dp, const Trainer& ref, const std::string& when, double* worst) {
+  for (const std::string& name : ref.store.names()) {
+    const double rel = relative_difference(dp.store.get(name), ref.store.get(name));
+    *worst = std::max(*worst, rel);
+    const bool same = same_on_every_rank(dp.store.get(name));
+    if (rel > 1e-6 || !same) {
+      std::printf("dp_check: rank %d: %s: %s differs: %.3g relative to one process%s\n",
+                  dist::group().rank(), when.c_str(), name.c_str(), rel,
+                  same ? "" : ", and across the ranks");
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string optimizer = "sgd";
+  int epochs = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::string(argv[i]) == "--optimizer")
+      optimizer = argv[i + 1];
+    else if (std::string(argv[i]) == "--epochs")
+      epochs = std::stoi(argv[i + 1]);
+  }
+  dist::ProcessGroup& g = dist::init();
+  const Device device = Runtime::global().default_device();
+  data::Dataset ds = make_data();
+  Trainer dp(device, 7 + uint64_t(g.rank()), optimizer), ref(device, 7, optimizer);
+  dist::broadcast_parameters(dp.store.trainable());
+  double worst = 0;
+  bool ok = compare(dp, ref, "after the broadcast", &worst);
+  dist::DistributedSampler sampler(kSamples, g.rank(), g.size(), /*seed=*/11);
+  const data::BatchOptions global{
+      .batch_size = kGlobalBatch, .drop_last = true, .image_shape = {}, .device = device};
+  int steps = 0;
+  for (int epoch = 0; epoch < epochs && ok; ++epoch) {
+    sampler.set_epoch(uint64_t(epoch));
+    ds.shuffle(11 + uint64_t(epoch));  // the single process's order: the same permutation
+    for (int64_t b = 0; b < sampler.num_batches(kGlobalBatch) && ok; ++b, ++steps) {
+      dp.backward(ds.samples(sampler.batch_indices(b, kGlobalBatch), global));
+      dist::all_reduce_gradients(dp.store.trainable(), /*bucket_bytes=*/1024);  // several buckets
+      dp.opt->step();
+      ref.backward(ds.batch(b, global));
+      ref.opt->step();
+      ok =
+          compare(dp, ref, "epoch " + std::to_string(epoch) + " step " + std::to_string(b), &worst);
+    }
+  }
+  std::printf("dp_check: rank %d of %d on %s, %s: %d steps, largest relative difference %.3g: %s\n",
+              g.rank(), g.size(), device.name().c_str(), optimizer.c_str(), steps, worst,
+              ok ? "PASS" : "FAIL");
+  dist::shutdown();
+  return ok ? 0 : 1;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "wick-distributed-dp-check: error: %s\n", e.what());
+  return 1;
+}
