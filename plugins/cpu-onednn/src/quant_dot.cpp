@@ -6,17 +6,26 @@
 
 #include "vector_math.hpp"
 
+#include <cctype>
+#include <cstdlib>
+#include <string>
+
 namespace wick::cpu {
 
 namespace quant_isa_base {
 float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k);
+float dot8_blocks(sdk::ggml::Type type, const uint8_t* w, const uint8_t* a, int64_t k);
 }
 #ifdef WICK_CPU_VECTOR_MATH
 namespace quant_isa_avx2 {
 float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k);
+float dot8_blocks(sdk::ggml::Type type, const uint8_t* w, const uint8_t* a, int64_t k);
 }
 namespace quant_isa_avx512 {
 float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k);
+}
+namespace quant_isa_avx512vnni {
+float dot8_blocks(sdk::ggml::Type type, const uint8_t* w, const uint8_t* a, int64_t k);
 }
 #endif
 
@@ -35,7 +44,51 @@ DotFn pick() {
   return &quant_isa_base::dot_blocks;
 }
 
+using Dot8Fn = float (*)(sdk::ggml::Type, const uint8_t*, const uint8_t*, int64_t);
+
+struct Dot8 {
+  Dot8Fn fn;
+  const char* isa;
+};
+
+#ifdef WICK_CPU_VECTOR_MATH
+// vpdpbusd needs AVX-512 VNNI (and VL, BW for its 256-bit form and the byte ops); a cap of
+// ONEDNN_MAX_CPU_ISA=AVX512_CORE (oneDNN's level below VNNI) leaves it out, as oneDNN does.
+bool vnni_allowed() {
+  if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512vl") ||
+      !__builtin_cpu_supports("avx512bw"))
+    return false;
+  const char* env = std::getenv("ONEDNN_MAX_CPU_ISA");
+  std::string cap = env != nullptr ? env : "";
+  for (char& c : cap) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return cap != "AVX512_CORE";
+}
+#endif
+
+Dot8 pick8() {
+#ifdef WICK_CPU_VECTOR_MATH
+  const vecmath::Isa isa = vecmath::active_isa();
+  if (isa == vecmath::Isa::AVX512 && vnni_allowed()) return {&quant_isa_avx512vnni::dot8_blocks, "avx512_vnni"};
+  if (isa >= vecmath::Isa::AVX2) return {&quant_isa_avx2::dot8_blocks, "avx2"};
+#endif
+  return {&quant_isa_base::dot8_blocks, "baseline"};
+}
+
+const Dot8& dot8() {
+  static const Dot8 d = pick8();
+  return d;
+}
+
 }  // namespace
+
+bool has_dot8(sdk::ggml::Type type) { return has_fused_dot(type); }
+
+float dot8_blocks(sdk::ggml::Type type, const uint8_t* w, const uint8_t* a, int64_t k) {
+  static const Dot8Fn fn = dot8().fn;
+  return fn(type, w, a, k);
+}
+
+const char* dot8_isa() { return dot8().isa; }
 
 bool has_fused_dot(sdk::ggml::Type type) {
   using sdk::ggml::Type;
