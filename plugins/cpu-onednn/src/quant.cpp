@@ -313,9 +313,12 @@ void matmul_rounded(const Context& ctx, const float* x, const uint8_t* w, float*
   std::vector<uint8_t> a(static_cast<size_t>(g.rows * a_bytes));
   for (int64_t r = 0; r < g.rows; ++r) sdk::ggml::quantize_row(act, x + r * g.k, a.data() + r * a_bytes, g.k);
   if (g.rows <= kFusedRows && has_dot8(g.type)) {
-    parallel_items(ctx, n, g.k * g.rows, [&](int64_t j) {
-      const uint8_t* wr = w + j * g.row_bytes;
-      for (int64_t r = 0; r < g.rows; ++r) y[r * n + j] = dot8_blocks(g.type, wr, a.data() + r * a_bytes, g.k);
+    // chunks of kDotRows weight rows (a chunk's blocks stay in L2 for the next row of x)
+    constexpr int64_t kDotRows = 64;
+    parallel_items(ctx, (n + kDotRows - 1) / kDotRows, kDotRows * g.k * g.rows, [&](int64_t c) {
+      const int64_t first = c * kDotRows, count = std::min(kDotRows, n - first);
+      for (int64_t r = 0; r < g.rows; ++r)
+        dot8_rows(g.type, w + first * g.row_bytes, g.row_bytes, a.data() + r * a_bytes, g.k, y + r * n + first, count);
     });
     return;
   }

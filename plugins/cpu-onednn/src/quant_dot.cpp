@@ -14,18 +14,21 @@ namespace wick::cpu {
 
 namespace quant_isa_base {
 float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k);
-float dot8_blocks(sdk::ggml::Type type, const uint8_t* w, const uint8_t* a, int64_t k);
+void dot8_rows(sdk::ggml::Type type, const uint8_t* w, int64_t row_bytes, const uint8_t* a, int64_t k, float* y,
+               int64_t rows);
 }
 #ifdef WICK_CPU_VECTOR_MATH
 namespace quant_isa_avx2 {
 float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k);
-float dot8_blocks(sdk::ggml::Type type, const uint8_t* w, const uint8_t* a, int64_t k);
+void dot8_rows(sdk::ggml::Type type, const uint8_t* w, int64_t row_bytes, const uint8_t* a, int64_t k, float* y,
+               int64_t rows);
 }
 namespace quant_isa_avx512 {
 float dot_blocks(sdk::ggml::Type type, const uint8_t* w, const float* x, const float* xs, int64_t k);
 }
 namespace quant_isa_avx512vnni {
-float dot8_blocks(sdk::ggml::Type type, const uint8_t* w, const uint8_t* a, int64_t k);
+void dot8_rows(sdk::ggml::Type type, const uint8_t* w, int64_t row_bytes, const uint8_t* a, int64_t k, float* y,
+               int64_t rows);
 }
 #endif
 
@@ -44,12 +47,7 @@ DotFn pick() {
   return &quant_isa_base::dot_blocks;
 }
 
-using Dot8Fn = float (*)(sdk::ggml::Type, const uint8_t*, const uint8_t*, int64_t);
-
-struct Dot8 {
-  Dot8Fn fn;
-  const char* isa;
-};
+using Dot8Fn = void (*)(sdk::ggml::Type, const uint8_t*, int64_t, const uint8_t*, int64_t, float*, int64_t);
 
 #ifdef WICK_CPU_VECTOR_MATH
 // vpdpbusd needs AVX-512 VNNI (and VL, BW for its 256-bit form and the byte ops); a cap of
@@ -65,30 +63,24 @@ bool vnni_allowed() {
 }
 #endif
 
-Dot8 pick8() {
+Dot8Fn pick8() {
 #ifdef WICK_CPU_VECTOR_MATH
   const vecmath::Isa isa = vecmath::active_isa();
-  if (isa == vecmath::Isa::AVX512 && vnni_allowed()) return {&quant_isa_avx512vnni::dot8_blocks, "avx512_vnni"};
-  if (isa >= vecmath::Isa::AVX2) return {&quant_isa_avx2::dot8_blocks, "avx2"};
+  if (isa == vecmath::Isa::AVX512 && vnni_allowed()) return &quant_isa_avx512vnni::dot8_rows;
+  if (isa >= vecmath::Isa::AVX2) return &quant_isa_avx2::dot8_rows;
 #endif
-  return {&quant_isa_base::dot8_blocks, "baseline"};
-}
-
-const Dot8& dot8() {
-  static const Dot8 d = pick8();
-  return d;
+  return &quant_isa_base::dot8_rows;
 }
 
 }  // namespace
 
 bool has_dot8(sdk::ggml::Type type) { return has_fused_dot(type); }
 
-float dot8_blocks(sdk::ggml::Type type, const uint8_t* w, const uint8_t* a, int64_t k) {
-  static const Dot8Fn fn = dot8().fn;
-  return fn(type, w, a, k);
+void dot8_rows(sdk::ggml::Type type, const uint8_t* w, int64_t row_bytes, const uint8_t* a, int64_t k, float* y,
+               int64_t rows) {
+  static const Dot8Fn fn = pick8();
+  fn(type, w, row_bytes, a, k, y, rows);
 }
-
-const char* dot8_isa() { return dot8().isa; }
 
 bool has_fused_dot(sdk::ggml::Type type) {
   using sdk::ggml::Type;
