@@ -73,6 +73,8 @@ int serve_decode(const std::string& dir, const wick::Device& device) {
   wick::models::LoadOptions options;
   options.device = device;
   options.dtype = std::nullopt;
+  // bench/gguf_vs_llama_cpp.py --exact-activations: x not rounded to 8 bits (GGUF models)
+  options.round_activations = std::getenv("WICK_EXACT_ACTIVATIONS") == nullptr;
   const auto lm = wick::models::load_causal_lm(dir, options);
   std::cout << "{\"ready\": \"decode\"}" << std::endl;
   std::string line;

@@ -15,13 +15,16 @@ namespace wick::bench {
 
 namespace {
 
-void wick_matmul_quant(benchmark::State& state, int64_t m, int64_t k, int64_t n, quant::Type type) {
+// round_x: x rounded to the weights' 8-bit activation type first (ABI 1.6; cpu-onednn's integer
+// kernels for a few rows), as llama.cpp multiplies.
+void wick_matmul_quant(benchmark::State& state, int64_t m, int64_t k, int64_t n, quant::Type type, bool round_x) {
   const autograd::NoGradGuard no_grad;
   const Tensor x = random({m, k}, DType::F32, 1);
   const quant::QTensor w = quant::quantize(random({n, k}, DType::F32, 2), type);
-  for (int warm = 0; warm < 2; ++warm) benchmark::DoNotOptimize(quant::matmul(x, w));
+  const quant::MatmulOptions options{round_x};
+  for (int warm = 0; warm < 2; ++warm) benchmark::DoNotOptimize(quant::matmul(x, w, options));
   for (auto _ : state) {
-    Tensor y = quant::matmul(x, w);
+    Tensor y = quant::matmul(x, w, options);
     benchmark::DoNotOptimize(y);
   }
   report_flops(state, 2.0 * static_cast<double>(m * k * n));
@@ -76,10 +79,12 @@ void register_quant() {
     const std::string shape = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n);
     for (const auto& t : types) {
       const std::string name = std::string("matmul_quant_") + t.name + "_" + shape;
-      benchmark::RegisterBenchmark((name + "/wick").c_str(), wick_matmul_quant, c.m, c.k, c.n, t.type)
-          ->Unit(benchmark::kMicrosecond)
-          ->UseRealTime()
-          ->MinTime(0.2);
+      for (const bool round_x : {false, true})
+        benchmark::RegisterBenchmark((name + (round_x ? "/wick_round_x" : "/wick")).c_str(), wick_matmul_quant, c.m,
+                                     c.k, c.n, t.type, round_x)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime()
+            ->MinTime(0.2);
       benchmark::RegisterBenchmark((name + "/f32_matmul").c_str(), f32_matmul, c.m, c.k, c.n)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime()

@@ -27,7 +27,9 @@ The environment (llama.cpp built from source, ~20 minutes on one core):
       -DGGML_F16C=ON -DLLAMA_CURL=OFF" /tmp/llv/bin/pip install numpy gguf==0.19.0 \\
       llama-cpp-python==0.3.36
   flock /tmp/wick-build.lock /tmp/llv/bin/python bench/gguf_vs_llama_cpp.py --work /tmp/gguf-bench
---quick: 2 layers, 32 prompt and 32 new tokens, 1 run. Not a test: the numbers depend on the
+--quick: 2 layers, 32 prompt and 32 new tokens, 1 run. Wick rounds x to 8 bits before its quantized
+matmuls, as llama.cpp does (models::LoadOptions::round_activations, the default);
+--exact-activations measures it with x exact (WICK_EXACT_ACTIVATIONS=1 for wick_bench_models). Not a test: the numbers depend on the
 machine; run it under the build lock so builds do not run beside it.
 """
 import argparse
@@ -179,9 +181,10 @@ class LlamaCpp:
 
 
 class Wick:
-    def __init__(self, binary, path, threads):
+    def __init__(self, binary, path, threads, exact):
+        env = dict(os.environ, WICK_EXACT_ACTIVATIONS="1") if exact else None
         self.p = subprocess.Popen([str(binary), "decode", "--model", str(path), "--threads", str(threads)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         ready = json.loads(self.p.stdout.readline())
         assert ready.get("ready") == "decode", ready
 
@@ -206,6 +209,8 @@ def main():
     ap.add_argument("--work", default="/tmp/wick-gguf-bench")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out")
+    ap.add_argument("--exact-activations", action="store_true",
+                    help="Wick with x not rounded to 8 bits (LoadOptions::round_activations off)")
     a = ap.parse_args()
     s = dict(SHAPE)
     prompt_len = new = 128
@@ -221,7 +226,7 @@ def main():
         bw = copy_bandwidth(t)
         for ty in types:
             path = files[ty]
-            lc, wk = LlamaCpp(path, t), Wick(binary, path, t)
+            lc, wk = LlamaCpp(path, t), Wick(binary, path, t, a.exact_activations)
             lc.run(prompt[:8], 4), wk.run(prompt[:8], 4)  # warm-up
             rows = {"llama.cpp": [], "wick": []}
             for r in range(a.runs):

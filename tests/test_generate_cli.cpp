@@ -106,6 +106,12 @@ TEST_CASE("wick generate runs a quantized GGUF file with the tokenizer it carrie
   REQUIRE(r.status == 0);
   CHECK_FALSE(r.out.empty());
   CHECK_THAT(r.err, Catch::Contains("16 tokens in") && Catch::Contains("tokens/s"));
+  // x not rounded to 8 bits (models::LoadOptions::round_activations off; its numbers:
+  // test_gguf_models.cpp)
+  const Run exact = wick_cli("generate --model '" + gguf + "' --prompt 'The quick brown fox' --max-tokens 16 --exact-activations");
+  INFO(exact.err);
+  CHECK(exact.status == 0);
+  CHECK_THAT(exact.err, Catch::Contains("16 tokens in"));
   const Run bad = wick_cli("generate --model '" + std::string(WICK_TEST_DATA_DIR) +
                            "/gguf_llama/spm.gguf' --prompt hi");  // a tokenizer, no model
   CHECK(bad.status != 0);

@@ -145,7 +145,8 @@ const void* build_params(sdk::ParamsKind kind, const ParamReader& r, Params::Hol
       return fill(h.optim, {0, r.num("lr").d, r.num("beta1").d, r.num("beta2").d, r.num("eps").d,
                             r.num("weight_decay").d, r.num("bias_correction1").d,
                             r.num("bias_correction2").d, r.i32("flags")});
-    case K::quant: return fill(h.quant, {0, r.i32("type"), r.num("k").i});
+    case K::quant:
+      return fill(h.quant, {0, r.i32("type"), r.num("k").i, static_cast<uint32_t>(r.num("flags").i)});
   }
   return nullptr;
 }

@@ -77,8 +77,8 @@ void read_special_tokens(const gguf::GgufFile& f, SpecialTokens& t) {
 
 class GgufSource final : public detail::LlamaSource {
  public:
-  GgufSource(const gguf::GgufFile& f, const LlamaConfig& c, Device device, DType dtype)
-      : f_(f), c_(c), device_(std::move(device)), dtype_(dtype) {}
+  GgufSource(const gguf::GgufFile& f, const LlamaConfig& c, Device device, DType dtype, bool round_x)
+      : f_(f), c_(c), device_(std::move(device)), dtype_(dtype), round_x_(round_x) {}
 
   Tensor vector(const std::string& name, int64_t dim, const nn::Init&) override {
     const size_t dot = name.rfind('.');
@@ -93,6 +93,7 @@ class GgufSource final : public detail::LlamaSource {
       l.weight = f_.to_tensor(info, device_).to(dtype_);
     } else {
       l.qweight = f_.to_qtensor(info, device_);
+      l.round_x = round_x_;
     }
     if (bias) l.bias = plain(g + ".bias", {out});
     // llama.cpp's converter interleaves the two halves of each q and k head (for its rope of
@@ -108,6 +109,7 @@ class GgufSource final : public detail::LlamaSource {
     const gguf::TensorInfo& info = tensor(gguf_name(name) + ".weight", {vocab, dim});
     detail::Embedding e;
     e.dtype = dtype_;
+    e.round_x = round_x_;
     if (gguf::wick_dtype(info.type))
       e.table = f_.to_tensor(info, device_).to(dtype_);
     else
@@ -146,6 +148,7 @@ class GgufSource final : public detail::LlamaSource {
   const LlamaConfig c_;  // a copy: the model takes the original
   Device device_;
   DType dtype_;
+  bool round_x_;  // LoadOptions::round_activations
 };
 
 }  // namespace
@@ -222,7 +225,7 @@ std::unique_ptr<LlamaForCausalLM> LlamaForCausalLM::from_gguf(const gguf::GgufFi
     throw Error(f.source() + ": a GGUF model's quantized weights are constants; it loads untrainable");
   auto store = std::make_unique<nn::VarStore>(options.device, dtype);
   store->set_trainable(false);
-  GgufSource src(f, c, store->device(), dtype);
+  GgufSource src(f, c, store->device(), dtype, options.round_activations);
   return std::unique_ptr<LlamaForCausalLM>(new LlamaForCausalLM(std::move(c), std::move(store), src));
 }
 

@@ -181,7 +181,7 @@ Tensor LlamaForCausalLM::forward(const Tensor& ids_in, KvCache& cache,
 namespace detail {
 
 Tensor Linear::operator()(const Tensor& x) const {
-  Tensor y = qweight.defined() ? quant::matmul(x, qweight) : x.matmul(weight.t());
+  Tensor y = qweight.defined() ? quant::matmul(x, qweight, quant::MatmulOptions{round_x}) : x.matmul(weight.t());
   if (bias.defined()) y = y + bias;
   return out_rows.defined() ? y.index_select(out_rows, static_cast<int>(y.rank()) - 1) : y;
 }
@@ -198,6 +198,7 @@ Linear Embedding::as_linear() const {
   Linear l;
   l.weight = table;
   l.qweight = qtable;
+  l.round_x = round_x;
   return l;
 }
 

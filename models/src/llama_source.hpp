@@ -18,6 +18,7 @@ struct Linear {
   Tensor weight, bias;
   quant::QTensor qweight;  // defined instead of weight for a quantized matrix
   Tensor out_rows;         // i64 [out], or undefined
+  bool round_x = false;    // qweight's products round x to 8 bits (quant::MatmulOptions::round_x)
   Tensor operator()(const Tensor& x) const;
 };
 
@@ -26,6 +27,7 @@ struct Embedding {
   Tensor table;
   quant::QTensor qtable;
   DType dtype = DType::F32;        // of the rows looked up
+  bool round_x = false;            // the tied head's Linear::round_x
   Tensor lookup(const Tensor& flat_ids) const;  // [n] i64 -> [n, dim]
   Linear as_linear() const;                     // the tied output head
 };

@@ -112,6 +112,7 @@ int run_generate(const ConfigOverrides& overrides, const GenerateArgs& args) {
   models::LoadOptions options;
   options.device = device;
   options.dtype = parse_dtype(args.dtype);
+  options.round_activations = !args.exact_activations;
   // A GGUF file is opened (mapped and validated) once, for the model and its tokenizer.
   std::optional<gguf::GgufFile> file;
   if (models::is_gguf_file(args.model)) file.emplace(args.model);

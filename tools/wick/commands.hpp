@@ -37,6 +37,7 @@ struct GenerateArgs {
   std::optional<int64_t> max_tokens, top_k;
   std::optional<double> temperature, top_p, repetition_penalty;
   std::optional<uint64_t> seed;
+  bool exact_activations = false;  // models::LoadOptions::round_activations off
 };
 int run_generate(const ConfigOverrides& overrides, const GenerateArgs& args);
 

@@ -183,6 +183,9 @@ ModelCommands add_model_commands(CLI::App& app, ModelArgs& args) {
   gen_cmd->add_option("--seed", gen.seed, "Seed of the sampling");
   gen_cmd->add_option("--dtype", gen.dtype, "f32, bf16, f16 or auto (the checkpoint's own)")
       ->check(dtypes)->capture_default_str();
+  gen_cmd->add_flag("--exact-activations", gen.exact_activations,
+                    "GGUF models: multiply the quantized weights by x as it is, not rounded to 8 bits "
+                    "first as llama.cpp does (slower; docs/models.md)");
   CLI::App* quant_cmd = app.add_subcommand("quantize", "Write a Llama-family model directory as a GGUF file");
   quant_cmd->add_option("--model", quant.model, "A llama or qwen2 model directory (config.json, safetensors)")
       ->required();

@@ -57,7 +57,27 @@ QTensor quantize(const Tensor& x, Type type);
 // The values of q's blocks, in a float dtype.
 Tensor dequantize(const QTensor& q, DType dtype = DType::F32);
 
+// How quant::matmul treats x.
+struct MatmulOptions {
+  // Round each row of x to the 8-bit block type llama.cpp's dot products take for w's type
+  // (activation_type: Q8_0, Q8_1 or Q8_K) first, as llama.cpp does: the result is then defined as
+  // matmul(round_activations(x, w.type()), w) (docs/ops/quant.md), which integer block dot
+  // products compute faster. Off: x is used as given. A device whose plugin does not take the
+  // flag (ABI < 1.6, or declines it) gets exactly that composition, so every device gives the
+  // same numbers. Under autograd the gradient to x is the unrounded op's (straight-through).
+  bool round_x = false;
+};
+
+// The 8-bit type x is rounded to for a product with `weights` blocks (ggml's vec_dot_type): Q8_0
+// for Q4_0, Q5_0, Q8_0; Q8_1 for Q4_1, Q5_1, Q8_1; Q8_K for the K-quants. Any other type is an
+// error naming it.
+Type activation_type(Type weights);
+
+// dequantize(quantize(x, activation_type(weights))) in f32 (f64 for f64 x: the same values): what
+// MatmulOptions::round_x multiplies.
+Tensor round_activations(const Tensor& x, Type weights);
+
 // x [..., M, k] (a float tensor) times the transpose of w [N, k]: [..., M, N] in x's dtype.
-Tensor matmul(const Tensor& x, const QTensor& w);
+Tensor matmul(const Tensor& x, const QTensor& w, const MatmulOptions& options = {});
 
 }  // namespace wick::quant

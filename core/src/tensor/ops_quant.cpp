@@ -2,6 +2,7 @@
 // DEQUANTIZE and MATMUL_QUANT (ABI 1.4).
 #include <wick/quant.hpp>
 
+#include "host/loaded_plugin.hpp"
 #include "tensor/autograd_graph.hpp"
 
 #include <wick/direct.hpp>
@@ -10,6 +11,7 @@
 #include <wick/sdk/ggml_quants.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,9 +39,13 @@ int64_t row_bytes(Type type, int64_t k, const char* what) {
   return k / t.block_size * t.type_size;
 }
 
-wick_quant_params params(Type type, int64_t k) {
-  return {sizeof(wick_quant_params), static_cast<int32_t>(type), k};
+wick_quant_params params(Type type, int64_t k, uint32_t flags = 0) {
+  return {sizeof(wick_quant_params), static_cast<int32_t>(type), k, flags};
 }
+
+// Whether the device's plugin reads wick_quant_params.flags (ABI 1.6): an older one would not see
+// the bit and would answer the unrounded product, so it is never sent one.
+bool reads_quant_flags(const Device& device) { return device.plugin().api().abi_minor >= 6; }
 
 void require_float(const Tensor& x, const char* what) {
   if (!x.defined()) throw Error(std::string(what) + ": an undefined tensor");
@@ -114,7 +120,63 @@ Tensor dequantize(const QTensor& q, DType dtype) {
   return Tensor::from_vector(values, q.shape(), q.device()).to(dtype);
 }
 
-Tensor matmul(const Tensor& x, const QTensor& w) {
+Type activation_type(Type weights) {
+  const std::optional<Type> a = sdk::ggml::activation_type(weights);
+  if (!a) {
+    throw Error("quant::activation_type: GGML type " + sdk::ggml::type_name(weights) +
+                " has no 8-bit activation type (these have: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1 Q2_K Q3_K Q4_K "
+                "Q5_K Q6_K Q8_K)");
+  }
+  return *a;
+}
+
+Tensor round_activations(const Tensor& x, Type weights) {
+  require_float(x, "quant::round_activations");
+  return dequantize(quantize(x, quant::activation_type(weights)), x.dtype() == DType::F64 ? DType::F64 : DType::F32);
+}
+
+namespace {
+
+// The unrounded product, on the device's MATMUL_QUANT or composed from DEQUANTIZE and MATMUL.
+Tensor matmul_exact(const Tensor& x, const QTensor& w, const Shape& out_shape) {
+  const Tensor xc = x.contiguous();
+  const wick_quant_params p = params(w.type(), w.k());
+  if (!detail::grad::needs(x)) {
+    Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
+    if (out.numel() == 0) return out;
+    if (query_op_direct(x.device(), WICK_OP_MATMUL_QUANT, &p, {xc, w.data()}, {out}) == WICK_SUPPORT_YES) {
+      dispatch(WICK_OP_MATMUL_QUANT, &p, {xc, w.data()}, {out});
+      return out;
+    }
+  }
+  // On a device without the op, and under autograd: the weights dequantized, then a matmul.
+  return x.matmul(dequantize(w, x.dtype()).t());
+}
+
+// MatmulOptions::round_x: the device's flagged MATMUL_QUANT where its plugin takes the flag, else
+// the definition composed: x rounded (round_activations), then the unrounded product.
+Tensor matmul_rounded(const Tensor& x, const QTensor& w, const Shape& out_shape) {
+  quant::activation_type(w.type());  // an error naming a type without one, before any plugin sees it
+  if (!detail::grad::needs(x) && reads_quant_flags(x.device())) {
+    const Tensor xc = x.contiguous();
+    const wick_quant_params p = params(w.type(), w.k(), WICK_QUANT_ROUND_X);
+    Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
+    if (out.numel() == 0) return out;
+    if (query_op_direct(x.device(), WICK_OP_MATMUL_QUANT, &p, {xc, w.data()}, {out}) == WICK_SUPPORT_YES) {
+      dispatch(WICK_OP_MATMUL_QUANT, &p, {xc, w.data()}, {out});
+      return out;
+    }
+  }
+  Tensor xr = round_activations(x.detach(), w.type());
+  // Straight-through under autograd: the value of x rounded, the gradient of x itself.
+  if (detail::grad::needs(x)) xr = x.to(xr.dtype()) + (xr - x.detach().to(xr.dtype()));
+  const Tensor y = matmul_exact(xr, w, out_shape);
+  return y.dtype() == x.dtype() ? y : y.to(x.dtype());
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& x, const QTensor& w, const MatmulOptions& options) {
   const char* what = "quant::matmul";
   require_float(x, what);
   if (!w.defined() || w.shape().size() != 2)
@@ -128,18 +190,7 @@ Tensor matmul(const Tensor& x, const QTensor& w) {
   }
   Shape out_shape = x.shape();
   out_shape.back() = w.shape()[0];
-  const Tensor xc = x.contiguous();
-  const wick_quant_params p = params(w.type(), w.k());
-  if (!detail::grad::needs(x)) {
-    Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
-    if (out.numel() == 0) return out;
-    if (query_op_direct(x.device(), WICK_OP_MATMUL_QUANT, &p, {xc, w.data()}, {out}) == WICK_SUPPORT_YES) {
-      dispatch(WICK_OP_MATMUL_QUANT, &p, {xc, w.data()}, {out});
-      return out;
-    }
-  }
-  // On a device without the op, and under autograd: the weights dequantized, then a matmul.
-  return x.matmul(dequantize(w, x.dtype()).t());
+  return options.round_x ? matmul_rounded(x, w, out_shape) : matmul_exact(x, w, out_shape);
 }
 
 }  // namespace wick::quant

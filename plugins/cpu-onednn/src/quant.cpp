@@ -1,9 +1,10 @@
 // GGML block quantization (ABI 1.4): QUANTIZE and DEQUANTIZE on the SDK's reference code
 // (wick/sdk/ggml_quants*.hpp: ggml's quantize_row_*_ref and dequantize_row_*, bit for bit), rows
-// split over the threads; MATMUL_QUANT with x in f32 (never rounded to 8 bits, so the result is
-// the f32 matmul of x by the dequantized weights, to f32 summation error): fused block dot
-// products for a few rows of x (decoding, quant_dot.cpp), panels of weight rows widened to f32
-// for oneDNN's sgemm for more (a prompt), f64 dots for f64 x.
+// split over the threads; MATMUL_QUANT with x in f32 (not rounded to 8 bits unless the host asks
+// with WICK_QUANT_ROUND_X, ABI 1.6: the result is the f32 matmul of x, or of x rounded, by the
+// dequantized weights, to f32 summation error): fused block dot products for a few rows of x
+// (decoding, quant_dot.cpp; integer ones for rounded x), panels of weight rows widened to f32 for
+// oneDNN's sgemm for more (a prompt), f64 dots for f64 x.
 #include "kernels.hpp"
 #include "onednn.hpp"
 #include "quant_dot.hpp"
@@ -27,6 +28,7 @@ struct QuantGeometry {
   int64_t k = 0;          // values per row
   int64_t row_bytes = 0;  // bytes per row of blocks
   int64_t rows = 0;       // rows of the values operand
+  uint32_t flags = 0;     // WICK_QUANT_* (1.6)
 };
 
 // The type and row length of the params, when the ops take them.
@@ -37,14 +39,14 @@ std::optional<QuantGeometry> quant_params(const wick_op_desc& op) {
   if (p.type < 0 || !sdk::ggml::has_reference(type)) return std::nullopt;
   const sdk::ggml::TypeTraits t = sdk::ggml::traits(type);
   if (p.k <= 0 || p.k % t.block_size != 0) return std::nullopt;
-  return QuantGeometry{type, p.k, p.k / t.block_size * t.type_size, 0};
+  return QuantGeometry{type, p.k, p.k / t.block_size * t.type_size, 0, sdk::quant_flags(p)};
 }
 
 // values [..., k] against blocks [..., row_bytes]: the same leading axes; blocks dense.
 std::optional<QuantGeometry> row_geometry(const wick_op_desc& op, const wick_tensor_desc& values,
                                           const wick_tensor_desc& blocks) {
   std::optional<QuantGeometry> g = quant_params(op);
-  if (!g || values.rank < 1 || blocks.rank != values.rank || blocks.dtype != WICK_DTYPE_U8 || !is_dense(blocks))
+  if (!g || g->flags != 0 || values.rank < 1 || blocks.rank != values.rank || blocks.dtype != WICK_DTYPE_U8 || !is_dense(blocks))
     return std::nullopt;
   const int last = values.rank - 1;
   for (int i = 0; i < last; ++i)
@@ -65,6 +67,10 @@ std::optional<QuantGeometry> matmul_geometry(const wick_op_desc& op) {
     if (x.shape[i] != y.shape[i]) return std::nullopt;
   if (x.shape[last] != g->k || w.shape[1] != g->row_bytes || y.shape[last] != w.shape[0]) return std::nullopt;
   if (y.dtype != x.dtype) return std::nullopt;
+  // WICK_QUANT_ROUND_X for f32, f16 and bf16 x (computed in f32); f64 x is declined (the host
+  // composes it), as is any other bit.
+  if ((g->flags & ~uint32_t{WICK_QUANT_ROUND_X}) != 0) return std::nullopt;
+  if (g->flags != 0 && (x.dtype == WICK_DTYPE_F64 || !sdk::ggml::activation_type(g->type))) return std::nullopt;
   g->rows = numel_of(x) / g->k;
   return g;
 }
@@ -296,8 +302,42 @@ void with_dense(const wick_op_desc& op, F&& run) {
   if (ys.bytes) ys.store(op.outputs[0]);
 }
 
+// WICK_QUANT_ROUND_X: each row of x quantized once to the activation type (the SDK's reference
+// quantizer, as QUANTIZE); a few rows (decoding) then take the integer block dot products, the
+// weight rows split over the threads; more rows, or a type without them, take the f32 paths on
+// the rounded rows dequantized (the same definition: rounded x times the dequantized weights).
+void matmul_rounded(const Context& ctx, const float* x, const uint8_t* w, float* y, int64_t n,
+                    const QuantGeometry& g) {
+  const Type act = *sdk::ggml::activation_type(g.type);
+  const int64_t a_bytes = *sdk::ggml::row_bytes(act, static_cast<uint64_t>(g.k));
+  std::vector<uint8_t> a(static_cast<size_t>(g.rows * a_bytes));
+  for (int64_t r = 0; r < g.rows; ++r) sdk::ggml::quantize_row(act, x + r * g.k, a.data() + r * a_bytes, g.k);
+  if (g.rows <= kFusedRows && has_dot8(g.type)) {
+    // chunks of kDotRows weight rows (a chunk's blocks stay in L2 for the next row of x)
+    constexpr int64_t kDotRows = 64;
+    parallel_items(ctx, (n + kDotRows - 1) / kDotRows, kDotRows * g.k * g.rows, [&](int64_t c) {
+      const int64_t first = c * kDotRows, count = std::min(kDotRows, n - first);
+      for (int64_t r = 0; r < g.rows; ++r)
+        dot8_rows(g.type, w + first * g.row_bytes, g.row_bytes, a.data() + r * a_bytes, g.k, y + r * n + first, count);
+    });
+    return;
+  }
+  std::vector<float> xr(static_cast<size_t>(g.rows * g.k));
+  for (int64_t r = 0; r < g.rows; ++r) dequantize_row(act, a.data() + r * a_bytes, xr.data() + r * g.k, g.k);
+  if (g.rows <= kFusedRows)
+    matmul_fused(ctx, xr.data(), w, y, n, g);
+  else
+    matmul_panels(ctx, xr.data(), w, y, n, g);
+}
+
 void matmul_run(Context& ctx, const wick_op_desc& op) {
   const QuantGeometry g = *matmul_geometry(op);
+  if (g.flags & WICK_QUANT_ROUND_X) {
+    with_dense<float>(op, [&](const float* x, const uint8_t* w, float* y, int64_t n) {
+      matmul_rounded(ctx, x, w, y, n, g);
+    });
+    return;
+  }
   if (op.inputs[0].dtype == WICK_DTYPE_F64) {
     with_dense<double>(op, [&](const double* x, const uint8_t* w, double* y, int64_t n) {
       matmul_f64(ctx, x, w, y, n, g);

@@ -131,7 +131,8 @@ wick_support check_dequantize(const wick_op_desc& op) {
   const auto& p = *static_cast<const wick_quant_params*>(op.params);
   const auto type = static_cast<sdk::ggml::Type>(p.type);
   const auto traits = sdk::ggml::type_traits(static_cast<uint32_t>(p.type));
-  if (p.type < 0 || !traits || !decodes(type) || p.k <= 0 || p.k % traits->block_size != 0)
+  if (p.type < 0 || !traits || !decodes(type) || p.k <= 0 || p.k % traits->block_size != 0 ||
+      sdk::quant_flags(p) != 0)
     return WICK_SUPPORT_NO_PARAMS;
   const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
   if (in.dtype != WICK_DTYPE_U8 || !sdk::has_dtype(sdk::kFloatDTypes, out.dtype) || in.rank < 1 ||
@@ -149,8 +150,9 @@ wick_support check_matmul_quant(const wick_op_desc& op) {
   if (op.params == nullptr || op.num_inputs != 2 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
   const auto& p = *static_cast<const wick_quant_params*>(op.params);
   const auto traits = sdk::ggml::type_traits(static_cast<uint32_t>(p.type));
+  // No WICK_QUANT_ROUND_X (1.6): declined, the host composes it from QUANTIZE and DEQUANTIZE.
   if (p.type < 0 || !traits || !decodes(static_cast<sdk::ggml::Type>(p.type)) || p.k <= 0 ||
-      p.k % traits->block_size != 0)
+      p.k % traits->block_size != 0 || sdk::quant_flags(p) != 0)
     return WICK_SUPPORT_NO_PARAMS;
   const wick_tensor_desc &x = op.inputs[0], &w = op.inputs[1], &y = op.outputs[0];
   if (x.rank < 1 || y.rank != x.rank || w.rank != 2 || w.dtype != WICK_DTYPE_U8 || y.dtype != x.dtype ||

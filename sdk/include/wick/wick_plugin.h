@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define WICK_ABI_MAJOR 1
-#define WICK_ABI_MINOR 5
+#define WICK_ABI_MINOR 6
 
 /* The one symbol every plugin exports. */
 #define WICK_PLUGIN_ENTRY_SYMBOL "wick_plugin_get_api"
@@ -160,6 +160,8 @@ typedef enum wick_device_kind {
 #define WICK_DEVICE_CAP_KNOWN_1_4 WICK_DEVICE_CAP_KNOWN_1_3
 /* 1.5 appended a slot, no capability bit. */
 #define WICK_DEVICE_CAP_KNOWN_1_5 WICK_DEVICE_CAP_KNOWN_1_4
+/* 1.6 appended a params field, no capability bit. */
+#define WICK_DEVICE_CAP_KNOWN_1_6 WICK_DEVICE_CAP_KNOWN_1_5
 
 typedef struct wick_device_props {
   size_t struct_size; /* set by the host; the plugin fills only fields inside it */
@@ -356,13 +358,26 @@ typedef struct wick_attention_params {
  *     ggml's dequantize_row_* (in f32; rounded once to f16 or bf16, widened exactly to f64).
  *   MATMUL_QUANT: in[0] x, a float tensor [..., M, k]; in[1] w, u8 [N, k / block_size *
  *     type_size] (N rows of k quantized weights) -> out[0] [..., M, N] of x's dtype:
- *     x dequantize(w)^T. A kernel may first round each row of x to an 8-bit block format, as
- *     llama.cpp does (Q8_0 for the 32-element types, Q8_K for the K-quants); docs/ops/quant.md
- *     states the tolerance that allows. */
+ *     x dequantize(w)^T, with x as given (never rounded to 8 bits) unless `flags` says so.
+ *
+ * 1.6 appended `flags` (read it only when struct_size covers it: sdk::quant_flags). One bit,
+ * MATMUL_QUANT only (QUANTIZE and DEQUANTIZE take flags 0):
+ *   WICK_QUANT_ROUND_X: the result is DEFINED as
+ *     dequantize(quantize(x, A), f32) dequantize(w)^T, summed in f32,
+ *     where A is the weight type's 8-bit activation type (ggml's vec_dot_type:
+ *     sdk::ggml::activation_type: Q8_0 for Q4_0, Q5_0, Q8_0; Q8_1 for Q4_1, Q5_1, Q8_1; Q8_K for
+ *     the K-quants) and quantize is ggml's reference quantizer of each row of x (as QUANTIZE), so
+ *     that the integer block dot products llama.cpp uses compute it to f32 summation error.
+ * A plugin answers WICK_SUPPORT_NO_PARAMS for a bit it does not take; the host never sends a bit
+ * to a plugin of minor < 6 (which would not see it) and composes the definition from QUANTIZE,
+ * DEQUANTIZE and MATMUL_QUANT itself where a plugin declines. */
+#define WICK_QUANT_ROUND_X 1u
+#define WICK_QUANT_FLAGS_KNOWN_1_6 WICK_QUANT_ROUND_X
 typedef struct wick_quant_params {
   size_t struct_size;
   int32_t type;
   int64_t k;
+  uint32_t flags; /* 1.6: WICK_QUANT_* bits; absent (0) in a struct of 1.4's size */
 } wick_quant_params;
 
 /* WICK_OP_ADAM_UPDATE: one Adam or AdamW step, elementwise. in: parameter p, gradient g, first
@@ -499,6 +514,8 @@ typedef struct wick_plugin_api {
 #define WICK_PLUGIN_API_SIZE_1_5                  \
   (offsetof(wick_plugin_api, buffer_wrap_host) + \
    sizeof(((wick_plugin_api*)0)->buffer_wrap_host))
+/* 1.6 appended wick_quant_params.flags, no slot. */
+#define WICK_PLUGIN_API_SIZE_1_6 WICK_PLUGIN_API_SIZE_1_5
 
 /* The entry point every plugin exports under WICK_PLUGIN_ENTRY_SYMBOL. No side effects: it may
  * be called before the host decided to use the plugin. Returns a static table, never NULL. */

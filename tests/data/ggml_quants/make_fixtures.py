@@ -14,7 +14,9 @@ match bit for bit, never by Wick:
       /tmp/gq/bin/python tests/data/ggml_quants/make_fixtures.py [--libggml .../libggml-base.so]
 
 Where both references cover a type, the script asserts that they agree byte for byte (quantize) and
-bit for bit (dequantize) before writing one copy. The file is a list of records, little-endian:
+bit for bit (dequantize) before writing one copy. The activation rows (act.input, Q8_0.act, Q8_1.act,
+Q8_K.act: MATMUL_QUANT's rounded x, ABI 1.6) are quantized by NumPy (gguf.quants' Q8_0, and this
+script's Q8_1 and Q8_K, which gguf.quants lacks) and asserted equal to llama.cpp's reference. The file is a list of records, little-endian:
 u32 name length, name, u32 kind (0 bytes, 1 f32, 2 UTF-8 text), u32 payload bytes, payload.
 """
 import argparse
@@ -129,6 +131,55 @@ def random_blocks(rng, count, type_size, f16_offsets, q8k):
     return b.reshape(-1)
 
 
+def make_act_input(rng):
+    """4 rows of 256 values for the activation quantizers (MATMUL_QUANT's WICK_QUANT_ROUND_X, ABI
+    1.6): a plain row; blocks of 32 at very different magnitudes; exact ties (blocks whose largest
+    |x| is 127, so that x / d is x: halves round away from zero in Q8_0 and Q8_1, to even in Q8_K);
+    zeros, a constant and outliers."""
+    plain = rng.standard_normal(QK_K)
+    scaled = rng.standard_normal(QK_K) * np.repeat(10.0 ** rng.uniform(-4, 2, 8), 32)
+    ties = np.tile(np.concatenate([[127.0, -126.5], np.arange(-14.5, 15.5, 1.0)]), 8)[:QK_K]
+    ties[128] = -127.0  # Q8_K's largest |x| negative: iscale = -127 / max = 1
+    mixed = rng.standard_normal(QK_K) * 0.1
+    mixed[0:32] = 0
+    mixed[32:64] = 0.3
+    mixed[100], mixed[200] = 50.0, -80.0
+    return np.concatenate([plain, scaled, ties, mixed]).astype(np.float32)
+
+
+def numpy_q8_1(x):
+    """ggml's quantize_row_q8_1_ref in NumPy (gguf.quants has no Q8_1): Q8_0's d and roundf quants,
+    then s = fp16(sum(q) * d) from the unrounded d."""
+    from gguf.quants import np_roundf
+    b = x.reshape(-1, 32).astype(np.float32)
+    d = (np.abs(b).max(axis=1, keepdims=True) / np.float32(127)).astype(np.float32)
+    with np.errstate(divide="ignore"):
+        idd = np.where(d == 0, np.float32(0), np.float32(1) / d).astype(np.float32)
+    q = np_roundf((b * idd).astype(np.float32)).astype(np.int8)
+    s = (q.astype(np.int32).sum(axis=1, keepdims=True).astype(np.float32) * d).astype(np.float32)
+    return np.concatenate([d.astype(np.float16).view(np.uint8), s.astype(np.float16).view(np.uint8),
+                           q.view(np.uint8)], axis=1).reshape(-1)
+
+
+def numpy_q8_k(x):
+    """ggml's quantize_row_q8_K_ref in NumPy (gguf.quants has no Q8_K): per 256 values, max = the
+    value of largest |x| (the first such), iscale = -127 / max, q = min(127, nearest_int(iscale x))
+    (ggml's nearest_int rounds halves to even, as np.rint), bsums per 16, d = 1 / iscale; an
+    all-zero block is d 0, q 0, bsums 0."""
+    out = []
+    for blk in x.reshape(-1, QK_K).astype(np.float32):
+        i = int(np.argmax(np.abs(blk)))  # argmax takes the first of equal |x|, as ggml's strict >
+        if blk[i] == 0:
+            out.append(np.zeros(292, np.uint8))
+            continue
+        iscale = np.float32(-127.0) / blk[i]
+        q = np.minimum(127, np.rint((iscale * blk).astype(np.float32))).astype(np.int8)
+        bsums = q.astype(np.int16).reshape(16, 16).sum(axis=1).astype("<i2")
+        d = np.array([np.float32(1.0) / iscale], "<f4")
+        out.append(np.concatenate([d.view(np.uint8), q.view(np.uint8), bsums.view(np.uint8)]))
+    return np.concatenate(out)
+
+
 def same_bits(a, b):
     return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.view(np.uint8), b.view(np.uint8))
 
@@ -183,6 +234,18 @@ def main():
             add(f"{name}.{tag}dequant", 1, y.tobytes())
         print(name, "quantize:", "gguf = ggml" if gq else "ggml",
               "| dequantize:", "gguf = ggml" if gdq else "ggml" if dq else "none")
+
+    # The activation types (ggml's vec_dot_type) quantized by NumPy (gguf.quants for Q8_0, this
+    # script's for Q8_1 and Q8_K), each asserted to be llama.cpp's reference byte for byte.
+    xa = make_act_input(rng)
+    add("act.input", 1, xa.tobytes())
+    for name, mine in [("Q8_0", lambda v: quants.quantize(v.reshape(-1, 32), GGMLQuantizationType.Q8_0).reshape(-1)),
+                       ("Q8_1", numpy_q8_1), ("Q8_K", numpy_q8_k)]:
+        type_size = {"Q8_0": 34, "Q8_1": 36, "Q8_K": 292}[name]
+        q = mine(xa)
+        assert same_bits(q, ggml.quantize(name, xa, type_size, 32 if name != "Q8_K" else QK_K)), name
+        add(f"{name}.act", 0, q.tobytes())
+        print(name, "activation rows: numpy = ggml")
 
     out = bytearray()
     for name, kind, payload in records:

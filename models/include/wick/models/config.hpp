@@ -37,6 +37,11 @@ struct LoadOptions {
   Device device;                            // invalid: Runtime::global().default_device()
   std::optional<DType> dtype = DType::F32;  // f32, f16 or bf16; nullopt: the checkpoint's own
   bool trainable = false;                   // parameters require grad (training is opt-in)
+  // GGUF models: every product with quantized weights rounds each row of x to the weights' 8-bit
+  // activation type first (Q8_0, Q8_1, Q8_K), as llama.cpp does (quant::MatmulOptions::round_x,
+  // docs/models.md: faster, and its logits a little farther from the f32 model's); false keeps x
+  // exact. Checkpoints of plain weights ignore it.
+  bool round_activations = true;
 };
 
 // Token ids a config names (config.json; for causal models generation_config.json's eos_token_id,

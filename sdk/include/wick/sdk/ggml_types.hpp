@@ -103,4 +103,26 @@ constexpr std::optional<uint64_t> row_bytes(Type type, uint64_t n) {
   return n / t.block_size * t.type_size;
 }
 
+// The 8-bit type llama.cpp rounds the other operand of a dot product with `type`'s blocks to (its
+// type traits' vec_dot_type): Q8_0 for Q4_0, Q5_0 and Q8_0; Q8_1 for Q4_1, Q5_1 and Q8_1 (whose
+// dots use the sum the Q8_1 block keeps); Q8_K for the K-quants. Nothing for any other type.
+// MATMUL_QUANT's WICK_QUANT_ROUND_X (ABI 1.6) rounds each row of x to it.
+constexpr std::optional<Type> activation_type(Type type) {
+  switch (type) {
+    case Type::Q4_0:
+    case Type::Q5_0:
+    case Type::Q8_0: return Type::Q8_0;
+    case Type::Q4_1:
+    case Type::Q5_1:
+    case Type::Q8_1: return Type::Q8_1;
+    case Type::Q2_K:
+    case Type::Q3_K:
+    case Type::Q4_K:
+    case Type::Q5_K:
+    case Type::Q6_K:
+    case Type::Q8_K: return Type::Q8_K;
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace wick::sdk::ggml

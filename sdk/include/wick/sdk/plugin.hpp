@@ -182,6 +182,11 @@ inline void check_range(const wick_buffer* buffer, uint64_t offset, uint64_t siz
   }
 }
 
+// wick_quant_params.flags (1.6), or 0 when the host's struct (1.4's) ends before the field.
+inline uint32_t quant_flags(const wick_quant_params& p) noexcept {
+  return p.struct_size >= offsetof(wick_quant_params, flags) + sizeof(p.flags) ? p.flags : 0u;
+}
+
 namespace detail {
 
 // Out of memory while reporting an error: a static object that error_destroy knows not to free.
