@@ -1,9 +1,11 @@
 // ggml_fixtures.hpp — tests/data/ggml_quants/fixtures.bin (made by make_fixtures.py there from the
-// `gguf` package's and llama.cpp's references), read by test_ggml_quants.cpp and test_quant.cpp.
+// `gguf` package's and llama.cpp's references), read by test_ggml_quants.cpp,
+// test_quant.cpp and test_quant_round_x.cpp.
 #pragma once
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -59,6 +61,30 @@ inline std::vector<float> floats(const std::string& name) {
 inline std::vector<uint8_t> bytes(const std::string& name) {
   const std::string& r = record(name);
   return std::vector<uint8_t>(r.begin(), r.end());
+}
+
+// x [rows, k] times w [n, k] transposed, in double, with each element's sum of |products| (the
+// scale f32 summation error is relative to): the reference of test_quant's and
+// test_quant_round_x's matmuls.
+struct Reference {
+  std::vector<double> y, scale;
+};
+inline Reference reference(const std::vector<float>& x, const std::vector<float>& w, int64_t rows,
+                           int64_t n, int64_t k) {
+  Reference r{std::vector<double>(static_cast<size_t>(rows * n)),
+              std::vector<double>(static_cast<size_t>(rows * n))};
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0, a = 0;
+      for (int64_t e = 0; e < k; ++e) {
+        const double p = double(x[size_t(i * k + e)]) * w[size_t(j * k + e)];
+        s += p;
+        a += std::fabs(p);
+      }
+      r.y[size_t(i * n + j)] = s;
+      r.scale[size_t(i * n + j)] = a;
+    }
+  return r;
 }
 
 }  // namespace wick::test::ggml_fixture

@@ -19,6 +19,8 @@
 using namespace wick;
 using wick::test::ggml_fixture::bytes;
 using wick::test::ggml_fixture::floats;
+using wick::test::ggml_fixture::Reference;
+using wick::test::ggml_fixture::reference;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -41,27 +43,6 @@ std::vector<uint8_t> host_bytes(const Tensor& t) {
   std::vector<uint8_t> v(static_cast<size_t>(t.numel()));
   t.copy_to_host(v.data(), v.size());
   return v;
-}
-
-// x [rows, k] times w [n, k] transposed, in double, with each element's sum of |products| (the
-// scale f32 summation error is relative to).
-struct Reference {
-  std::vector<double> y, scale;
-};
-Reference reference(const std::vector<float>& x, const std::vector<float>& w, int64_t rows, int64_t n, int64_t k) {
-  Reference r{std::vector<double>(static_cast<size_t>(rows * n)), std::vector<double>(static_cast<size_t>(rows * n))};
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0, a = 0;
-      for (int64_t e = 0; e < k; ++e) {
-        const double p = double(x[size_t(i * k + e)]) * w[size_t(j * k + e)];
-        s += p;
-        a += std::fabs(p);
-      }
-      r.y[size_t(i * n + j)] = s;
-      r.scale[size_t(i * n + j)] = a;
-    }
-  return r;
 }
 
 std::vector<float> ramp(int64_t n, double scale) {

@@ -23,6 +23,8 @@
 using namespace wick;
 using wick::test::ggml_fixture::bytes;
 using wick::test::ggml_fixture::floats;
+using wick::test::ggml_fixture::Reference;
+using wick::test::ggml_fixture::reference;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -68,24 +70,6 @@ std::vector<float> decode_act(const std::string& act) {
   return out;
 }
 
-struct Reference {
-  std::vector<double> y, scale;
-};
-Reference reference(const std::vector<float>& x, const std::vector<float>& w, int64_t rows, int64_t n) {
-  Reference r{std::vector<double>(size_t(rows * n)), std::vector<double>(size_t(rows * n))};
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0, a = 0;
-      for (int64_t e = 0; e < kRow; ++e) {
-        const double p = double(x[size_t(i * kRow + e)]) * w[size_t(j * kRow + e)];
-        s += p;
-        a += std::fabs(p);
-      }
-      r.y[size_t(i * n + j)] = s;
-      r.scale[size_t(i * n + j)] = a;
-    }
-  return r;
-}
 
 // Elements of y farther from want than tol times their scale.
 size_t misses(const Tensor& y, const Reference& want, double tol) {
@@ -138,15 +122,15 @@ TEST_CASE("quant::matmul with round_x is x rounded to the activation type times 
       const std::vector<float> xr = decode_act(c.act);
       const quant::MatmulOptions round{true};
       // A few rows (decoding) and eight (a prompt: the rounded rows through the f32 paths).
-      CHECK(misses(quant::matmul(Tensor::from_vector(xa, {rows, kRow}, dev), w, round), reference(xr, wq, rows, n),
+      CHECK(misses(quant::matmul(Tensor::from_vector(xa, {rows, kRow}, dev), w, round), reference(xr, wq, rows, n, kRow),
                    1e-6) == 0);
       CHECK(misses(quant::matmul(Tensor::from_vector(twice(xa), {2, rows, kRow}, dev), w, round),
-                   reference(twice(xr), wq, 2 * rows, n), 1e-6) == 0);
+                   reference(twice(xr), wq, 2 * rows, n, kRow), 1e-6) == 0);
       // f64 x (declined by the plugins: composed by the core) and f16 x give the same values.
       CHECK(misses(quant::matmul(Tensor::from_vector(xa, {rows, kRow}, dev).to(DType::F64), w, round),
-                   reference(xr, wq, rows, n), 1e-12) == 0);
+                   reference(xr, wq, rows, n, kRow), 1e-12) == 0);
       // The flag is honoured, not ignored: the unrounded x's product misses the rounded one.
-      CHECK(misses(quant::matmul(Tensor::from_vector(xa, {rows, kRow}, dev), w), reference(xr, wq, rows, n), 1e-6) >
+      CHECK(misses(quant::matmul(Tensor::from_vector(xa, {rows, kRow}, dev), w), reference(xr, wq, rows, n, kRow), 1e-6) >
             0);
     }
   }
@@ -163,7 +147,7 @@ TEST_CASE("quant::matmul with round_x passes the gradient straight through to x"
   const Tensor y = quant::matmul(x, w, quant::MatmulOptions{true});
   // The value: the rounded x's (as without autograd) ...
   const std::vector<float> xr = decode_act("Q8_K");
-  CHECK(misses(y.detach(), reference(std::vector<float>(xr.begin(), xr.begin() + 2 * kRow), deq, 2, 8), 1e-6) ==
+  CHECK(misses(y.detach(), reference(std::vector<float>(xr.begin(), xr.begin() + 2 * kRow), deq, 2, 8, kRow), 1e-6) ==
         0);
   // ... the gradient: d(sum(x W^T))/dx[r, i] = sum over j of W[j, i], as if x were not rounded.
   y.sum().backward();
