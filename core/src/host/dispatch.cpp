@@ -13,37 +13,38 @@ namespace wick {
 
 namespace {
 
-// The operands of one call, as the Tensor ops hand them over: pointers, so that no Tensor is
-// copied (a copy costs two heap allocations, its shape and strides).
-struct Operands {
-  const Tensor* const* in;
-  size_t num_in;
-  const Tensor* const* out;
-  size_t num_out;
+// One side of a call's operands, as its caller holds them: an array of Tensors (the vector
+// overload) or of pointers to Tensors (the Tensor ops), so that neither copies a Tensor (a copy
+// costs two heap allocations, its shape and strides) nor builds an array of the other kind.
+struct TensorList {
+  const Tensor* const* ptrs = nullptr;
+  const Tensor* dense = nullptr;
+  size_t size = 0;
 
-  std::vector<Tensor> inputs() const { return std::vector<Tensor>(deref(in, num_in)); }
-  std::vector<Tensor> outputs() const { return std::vector<Tensor>(deref(out, num_out)); }
-
- private:
-  static std::vector<Tensor> deref(const Tensor* const* p, size_t n) {
+  const Tensor& operator[](size_t i) const { return ptrs != nullptr ? *ptrs[i] : dense[i]; }
+  std::vector<Tensor> copy() const {
     std::vector<Tensor> v;
-    v.reserve(n);
-    for (size_t i = 0; i < n; ++i) v.push_back(*p[i]);
+    v.reserve(size);
+    for (size_t i = 0; i < size; ++i) v.push_back((*this)[i]);
     return v;
   }
 };
 
+struct Operands {
+  TensorList in, out;
+};
+
 // "f32", or "f32->i64" for ops whose output dtype differs from the input's.
 std::string dtype_label(const Operands& ops) {
-  const DType out = ops.out[0]->dtype();
-  if (ops.num_in == 0 || ops.in[0]->dtype() == out) return dtype_name(out);
-  return std::string(dtype_name(ops.in[0]->dtype())) + "->" + dtype_name(out);
+  const DType out = ops.out[0].dtype();
+  if (ops.in.size == 0 || ops.in[0].dtype() == out) return dtype_name(out);
+  return std::string(dtype_name(ops.in[0].dtype())) + "->" + dtype_name(out);
 }
 
 void run_op(wick_op_code op, const void* params, const Operands& ops) {
   const char* name = sdk::op_name(op);
-  if (ops.num_out == 0) throw Error(std::string(name) + ": no output tensor");
-  const Device device = ops.out[0]->device();
+  if (ops.out.size == 0) throw Error(std::string(name) + ": no output tensor");
+  const Device device = ops.out[0].device();
   auto check_device = [&](const Tensor& t, const char* role, size_t i) {
     if (!(t.device() == device)) {
       throw Error(std::string(name) + ": " + role + " " + std::to_string(i) + " is on " +
@@ -53,28 +54,28 @@ void run_op(wick_op_code op, const void* params, const Operands& ops) {
   };
   // Inputs then outputs in one allocation.
   std::vector<wick_tensor_desc> descs;
-  descs.reserve(ops.num_in + ops.num_out);
-  for (size_t i = 0; i < ops.num_in; ++i) {
-    check_device(*ops.in[i], "input", i);
-    descs.push_back(describe_tensor(*ops.in[i]));
+  descs.reserve(ops.in.size + ops.out.size);
+  for (size_t i = 0; i < ops.in.size; ++i) {
+    check_device(ops.in[i], "input", i);
+    descs.push_back(describe_tensor(ops.in[i]));
   }
-  for (size_t i = 0; i < ops.num_out; ++i) {
-    check_device(*ops.out[i], "output", i);
-    descs.push_back(describe_tensor(*ops.out[i]));
+  for (size_t i = 0; i < ops.out.size; ++i) {
+    check_device(ops.out[i], "output", i);
+    descs.push_back(describe_tensor(ops.out[i]));
   }
   wick_op_desc desc{};
   desc.struct_size = sizeof(desc);
   desc.op = op;
   desc.params = params;
   desc.inputs = descs.data();
-  desc.num_inputs = ops.num_in;
-  desc.outputs = descs.data() + ops.num_in;
-  desc.num_outputs = ops.num_out;
+  desc.num_inputs = ops.in.size;
+  desc.outputs = descs.data() + ops.in.size;
+  desc.num_outputs = ops.out.size;
   // The op table's shape (arity, params struct, dtype rules): a core bug, never a plugin's answer.
   if (const wick_support s = sdk::check_signature(desc); s != WICK_SUPPORT_YES) {
     throw Error(std::string("internal error: the core built a call of '") + name + "' (" +
-                dtype_label(ops) + ", " + std::to_string(ops.num_in) + " inputs, " +
-                std::to_string(ops.num_out) + " outputs) that the op table rejects (" +
+                dtype_label(ops) + ", " + std::to_string(ops.in.size) + " inputs, " +
+                std::to_string(ops.out.size) + " outputs) that the op table rejects (" +
                 to_string(s) + ")");
   }
 
@@ -94,7 +95,7 @@ void run_op(wick_op_code op, const void* params, const Operands& ops) {
   const std::string dtype = dtype_label(ops);
 
   // Per-op fallback: the CPU runs it, with the copies done there.
-  run_declined_op(op, params, ops.inputs(), ops.outputs(),
+  run_declined_op(op, params, ops.in.copy(), ops.out.copy(),
                   FallbackRecord{name, dtype, device.name(), plugin.name(), to_string(support), 0});
 }
 
@@ -104,7 +105,7 @@ void dispatch_operands(wick_op_code op, const void* params, const Operands& ops)
     run_op(op, params, ops);
     return;
   }
-  const std::vector<Tensor> inputs = ops.inputs(), outputs = ops.outputs();
+  const std::vector<Tensor> inputs = ops.in.copy(), outputs = ops.out.copy();
   const detail::OpCheck check(inputs, outputs);
   {
     const detail::CheckedOpScope inside;  // a CPU fallback's own ops are part of this one
@@ -113,26 +114,17 @@ void dispatch_operands(wick_op_code op, const void* params, const Operands& ops)
   check.finish(op, params, inputs, outputs);
 }
 
-// Pointers to the elements of v.
-std::vector<const Tensor*> pointers(const std::vector<Tensor>& v) {
-  std::vector<const Tensor*> p;
-  p.reserve(v.size());
-  for (const Tensor& t : v) p.push_back(&t);
-  return p;
-}
-
 }  // namespace
 
 void dispatch(wick_op_code op, const void* params, const std::vector<Tensor>& inputs,
               const std::vector<Tensor>& outputs) {
-  const std::vector<const Tensor*> in = pointers(inputs), out = pointers(outputs);
-  dispatch_operands(op, params, Operands{in.data(), in.size(), out.data(), out.size()});
+  dispatch_operands(op, params,
+                    Operands{{nullptr, inputs.data(), inputs.size()}, {nullptr, outputs.data(), outputs.size()}});
 }
 
 void dispatch(wick_op_code op, const void* params, std::initializer_list<const Tensor*> inputs,
               const Tensor& output) {
-  const Tensor* out = &output;
-  dispatch_operands(op, params, Operands{inputs.begin(), inputs.size(), &out, 1});
+  dispatch_operands(op, params, Operands{{inputs.begin(), nullptr, inputs.size()}, {nullptr, &output, 1}});
 }
 
 }  // namespace wick
