@@ -48,6 +48,12 @@ void require_same_device(const Tensor& a, const Tensor& b, const char* op) {
   }
 }
 
+const Tensor& as_operand(const Tensor& x, DType t, const Shape& shape, Tensor& made) {
+  if (x.dtype() == t && x.shape() == shape) return x;
+  made = x.to(t).broadcast_to(shape);
+  return made;
+}
+
 Tensor binary_op(wick_op_code op, const Tensor& a, const Tensor& b,
                  std::optional<DType> out_dtype) {
   const char* name = sdk::op_name(op);
@@ -58,17 +64,8 @@ Tensor binary_op(wick_op_code op, const Tensor& a, const Tensor& b,
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = Tensor::empty(shape, out_dtype.value_or(t), a.device());
   if (out.numel() == 0) return out;
-  // No copy of an operand that is already of the op's dtype and shape: a Tensor copy copies its
-  // shape and strides (heap vectors), which is most of a small op's cost.
-  Tensor made[2];
-  const Tensor* in[2] = {&a, &b};
-  for (int i = 0; i < 2; ++i) {
-    if (in[i]->dtype() != t || in[i]->shape() != shape) {
-      made[i] = in[i]->to(t).broadcast_to(shape);
-      in[i] = &made[i];
-    }
-  }
-  dispatch(op, nullptr, {in[0], in[1]}, out);
+  Tensor made_a, made_b;
+  dispatch(op, nullptr, {&as_operand(a, t, shape, made_a), &as_operand(b, t, shape, made_b)}, out);
   return out;
 }
 

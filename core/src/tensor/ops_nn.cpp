@@ -299,16 +299,8 @@ Tensor Tensor::matmul(const Tensor& other) const {
   so.insert(so.end(), {m, n});
   Tensor out = empty(so, t, device());
   if (out.numel() > 0) {
-    Tensor made[2];
-    const Tensor* in[2] = {&a, &b};
-    const Shape* want[2] = {&sa, &sb};
-    for (int i = 0; i < 2; ++i) {
-      if (in[i]->dtype() != t || in[i]->shape() != *want[i]) {
-        made[i] = in[i]->to(t).broadcast_to(*want[i]);
-        in[i] = &made[i];
-      }
-    }
-    dispatch(WICK_OP_MATMUL, nullptr, {in[0], in[1]}, out);
+    Tensor made_a, made_b;
+    dispatch(WICK_OP_MATMUL, nullptr, {&as_operand(a, t, sa, made_a), &as_operand(b, t, sb, made_b)}, out);
   }
   // The axes 1-D operands gained, dropped again (the row first: both may be gone).
   Tensor result = out;
