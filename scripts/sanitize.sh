@@ -24,7 +24,7 @@ build="${WICK_SANITIZE_BUILD_DIR:-$root/build-$kind}"
 # less), and the compiler the fuzz targets use.
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g" \
   -DCMAKE_C_FLAGS_DEBUG="-O0 -g" -DWICK_SANITIZE="$sanitize" -DWICK_WERROR=OFF \
-  -DWICK_WITH_CUDA=OFF -DWICK_BUILD_BENCH=OFF -DWICK_MODELS_DIR="${WICK_BUILD_DIR:-$root/build}/models" >/dev/null
+  -DWICK_WITH_CUDA=OFF -DWICK_BUILD_BENCH=OFF -DWICK_PYTHON=OFF -DWICK_MODELS_DIR="${WICK_BUILD_DIR:-$root/build}/models" >/dev/null
 targets=()  # ASan: everything; TSan: the plugins and the test programs of the threaded tests
 [ "$kind" = tsan ] && targets=(--target wick-cpu-onednn wick-opencl test_devices test_autograd test_concurrency test_generate)
 cmake --build "$build" -j "$(nproc)" "${targets[@]}"

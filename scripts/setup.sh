@@ -21,6 +21,7 @@ packages=(
   clang libclang-rt-dev                         # fuzz targets (libFuzzer) and sanitizer builds
   python3-pip python3-venv                      # the checkpoint download; the pinned onnx wheel's venv (node tests)
   libopenmpi-dev openmpi-bin                    # distributed: the MPI module and mpirun (2-rank tests)
+  python3-dev libdlpack-dev python3-torch       # the Python package: Debian's Python headers, dlpack.h; PyTorch for its DLPack tests
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -34,7 +35,21 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release)
+# The Python package (python/, issue 27) is built for Debian's Python 3 in a venv that sees its
+# NumPy and PyTorch (--system-site-packages) and has the build and test tools from PyPI, pinned:
+# nanobind (the extension), scikit-build-core (pip install ./python), pytest, and hypothesis,
+# ndindex and pytest-json-report (the Array API test suite's requirements).
+pyvenv="$build/python-venv"
+pyvenv_stamp="$pyvenv/wick-requirements-1"
+if [ ! -f "$pyvenv_stamp" ]; then
+  mkdir -p "$build"
+  /usr/bin/python3 -m venv --system-site-packages "$pyvenv"
+  "$pyvenv/bin/python" -m pip install -q "nanobind==3.1.0" "scikit-build-core==1.1.2" "pytest==9.2.0" \
+    "hypothesis==6.170.27" "ndindex==1.10.1" "pytest-json-report==1.5.0"
+  touch "$pyvenv_stamp"
+fi
+
+cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$pyvenv/bin/python")
 # The CUDA plugin builds when a CUDA toolkit is present (/usr/local/cuda is looked at by default);
 # it then reports "unavailable" without a GPU.
 cmake "${cmake_args[@]}" "$@" >/dev/null

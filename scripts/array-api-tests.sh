@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The Array API standard's own test suite (array-api-tests, vendored unmodified in
+# ../shared/vendor/array-api-tests) on the package `wick` (issue 27).
+#   scripts/array-api-tests.sh [--python PY] [--max-examples N] [--device NAME] [--out DIR] [pytest args...]
+# --max-examples: hypothesis examples per test (CI: 5; the suite's default, 100, when not given).
+# --device: the device the arrays are made on (as WICK_DEVICE: "cpu", "opencl").
+# Skips and expected failures are python/array-api/skips.txt and xfails.txt, each line with its
+# reason. Writes DIR/report.json and prints passed / failed / skipped / xfailed over all collected
+# tests; fails when a test fails or fewer than 95% of the collected tests pass.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+python="${root}/build/python-venv/bin/python"
+suite="${WICK_ARRAY_API_TESTS_DIR:-$root/../shared/vendor/array-api-tests}"
+out="${root}/build/array-api-tests"
+examples=()
+device=""
+extra=()
+while (($#)); do
+  case "$1" in
+    --python) python="$2"; shift 2 ;;
+    --max-examples) examples=(--max-examples "$2"); shift 2 ;;
+    --device) device="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    *) extra+=("$1"); shift ;;
+  esac
+done
+mkdir -p "$out"
+[ -n "$device" ] && export WICK_DEVICE="$device"
+export ARRAY_API_TESTS_MODULE=wick PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH="${PYTHONPATH:-$root/build/python}"
+# The suite's conftest.py sits beside array_api_tests/: run from there (read-only is fine).
+cd "$suite"
+set +e
+"$python" -m pytest array_api_tests -p no:cacheprovider -q -rfE --tb=line \
+  --skips-file "$root/python/array-api/skips.txt" --xfails-file "$root/python/array-api/xfails.txt" \
+  --json-report --json-report-file="$out/report.json" --json-report-omit collectors log \
+  "${examples[@]}" "${extra[@]}"
+rc=$?
+set -e
+"$python" "$root/python/array-api/summary.py" "$out/report.json" --min-pass 0.95 || rc=1
+exit $rc
