@@ -25,3 +25,7 @@ __version__ = "0.1.0"
 
 _install_interop(Array)
 del _install_interop
+
+# Autograd, nn, optimizers, data, models and ONNX (python/src/nn.cpp, models.cpp).
+from . import autograd, nn, optim, data, models, onnx  # noqa: E402,F401
+from .autograd import no_grad  # noqa: E402,F401
