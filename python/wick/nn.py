@@ -107,7 +107,7 @@ class Tanh(_Activation):
 
 
 class GELU(_Activation):
-    """x Phi(x) (the erf form)."""
+    """x Phi(x) in its tanh approximation (PyTorch's GELU(approximate='tanh'))."""
     _fn = gelu
 
 
