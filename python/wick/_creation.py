@@ -4,7 +4,23 @@ import math
 
 from . import _wick
 from ._dtypes import _check_dtype, _floats, _ints, default_float, default_int, bool as _bool
-from ._wick import Array, asarray, zeros, ones, empty  # noqa: F401
+from ._wick import Array
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None):
+    return _wick.asarray(obj, dtype=dtype, device=device, copy=copy)
+
+
+def zeros(shape, *, dtype=None, device=None):
+    return _wick.zeros(shape, dtype=dtype, device=device)
+
+
+def ones(shape, *, dtype=None, device=None):
+    return _wick.ones(shape, dtype=dtype, device=device)
+
+
+def empty(shape, *, dtype=None, device=None):
+    return _wick.empty(shape, dtype=dtype, device=device)
 
 
 def _shape(shape):

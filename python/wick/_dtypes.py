@@ -5,6 +5,7 @@ from collections import namedtuple
 
 from . import _wick
 from ._wick import DType
+from ._complex import ComplexArray, ComplexDType, complex64, complex128, complex_of
 
 bool = DType.bool  # noqa: A001 (the Array API names the dtype so)
 int8, int16, int32, int64 = DType.int8, DType.int16, DType.int32, DType.int64
@@ -17,7 +18,8 @@ _unsigned = (uint8, uint32, uint64)
 _ints = _signed + _unsigned
 _floats = (float16, bfloat16, float32, float64)
 _array_api_floats = (float32, float64)
-_bits = {bool: 8, int8: 8, int16: 16, int32: 32, int64: 64, uint8: 8, uint32: 32, uint64: 64,
+_complex = (complex64, complex128)
+_bits = {complex64: 64, complex128: 128, bool: 8, int8: 8, int16: 16, int32: 32, int64: 64, uint8: 8, uint32: 32, uint64: 64,
          float16: 16, bfloat16: 16, float32: 32, float64: 64}
 
 default_float = float32
@@ -26,7 +28,7 @@ default_uint = uint64
 
 
 def _check_dtype(d, what="dtype"):
-    if not isinstance(d, DType):
+    if not isinstance(d, (DType, ComplexDType)):
         raise TypeError(f"{what}: expected a wick dtype (wick.float32, ...), not {d!r}")
     return d
 
@@ -38,7 +40,7 @@ def _kind(d):
         return "i"
     if d in _unsigned:
         return "u"
-    return "f"
+    return "c" if isinstance(d, ComplexDType) else "f"
 
 
 def _promote(a, b):
@@ -49,6 +51,11 @@ def _promote(a, b):
     ka, kb = _kind(a), _kind(b)
     if ka == "b" or kb == "b":
         raise TypeError(f"no promotion between {a!r} and {b!r} in the Array API (bool with a number)")
+    if "c" in (ka, kb):
+        if {ka, kb} - {"c", "f"}:
+            raise TypeError(f"no promotion between {a!r} and {b!r} in the Array API (complex with an integer)")
+        ra, rb = (d.real if isinstance(d, ComplexDType) else d for d in (a, b))
+        return complex_of(_wick._promote_types(ra, rb))
     if (ka == "f") != (kb == "f"):
         raise TypeError(f"no promotion between {a!r} and {b!r} in the Array API (mixed kinds)")
     if {a, b} & {uint64} and {ka, kb} == {"i", "u"}:
@@ -62,8 +69,8 @@ def result_type(*arrays_and_dtypes):
     for x in arrays_and_dtypes:
         if isinstance(x, DType):
             dtypes.append(x)
-        elif isinstance(x, _wick.Array):
-            dtypes.append(x.dtype)
+        elif isinstance(x, (_wick.Array, ComplexArray, ComplexDType)):
+            dtypes.append(x if isinstance(x, ComplexDType) else x.dtype)
         elif isinstance(x, (builtins.bool, int, float, complex)):
             scalars.append(x)
         else:
@@ -74,17 +81,39 @@ def result_type(*arrays_and_dtypes):
     for d in dtypes[1:]:
         out = _promote(out, d)
     for s in scalars:
-        out = _wick._scalar_dtype(s, out) if not isinstance(s, complex) else _raise_complex()
+        out = _scalar_result(s, out)
     return out
 
 
-def _raise_complex():
-    raise TypeError("Wick has no complex dtypes")
+def _scalar_result(s, d):
+    """The dtype of an op on an array of dtype d and the Python scalar s."""
+    k = _kind(d)
+    if k == "c":
+        if isinstance(s, builtins.bool):
+            raise TypeError(f"a Python bool with a {d!r} array")
+        return d
+    if isinstance(s, complex):
+        if k != "f":
+            raise TypeError(f"a Python complex with a {d!r} array")
+        return complex_of(d)
+    return _wick._scalar_dtype(s, d)
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    """x converted to dtype (a copy unless copy=False and x has dtype already), on device."""
+    _check_dtype(dtype, "astype")
+    if x.dtype == dtype and not copy:
+        out = x
+    else:
+        out = x.astype(dtype)
+        if out is x or x.dtype == dtype:
+            out = x.clone()
+    return out.to_device(device) if device is not None else out
 
 
 def can_cast(from_, to, /):
     """Whether from_ promotes to `to` without a change of kind (the Array API's lattice)."""
-    f = from_.dtype if isinstance(from_, _wick.Array) else _check_dtype(from_, "can_cast")
+    f = from_.dtype if isinstance(from_, (_wick.Array, ComplexArray)) else _check_dtype(from_, "can_cast")
     _check_dtype(to, "can_cast")
     if f == to:
         return True
@@ -99,7 +128,7 @@ def isdtype(dtype, kind):
     _check_dtype(dtype, "isdtype")
     if isinstance(kind, tuple):
         return any(isdtype(dtype, k) for k in kind)
-    if isinstance(kind, DType):
+    if isinstance(kind, (DType, ComplexDType)):
         return dtype == kind
     table = {
         "bool": (bool,),
@@ -107,8 +136,8 @@ def isdtype(dtype, kind):
         "unsigned integer": _unsigned,
         "integral": _ints,
         "real floating": _floats,
-        "complex floating": (),
-        "numeric": _ints + _floats,
+        "complex floating": _complex,
+        "numeric": _ints + _floats + _complex,
     }
     if kind not in table:
         raise ValueError(f"isdtype: unknown kind {kind!r} (one of {', '.join(table)})")
@@ -127,11 +156,12 @@ _finfo = {
 
 
 def _dtype_of(type_):
-    return type_.dtype if isinstance(type_, _wick.Array) else _check_dtype(type_)
+    return type_.dtype if isinstance(type_, (_wick.Array, ComplexArray)) else _check_dtype(type_)
 
 
 def finfo(type, /):  # noqa: A002
     d = _dtype_of(type)
+    d = d.real if isinstance(d, ComplexDType) else d
     if d not in _finfo:
         raise TypeError(f"finfo: {d!r} is not a floating-point dtype")
     bits, eps, mx, tiny = _finfo[d]
@@ -161,13 +191,13 @@ class _Info:
         return _wick.devices()
 
     def default_dtypes(self, *, device=None):
-        return {"real floating": default_float, "complex floating": None, "integral": default_int,
+        return {"real floating": default_float, "complex floating": complex_of(default_float), "integral": default_int,
                 "indexing": int64}
 
     def dtypes(self, *, device=None, kind=None):
         names = {"bool": bool, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
                  "uint8": uint8, "uint32": uint32, "uint64": uint64, "float32": float32,
-                 "float64": float64}
+                 "float64": float64, "complex64": complex64, "complex128": complex128}
         if kind is None:
             return names
         return {n: d for n, d in names.items() if isdtype(d, kind)}

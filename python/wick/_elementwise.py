@@ -77,7 +77,8 @@ def sign(x, /):
         _type_error("sign", x)
     s = x.sign()
     if x.dtype in _floats:
-        s = _wick._where(x.isnan(), x, s)
+        # sign(-0) is +0 in the standard, NaN stays NaN.
+        s = _wick._where(x.isnan(), x, _wick._where(x == 0, _wick._full((), 0.0, x.dtype, x.device), s))
     return s
 
 
@@ -137,7 +138,12 @@ def signbit(x, /):
     x = _arr(x)
     if x.dtype not in _floats:
         return x < 0 if x.dtype != _bool else x & False
-    return (x < 0) | ((x == 0) & ((1.0 / x) < 0))
+    out = (x < 0) | ((x == 0) & ((1.0 / x) < 0))
+    if builtins.bool(x.isnan().any(None, False)):
+        # A NaN's sign bit shows through no arithmetic; Python floats keep it (copysign reads it).
+        bits = [math.copysign(1.0, v) < 0 for v in x.reshape([-1]).tolist()]
+        out = _wick.asarray(bits, dtype=_bool, device=x.device).reshape(list(x.shape))
+    return out
 
 
 def copysign(x1, x2, /):

@@ -169,7 +169,9 @@ def _reduce(name, x, axis, keepdims, dtype=None):
     axes = _axes(x, axis)
     if dtype is not None:
         x = x.astype(_check_dtype(dtype))
-    return getattr(x, name)(axes, keepdims)
+    out = getattr(x, name)(axes, keepdims)
+    # The core widens integer sums and products; an explicit dtype is the result's.
+    return out.astype(dtype) if dtype is not None and out.dtype != dtype else out
 
 
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001
@@ -376,7 +378,12 @@ def matmul(x1, x2, /):
 
 def vecdot(x1, x2, /, *, axis=-1):
     d = result_type(x1, x2)
-    return (x1.astype(d) * x2.astype(d)).sum([axis], False)
+    n1 = x1.shape[axis] if x1.ndim else None
+    n2 = x2.shape[axis] if x2.ndim else None
+    if n1 is None or n1 != n2:
+        raise ValueError(f"vecdot: axis {axis} has extents {n1} and {n2}")
+    prod = x1.astype(d) * x2.astype(d)
+    return prod.sum([axis % prod.ndim], False).astype(d)
 
 
 def tensordot(x1, x2, /, *, axes=2):
