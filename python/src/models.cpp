@@ -154,12 +154,13 @@ struct GenerateArgs {
   }
 };
 
-// The new tokens of each prompt row.
+// The new tokens of each prompt row. `on_token` (may be empty) runs for each token with the GIL
+// held again; the rest runs without it.
 std::vector<std::vector<int64_t>> generate_ids(const LanguageModel& m, const std::vector<std::vector<int64_t>>& prompts,
-                                               const GenerateArgs& a) {
+                                               const GenerateArgs& a, const models::TokenCallback& on_token = {}) {
   const models::GenerationConfig g = a.apply(m.defaults);
   gil_scoped_release release;
-  return models::generate(*m.lm, prompts, g).tokens;
+  return models::generate(*m.lm, prompts, g, on_token).tokens;
 }
 
 std::string decode_stream(const tokenizers::Tokenizer& tok, const std::vector<int64_t>& ids) {
@@ -188,15 +189,27 @@ void bind_language_model(nb::module_& m) {
       .def("generate", [](const LanguageModel& lm, const std::string& prompt, std::optional<int64_t> max_tokens,
                           std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p,
                           std::optional<double> rep, std::optional<uint64_t> seed,
-                          std::optional<std::vector<int64_t>> stop) {
+                          std::optional<std::vector<int64_t>> stop, nb::handle on_token) {
              const auto enc = lm.tok->encode(prompt);
              if (enc.ids.empty()) throw nb::value_error("generate: the prompt encodes to no tokens");
              const GenerateArgs a{max_tokens, top_k, temperature, top_p, rep, seed, stop};
-             const auto out = generate_ids(lm, {std::vector<int64_t>(enc.ids.begin(), enc.ids.end())}, a);
+             models::TokenCallback stream_text;
+             tokenizers::DecodeStream stream(*lm.tok);
+             if (!on_token.is_none()) {
+               stream_text = [&](int64_t, int64_t id) {
+                 const auto piece = stream.step(static_cast<int32_t>(id));
+                 if (!piece) return true;
+                 nb::gil_scoped_acquire acquire;
+                 nb::object r = on_token(*piece);
+                 return r.is_none() || nb::cast<bool>(nb::bool_(r));
+               };
+             }
+             const auto out = generate_ids(lm, {std::vector<int64_t>(enc.ids.begin(), enc.ids.end())}, a, stream_text);
              return decode_stream(*lm.tok, out[0]);
-           }, nb::arg("prompt"), WICK_GENERATE_ARGS,
+           }, nb::arg("prompt"), WICK_GENERATE_ARGS, nb::arg("on_token") = nb::none(),
            "The text generated after `prompt` (greedy unless temperature > 0; the directory's "
-           "generation_config.json gives the defaults, the keywords override them).")
+           "generation_config.json gives the defaults, the keywords override them). on_token: called "
+           "with each piece of text as it completes (streaming); returning False stops.")
       .def("generate_ids", [](const LanguageModel& lm, const std::vector<std::vector<int64_t>>& prompts,
                               std::optional<int64_t> max_tokens, std::optional<double> temperature,
                               std::optional<int64_t> top_k, std::optional<double> top_p, std::optional<double> rep,

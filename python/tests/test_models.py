@@ -117,3 +117,19 @@ def test_model_errors_are_python_exceptions(tmp_path):
         lm.generate("hi", top_p=2.0)
     with pytest.raises(ValueError, match="dtype"):
         wick.models.load(TINY_LLAMA, dtype="int8")
+
+
+def test_generate_streams_and_stops(tiny_llama):
+    text = expected_generation()["text"]
+    pieces = []
+    assert tiny_llama.generate(text["prompt"], max_tokens=12, on_token=pieces.append) == text["text"]
+    assert "".join(pieces) == text["text"] and len(pieces) > 1
+    seen = []
+    short = tiny_llama.generate(text["prompt"], max_tokens=12, on_token=lambda p: seen.append(p) or len(seen) < 2)
+    assert short == "".join(seen) and len(seen) == 2 and text["text"].startswith(short)
+
+    def fail(piece):
+        raise KeyError("stop here")
+
+    with pytest.raises(KeyError, match="stop here"):
+        tiny_llama.generate(text["prompt"], on_token=fail)
