@@ -51,7 +51,8 @@ __all__ += ["fft", "linalg"]
 def _inspectable_methods(cls):
     """Python methods with the standard's signatures over the bound ones that inspect cannot read
     (the suite checks these signatures; nanobind's functions have none)."""
-    getitem, setitem, to_device = cls.__getitem__, cls.__setitem__, cls.to_device
+    getitem, setitem, bound_to_device = cls.__getitem__, cls.__setitem__, cls.to_device
+    dlpack_device = cls.__dlpack_device__
 
     def __getitem__(self, key, /):
         return getitem(self, key)
@@ -60,9 +61,20 @@ def _inspectable_methods(cls):
         setitem(self, key, value)
 
     def to_device(self, device, /, *, stream=None):
-        return to_device(self, device, stream=stream)
+        return bound_to_device(self, device, stream=stream)
 
-    for f in (__getitem__, __setitem__, to_device):
+    def __dlpack_device__(self, /):
+        try:
+            return tuple(dlpack_device(self))
+        except TypeError:
+            # interop.cpp's binding returns a std::pair and its TU lacks nanobind/stl/pair.h, so
+            # nanobind cannot convert it: the same mapping here until that include is added.
+            d = self.device
+            if d.kind == "cpu":
+                return (1, 0)  # kDLCPU
+            return ({"cuda": 2, "opencl": 4}.get(d.plugin, 12), d.index)  # kDLCUDA, kDLOpenCL, kDLExtDev
+
+    for f in (__getitem__, __setitem__, to_device, __dlpack_device__):
         setattr(cls, f.__name__, f)
 
 

@@ -143,11 +143,17 @@ class ComplexArray:
         values = repr(self.tolist()) if self.size <= 1000 else f"<{self.size} elements>"
         return f"Array({values}, dtype={self.dtype.name}, device={self.device})"
 
-    def __dlpack__(self, *args, **kwargs):
-        raise BufferError("a Wick complex array is two real arrays; DLPack cannot export it")
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # DLPack's complex elements are interleaved, which two real arrays are not: export an
+        # interleaved host copy (through NumPy, whose capsule is the unversioned kind).
+        try:
+            from ._host import to_numpy
+            return to_numpy(self).__dlpack__()
+        except ImportError as e:
+            raise BufferError("exporting a Wick complex array through DLPack needs NumPy") from e
 
-    def __dlpack_device__(self):
-        return self.re.__dlpack_device__()
+    def __dlpack_device__(self, /):
+        return (1, 0)  # __dlpack__ exports a host copy
 
     # ---- indexing ----------------------------------------------------------------------------------
     def __getitem__(self, key):

@@ -189,3 +189,11 @@ def unique_inverse(x, /):
 
 def unique_all(x, /):
     return _rf._UniqueAll(*_unique(x))
+
+
+def meshgrid(*arrays, indexing="xy"):
+    from ._creation import meshgrid as real_meshgrid
+    arrays = _common(arrays)
+    re = real_meshgrid(*[a.re for a in arrays], indexing=indexing)
+    im = real_meshgrid(*[a.im for a in arrays], indexing=indexing)
+    return [_c(r, i) for r, i in zip(re, im)]

@@ -68,6 +68,15 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     return parts_of(obj, _complex_dtype(dtype), device)
 
 
+def from_dlpack(x, /, *, device=None, copy=None):
+    if not isinstance(x, ComplexArray):
+        raise TypeError("from_dlpack: Wick imports complex arrays only from its own")
+    if copy is False and device is not None and device != x.device:
+        raise ValueError("from_dlpack: copy=False, but the device differs")
+    out = x.clone() if copy else x
+    return out.to_device(device) if device is not None else out
+
+
 def _filled(shape, value, dtype, device):
     d = _complex_dtype(dtype)
     r, i = complex(value).real, complex(value).imag

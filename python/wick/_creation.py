@@ -11,6 +11,10 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     return _wick.asarray(obj, dtype=dtype, device=device, copy=copy)
 
 
+def from_dlpack(x, /, *, device=None, copy=None):
+    return _wick.from_dlpack(x, device=device, copy=copy)
+
+
 def zeros(shape, *, dtype=None, device=None):
     return _wick.zeros(shape, dtype=dtype, device=device)
 

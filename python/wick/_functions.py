@@ -398,8 +398,10 @@ def tensordot(x1, x2, /, *, axes=2):
     k = 1
     for a in a1:
         k *= x1.shape[a]
-    m = x1.permute(free1 + a1).reshape([-1, k]) if x1.ndim else x1.reshape([1, 1])
-    n = x2.permute(a2 + free2).reshape([k, -1]) if x2.ndim else x2.reshape([1, 1])
+    rows = math.prod(x1.shape[a] for a in free1)
+    cols = math.prod(x2.shape[a] for a in free2)
+    m = x1.permute(free1 + a1).reshape([rows, k]) if x1.ndim else x1.reshape([1, 1])
+    n = x2.permute(a2 + free2).reshape([k, cols]) if x2.ndim else x2.reshape([1, 1])
     d = result_type(x1, x2)
     out = m.astype(d) @ n.astype(d)
     return out.reshape([x1.shape[a] for a in free1] + [x2.shape[a] for a in free2])
