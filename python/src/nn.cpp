@@ -64,6 +64,8 @@ void bind_array_autograd(ArrayClass& cls) {
                   [](Tensor& t, nb::handle g) { t.set_grad(g.is_none() ? Tensor() : nb::cast<Tensor>(g)); },
                   nb::arg("grad").none(),
                   "The gradient backward() accumulated into this leaf (None before any); assign None to clear it.");
+  cls.def_prop_ro("_autograd_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.autograd_meta().get()); },
+                  "Equal for two Arrays that are the same autograd variable (0 for none): for de-duplication.");
   cls.def("detach", &Tensor::detach, "The same memory without autograd history (does not require grad).");
   cls.def("backward", [](const Tensor& t, nb::handle seed) {
         Tensor s = seed.is_none() ? Tensor() : to_tensor(seed, t.dtype(), nb::cast(t.device()), std::nullopt);

@@ -186,3 +186,31 @@ def test_data_batches_match_the_idx_files():
     np.testing.assert_allclose(np_of(got[0][0]), images[:4].reshape(4, 6) / 255.0, rtol=1e-6)
     shuffled = [int(v) for _, lab in wick.data.batches(ds, batch_size=5, shuffle_seed=3) for v in lab.tolist()]
     assert sorted(shuffled) == sorted(labels.tolist()) and shuffled != labels.tolist()
+
+
+def test_module_subclass_gathers_parameters_like_torch():
+    class Net(nn.Module):
+        def __init__(self, root):
+            self.fc1 = nn.Linear(root / "fc1", 3, 4)
+            self.blocks = [nn.Linear(root / "b0", 4, 4, bias=False), nn.ReLU()]
+            self.scale = root.var("scale", (4,), init="ones")
+            self.fc2 = self.fc1  # shared: counted once
+
+        def forward(self, x):
+            h = self.fc1(x)
+            for b in self.blocks:
+                h = b(h)
+            return h * self.scale
+
+    store = nn.VarStore(seed=0)
+    net = Net(store.root())
+    params = net.parameters()
+    assert len(params) == 4 and len(store.parameters()) == 4
+    assert [tuple(p.shape) for p in params] == [(4, 3), (4,), (4, 4), (4,)]
+    x = wick.asarray(np.ones((2, 3), np.float32))
+    wick.sum(net(x)).backward()
+    assert all(p.grad is not None for p in params)
+    assert net.eval() is net and not net.training
+    net.train()
+    assert nn.is_training()
+    assert store["scale"].tolist() == [1.0, 1.0, 1.0, 1.0]

@@ -17,6 +17,7 @@ optimizer takes. Every layer is callable, runs with the GIL released, and has ``
 ``train()`` / ``eval()`` switch Dropout's and BatchNorm's behaviour for the calling thread (the C++
 setting is per thread, not per layer).
 """
+from ._wick import Array as _Array
 from ._wick import nn as _nn
 
 VarStore = _nn.VarStore
@@ -56,9 +57,35 @@ __all__ = [
 ]
 
 
+def _collect(value, out, seen):
+    if isinstance(value, _Array):
+        if value.requires_grad and value._autograd_id not in seen:  # one variable, maybe several wrappers
+            seen.add(value._autograd_id)
+            out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _collect(v, out, seen)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _collect(v, out, seen)
+    elif callable(getattr(value, "parameters", None)) and not isinstance(value, (type, VarStore)):
+        for p in value.parameters():
+            _collect(p, out, seen)
+
+
 class Module:
-    """Base of the Python-side layers: ``forward`` to define, ``parameters()`` (none unless
-    overridden), ``train()`` / ``eval()`` (the thread's mode, as the C++ layers)."""
+    """Base of Python models, as torch.nn.Module: define ``forward``; ``parameters()`` gathers the
+    trainable arrays of the attributes (layers, other Modules, arrays that require grad, and lists,
+    tuples and dicts of them) in attribute order; ``train()`` / ``eval()`` set the thread's mode,
+    as the C++ layers do.
+
+        class Net(wick.nn.Module):
+            def __init__(self, root):
+                self.fc1 = wick.nn.Linear(root / "fc1", 784, 64)
+                self.fc2 = wick.nn.Linear(root / "fc2", 64, 10)
+            def forward(self, x):
+                return self.fc2(wick.nn.relu(self.fc1(x)))
+    """
 
     def __call__(self, *args):
         return self.forward(*args)
@@ -67,7 +94,10 @@ class Module:
         raise NotImplementedError
 
     def parameters(self):
-        return []
+        out, seen = [], set()
+        for value in vars(self).values():
+            _collect(value, out, seen)
+        return out
 
     def train(self, mode=True):
         set_training(mode)
@@ -126,14 +156,6 @@ class Sequential(Module):
         for layer in self.layers:
             x = layer(x)
         return x
-
-    def parameters(self):
-        out = []
-        for layer in self.layers:
-            params = getattr(layer, "parameters", None)
-            if params is not None:
-                out.extend(params())
-        return out
 
     def append(self, layer):
         self.layers.append(layer)
