@@ -165,22 +165,25 @@ class ComplexArray:
         self.im[key] = v.im
 
 
+def _function(name):
+    from . import _complex_ops, _complex_functions
+    return getattr(_complex_ops, name, None) or getattr(_complex_functions, name)
+
+
 def _operator(name, reflected=False):
     def op(self, other):
-        from . import _complex_ops
         if not is_operand(other):
             return NotImplemented
-        fn = getattr(_complex_ops, name)
+        fn = _function(name)
         return fn(other, self) if reflected else fn(self, other)
     return op
 
 
 def _in_place(name):
     def op(self, other):
-        from . import _complex_ops
         if not is_operand(other):
             return NotImplemented
-        r = getattr(_complex_ops, name)(self, other)
+        r = _function(name)(self, other)
         if r.dtype != self.dtype:
             raise TypeError(f"in-place operator: the result's dtype {r.dtype!r} differs from the array's {self.dtype!r}")
         if r.shape != self.shape:
@@ -200,7 +203,7 @@ ComplexArray.__eq__ = _operator("equal")
 ComplexArray.__ne__ = _operator("not_equal")
 ComplexArray.__neg__ = lambda self: ComplexArray(-self.re, -self.im)
 ComplexArray.__pos__ = lambda self: ComplexArray(self.re.clone(), self.im.clone())
-ComplexArray.__abs__ = lambda self: __import__("wick._complex_ops", fromlist=["abs"]).abs(self)
+ComplexArray.__abs__ = lambda self: _function("abs")(self)
 
 
 def is_operand(v):
