@@ -136,8 +136,9 @@ void bind_store(nb::module_& m) {
       .def("root", &nn::VarStore::root, nb::keep_alive<0, 1>(), "The Path of the empty prefix.")
       .def_prop_ro("device", &nn::VarStore::device)
       .def_prop_ro("dtype", &nn::VarStore::dtype)
-      .def_prop_rw("trainable_", &nn::VarStore::is_trainable, &nn::VarStore::set_trainable,
-                   "Whether the parameters require grad (switches all of them).")
+      .def_prop_ro("is_trainable", &nn::VarStore::is_trainable, "Whether the parameters require grad.")
+      .def("set_trainable", &nn::VarStore::set_trainable, nb::arg("trainable"),
+           "Switches every parameter's requires_grad, now and for those created later (freezing).")
       .def("trainable", &nn::VarStore::trainable, "The trainable parameters in creation order.")
       .def("parameters", &nn::VarStore::trainable, "The trainable parameters in creation order.")
       .def("state_dict", &nn::VarStore::state_dict, "Every tensor by name: parameters and buffers.")

@@ -214,3 +214,12 @@ def test_module_subclass_gathers_parameters_like_torch():
     net.train()
     assert nn.is_training()
     assert store["scale"].tolist() == [1.0, 1.0, 1.0, 1.0]
+
+
+def test_freezing_a_store():
+    store = nn.VarStore(seed=0)
+    lin = nn.Linear(store.root() / "fc", 2, 2)
+    assert store.is_trainable and lin.weight.requires_grad
+    store.set_trainable(False)
+    assert not store.is_trainable and not lin.weight.requires_grad
+    assert not lin(wick.ones((1, 2))).requires_grad
