@@ -14,7 +14,7 @@ from ._elementwise import *  # noqa: F401,F403
 from ._functions import *  # noqa: F401,F403
 
 from . import _creation, _dtypes, _elementwise, _functions, _complex_ops, _complex_functions
-from ._complex import wants_complex, ComplexArray  # noqa: F401
+from ._complex import wants_complex
 
 # Functions that take complex dtypes themselves (the dtype rules) rather than through dispatch.
 _dtype_aware = {"result_type", "can_cast", "isdtype", "finfo", "iinfo"}

@@ -50,10 +50,6 @@ def _nested_parts(obj):
     return _scalar_parts(obj)
 
 
-def _device_name(device):
-    return device
-
-
 class ComplexArray:
     """An Array API array of dtype complex64 or complex128: its parts are wick Arrays `re`, `im`."""
     __slots__ = ("re", "im")

@@ -1,13 +1,10 @@
 """The Array API's manipulation, statistical, searching, set, linear algebra and indexing functions
 on complex arrays: shape functions apply the real function to both parts; the rest are formulas on
 the real ops (see _complex_ops.py for the elementwise ones)."""
-import builtins
-
-from . import _wick, _functions as _rf
-from ._complex import ComplexArray, ComplexDType, as_complex, complex_of
-from ._complex_ops import _c, _mul, _one, _two, astype, conj, equal, multiply, ones
+from . import _creation, _wick, _functions as _rf
+from ._complex import ComplexArray, ComplexDType, as_complex
+from ._complex_ops import _c, _mul, _one, _two, astype, conj, multiply, ones
 from ._dtypes import _check_dtype, result_type
-from ._wick import Array
 
 
 def _both(fn):
@@ -32,6 +29,8 @@ repeat = _both(_rf.repeat)
 tile = _both(_rf.tile)
 take = _both(_rf.take)
 take_along_axis = _both(_rf.take_along_axis)
+tril = _both(_creation.tril)
+triu = _both(_creation.triu)
 
 
 def unstack(x, /, *, axis=0):

@@ -4,9 +4,9 @@ has a complex array, dtype or scalar; a function missing here is not defined for
 import builtins
 import math
 
-from . import _wick, _elementwise as _re, _functions as _rf
+from . import _wick, _elementwise as _re
 from ._complex import ComplexArray, ComplexDType, as_complex, complex_of, from_parts, parts_of
-from ._dtypes import _check_dtype, _floats, bool as _bool, default_float, result_type
+from ._dtypes import _check_dtype, bool as _bool, default_float, result_type
 from ._wick import Array
 
 _W = _wick._where
@@ -381,10 +381,15 @@ def tan(x, /):
 
 def asinh(x, /):
     x = _one(x)
-    # log(z + sqrt(z^2 + 1)) loses everything for re < 0: use asinh(-z) = -asinh(z).
+    # log(z + sqrt(z^2 + 1)) loses everything for re < 0: use asinh(-z) = -asinh(z). Past
+    # |z| = 1e8 it is log(2z) to working precision, and z^2 would overflow float32 soon after.
     neg = x.re < 0
     z = _c(_W(neg, -x.re, x.re), _W(neg, -x.im, x.im))
-    r = log(add(z, sqrt(add(_mul(z, z), 1.0))))
+    big = abs(z) > 1e8
+    safe = _c(_W(big, _full(z.re, 0.0), z.re), _W(big, _full(z.im, 0.0), z.im))
+    small = log(add(safe, sqrt(add(_mul(safe, safe), 1.0))))
+    large = log(z)
+    r = _c(_W(big, large.re + math.log(2.0), small.re), _W(big, large.im, small.im))
     return _c(_W(neg, -r.re, r.re), _W(neg, -r.im, r.im))
 
 
@@ -405,7 +410,9 @@ def acosh(x, /):
 
 def atanh(x, /):
     x = _one(x)
-    r = log(divide(add(x, 1.0), subtract(1.0, x)))
+    # log(1 + z) - log(1 - z) rather than log((1 + z) / (1 - z)): the quotient rounds onto the
+    # wrong side of the branch cut for large |z|.
+    r = subtract(log(add(x, 1.0)), log(subtract(1.0, x)))
     return _c(r.re * 0.5, r.im * 0.5)
 
 

@@ -50,10 +50,9 @@ def cross(x1, x2, /, *, axis=-1):
     np = _host.numpy()
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
         raise ValueError("linalg.cross: the axis must have extent 3")
-    xp = _xp()
-    d = xp.result_type(x1, x2)
-    a, b = _host.to_numpy(x1), _host.to_numpy(x2)
-    return _host.from_numpy(np.cross(a, b, axis=axis).astype(a.dtype if a.dtype == b.dtype else np.result_type(a, b)), d, x1.device)
+    d = _xp().result_type(x1, x2)
+    out = np.cross(_host.to_numpy(x1), _host.to_numpy(x2), axis=axis)
+    return _host.from_numpy(out, d, x1.device)
 
 
 def det(x, /):
@@ -161,9 +160,16 @@ def slogdet(x, /):
 def solve(x1, x2, /):
     np = _host.numpy()
     def f(a, b):
-        if b.ndim == 1:
-            return np.linalg.solve(a, b[..., None])[..., 0]
-        return np.linalg.solve(a, b)
+        # NumPy reads b as a stack of vectors when b.ndim == a.ndim - 1; the standard reads only a
+        # 1-d b so. Broadcasting the stacks first leaves NumPy no such choice.
+        vector = b.ndim == 1
+        if vector:
+            b = b[:, None]
+        stack = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a = np.broadcast_to(a, stack + a.shape[-2:])
+        b = np.broadcast_to(b, stack + b.shape[-2:])
+        out = np.linalg.solve(a, b)
+        return out[..., 0] if vector else out
     xp = _xp()
     d = xp.result_type(x1, x2)
     return _on_host("solve", f, xp.astype(x1, d), xp.astype(x2, d))
