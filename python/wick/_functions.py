@@ -243,6 +243,8 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
         x = x.astype(_wick.DType.uint64)
     axis = _axes(x, axis)[0]
     out = x.cumsum(axis)
+    if out.dtype != x.dtype:  # the core widens small integers; the result has x's (or dtype's)
+        out = out.astype(x.dtype)
     if include_initial:
         shape = list(x.shape)
         shape[axis] = 1
