@@ -112,6 +112,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     n_cols = n_rows if n_cols is None else n_cols
+    k = builtins.max(-n_rows - 1, builtins.min(k, n_cols + 1))  # past the edges: no diagonal (and an int64)
     rows = _wick._iota((n_rows, n_cols), 0, default_int, device)
     cols = _wick._iota((n_rows, n_cols), 1, default_int, device)
     return ((rows + k) == cols).astype(default_float if dtype is None else dtype)
