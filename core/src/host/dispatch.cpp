@@ -44,32 +44,40 @@ std::string dtype_label(const Operands& ops) {
 void run_op(wick_op_code op, const void* params, const Operands& ops) {
   const char* name = sdk::op_name(op);
   if (ops.out.size == 0) throw Error(std::string(name) + ": no output tensor");
-  const Device device = ops.out[0].device();
+  // The device where the output's storage holds it (a Device copy is an atomic increment and
+  // decrement, and each operand's check would make one more).
+  static const Device kNoDevice;
+  const Device& device = ops.out[0].defined() ? ops.out[0].storage()->device : kNoDevice;
   auto check_device = [&](const Tensor& t, const char* role, size_t i) {
-    if (!(t.device() == device)) {
+    if (!t.defined()) throw Error(std::string(name) + ": " + role + " " + std::to_string(i) + " is undefined");
+    if (!(t.storage()->device == device)) {
       throw Error(std::string(name) + ": " + role + " " + std::to_string(i) + " is on " +
                   t.device().name() + " but the op runs on " + device.name() +
                   "; move it first with .to(device)");
     }
   };
-  // Inputs then outputs in one allocation.
-  std::vector<wick_tensor_desc> descs;
-  descs.reserve(ops.in.size + ops.out.size);
+  if (!device.valid()) throw Error(std::string(name) + ": the output tensor is undefined");
+  // Inputs then outputs, on the stack for the usual few operands (a heap array otherwise).
+  constexpr size_t kOnStack = 8;
+  const size_t count = ops.in.size + ops.out.size;
+  wick_tensor_desc on_stack[kOnStack];
+  std::vector<wick_tensor_desc> on_heap(count > kOnStack ? count : 0);
+  wick_tensor_desc* descs = count > kOnStack ? on_heap.data() : on_stack;
   for (size_t i = 0; i < ops.in.size; ++i) {
     check_device(ops.in[i], "input", i);
-    descs.push_back(describe_tensor(ops.in[i]));
+    descs[i] = describe_tensor(ops.in[i]);
   }
   for (size_t i = 0; i < ops.out.size; ++i) {
     check_device(ops.out[i], "output", i);
-    descs.push_back(describe_tensor(ops.out[i]));
+    descs[ops.in.size + i] = describe_tensor(ops.out[i]);
   }
   wick_op_desc desc{};
   desc.struct_size = sizeof(desc);
   desc.op = op;
   desc.params = params;
-  desc.inputs = descs.data();
+  desc.inputs = descs;
   desc.num_inputs = ops.in.size;
-  desc.outputs = descs.data() + ops.in.size;
+  desc.outputs = descs + ops.in.size;
   desc.num_outputs = ops.out.size;
   // The op table's shape (arity, params struct, dtype rules): a core bug, never a plugin's answer.
   if (const wick_support s = sdk::check_signature(desc); s != WICK_SUPPORT_YES) {

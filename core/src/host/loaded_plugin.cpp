@@ -18,8 +18,13 @@ namespace wick {
 
 namespace {
 
-thread_local const char* t_plugin = nullptr;
-thread_local const char* t_call = nullptr;
+// One thread-local for both (a shared library's thread-local is a __tls_get_addr call each; every
+// plugin call sets and restores these).
+struct InPluginState {
+  const char* plugin = nullptr;
+  const char* call = nullptr;
+};
+thread_local InPluginState t_in_plugin;
 
 constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 struct sigaction g_previous[sizeof kCrashSignals / sizeof kCrashSignals[0]];
@@ -35,7 +40,7 @@ void on_crash(int sig, siginfo_t* info, void* context) {
   if (detail::absorb_mapped_fault(sig, info != nullptr ? info->si_addr : nullptr)) return;
   size_t i = 0;
   while (i < sizeof kCrashSignals / sizeof kCrashSignals[0] && kCrashSignals[i] != sig) ++i;
-  if (t_plugin != nullptr) {
+  if (t_in_plugin.plugin != nullptr) {
     char number[8];
     int n = sig, len = 0;
     char rev[8];
@@ -46,24 +51,24 @@ void on_crash(int sig, siginfo_t* info, void* context) {
     for (int k = 0; k < len; ++k) number[k] = rev[len - 1 - k];
     number[len] = '\0';
     write_str("\nwick: plugin '");
-    write_str(t_plugin);
+    write_str(t_in_plugin.plugin);
     write_str("' crashed with signal ");
     write_str(number);
     write_str(" (");
     write_str(sigabbrev_np(sig));
     write_str(") in ");
-    write_str(t_call);
+    write_str(t_in_plugin.call);
     write_str("; the process ends. ");
     // The command that reruns the plugin with this process's config and plugin paths, when the
     // registry set one (registry.cpp); else the plugin's name.
-    if (const char* hint = detail::crash_hint(t_plugin)) {
+    if (const char* hint = detail::crash_hint(t_in_plugin.plugin)) {
       write_str(hint);
     } else {
       write_str("wick plugin check ");
-      write_str(t_plugin);
+      write_str(t_in_plugin.plugin);
     }
     write_str(" runs it in a child process and says where; [plugins.");
-    write_str(t_plugin);
+    write_str(t_in_plugin.plugin);
     write_str("] isolate = true in the config runs it in one always.\n");
   }
   detail::pass_to_previous(g_previous[i], sig, info, context);
@@ -111,14 +116,18 @@ const char* missing_required_slot(const wick_plugin_api& api) {
 }
 
 InPlugin::InPlugin(const char* plugin, const char* call)
-    : previous_plugin_(t_plugin), previous_call_(t_call) {
-  t_plugin = plugin;
-  t_call = call;
+    : previous_plugin_(nullptr), previous_call_(nullptr) {
+  InPluginState& state = t_in_plugin;
+  previous_plugin_ = state.plugin;
+  previous_call_ = state.call;
+  state.plugin = plugin;
+  state.call = call;
 }
 
 InPlugin::~InPlugin() {
-  t_plugin = previous_plugin_;
-  t_call = previous_call_;
+  InPluginState& state = t_in_plugin;
+  state.plugin = previous_plugin_;
+  state.call = previous_call_;
 }
 
 LoadedPlugin::LoadedPlugin(boost::dll::shared_library library, const wick_plugin_api* api,

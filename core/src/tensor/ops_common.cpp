@@ -5,6 +5,7 @@
 #include <wick/autograd.hpp>
 #include <wick/dispatch.hpp>
 #include <wick/shape.hpp>
+#include "tensor/storage.hpp"
 
 #include <wick/sdk/ops.hpp>
 
@@ -42,7 +43,8 @@ bool is_unsigned(DType t) {
 }
 
 void require_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  if (!(a.device() == b.device())) {
+  // Compared where the storages hold them: a Device copy is an atomic increment and decrement.
+  if (!(a.storage()->device == b.storage()->device)) {
     throw Error(std::string(op) + ": operands are on different devices (" + a.device().name() +
                 " and " + b.device().name() + "); move one with .to(device)");
   }
@@ -61,18 +63,25 @@ Tensor binary_op(wick_op_code op, const Tensor& a, const Tensor& b,
   require_defined(b, name);
   require_same_device(a, b, name);
   const DType t = promote_types(a.dtype(), b.dtype());
-  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  Tensor out = Tensor::empty(shape, out_dtype.value_or(t), a.device());
+  Tensor out = empty_on(a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape(), name),
+                        out_dtype.value_or(t), a.storage()->device);
   if (out.numel() == 0) return out;
   Tensor made_a, made_b;
-  dispatch(op, nullptr, {&as_operand(a, t, shape, made_a), &as_operand(b, t, shape, made_b)}, out);
+  dispatch(op, nullptr, {&as_operand(a, t, out.shape(), made_a), &as_operand(b, t, out.shape(), made_b)},
+           out);
   return out;
+}
+
+Tensor empty_on(Shape shape, DType dtype, const Device& device) {
+  const uint64_t bytes = bytes_of(shape, dtype);  // checks the extents
+  std::vector<int64_t> strides = contiguous_strides(shape);
+  return Tensor(Storage::allocate(device, bytes), dtype, std::move(shape), std::move(strides), 0);
 }
 
 Tensor unary_op(wick_op_code op, const Tensor& x, const void* params,
                 std::optional<DType> out_dtype) {
   require_defined(x, sdk::op_name(op));
-  Tensor out = Tensor::empty(x.shape(), out_dtype.value_or(x.dtype()), x.device());
+  Tensor out = empty_on(x.shape(), out_dtype.value_or(x.dtype()), x.storage()->device);
   if (out.numel() > 0) dispatch(op, params, {&x}, out);
   return out;
 }

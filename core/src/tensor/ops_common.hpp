@@ -14,12 +14,15 @@ bool is_unsigned(DType t);
 // Throws naming the op and both devices when a and b are on different devices.
 void require_same_device(const Tensor& a, const Tensor& b, const char* op);
 
-// Promotes a and b to a common dtype, broadcasts them, and runs `op` into a new tensor whose dtype
-// is the common one, or out_dtype when given (comparisons give Bool).
 // x as an op's operand of dtype t and shape `shape`: x itself where it already is one (no copy: a
 // Tensor copy costs two heap allocations), else x converted and broadcast into `made`.
 const Tensor& as_operand(const Tensor& x, DType t, const Shape& shape, Tensor& made);
 
+// A new contiguous tensor on `device` (a valid one) that takes `shape` without copying it: an op's
+// result, where Tensor::empty's copies of the shape and the device are measurable per-op costs.
+Tensor empty_on(Shape shape, DType dtype, const Device& device);
+// Promotes a and b to a common dtype, broadcasts them, and runs `op` into a new tensor whose dtype
+// is the common one, or out_dtype when given (comparisons give Bool).
 Tensor binary_op(wick_op_code op, const Tensor& a, const Tensor& b,
                  std::optional<DType> out_dtype = std::nullopt);
 // Runs a one-input op into a new tensor of x's shape (dtype: x's, or out_dtype).
