@@ -50,12 +50,25 @@ for isa in "" AVX2 SSE41; do
   fi
   stage "ctest with ONEDNN_MAX_CPU_ISA=${isa:-(unset: every ISA this CPU has)}"
   select=()
-  # isa-independent: build and tool checks; isa-neutral: tests that take no CPU-chosen path.
-  [ -n "$isa" ] && select=(-LE "isa-independent|isa-neutral")
+  # isa-independent: build and tool checks; isa-neutral: tests that take no CPU-chosen path;
+  # array-api: the Array API suite, which checks the Python API's semantics (the kernels under it
+  # are the C++ suite's, run in every pass).
+  [ -n "$isa" ] && select=(-LE "isa-independent|isa-neutral|array-api")
   junit="$build/ctest-${isa:-native}.xml"
   ONEDNN_MAX_CPU_ISA="$isa" ctest --output-on-failure -j "$(nproc)" --output-junit "$junit" "${select[@]}"
   python3 "$root/scripts/ctest_budget.py" "$build" "$junit" "ONEDNN_MAX_CPU_ISA=${isa:-native}"
 done
+
+# The Python package as a user installs it (issue 27): one pip command in a fresh venv builds the
+# wheel from this checkout (scikit-build-core over the project's CMake, without tests and
+# benchmarks; nanobind and scikit-build-core come from PyPI), then, from another directory, the
+# package imports, finds its plugins inside itself and computes a hand-worked value.
+stage "the Python package: pip install ./python in a fresh venv"
+wheel_venv="$build/wheel-venv"
+rm -rf "$wheel_venv"
+/usr/bin/python3 -m venv "$wheel_venv"
+"$wheel_venv/bin/pip" install -q "$root/python"
+(cd / && WICK_PLUGIN_PATH= "$wheel_venv/bin/python" "$root/python/tests/installed_check.py")
 
 # Hostile input (issue 14): every libFuzzer target replays its regression inputs and fuzzes from its
 # seeds for WICK_CI_FUZZ_SECONDS (clang's ASan+UBSan), then the suite's CI subset runs under
