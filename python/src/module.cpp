@@ -16,13 +16,14 @@ namespace {
 bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
 // A wick::Error is a ValueError when it is about the values, shapes or axes it was given, a
-// TypeError when it is about a dtype, and a RuntimeError otherwise (a device, a plugin, a file);
+// TypeError when it is about a dtype (the core's messages name it: "dtype", "convert with
+// .to(DType::...)", "not defined for f32 tensors"), and a RuntimeError otherwise (a device, a plugin, a file);
 // the text is the C++ message unchanged.
 void raise_wick_error(const wick::Error& e) {
   const std::string msg = e.what();
   if (dynamic_cast<const ConfigError*>(&e)) {
     PyErr_SetString(PyExc_ValueError, msg.c_str());
-  } else if (contains(msg, "dtype")) {
+  } else if (contains(msg, "dtype") || contains(msg, "DType") || contains(msg, "not defined for")) {
     PyErr_SetString(PyExc_TypeError, msg.c_str());
   } else if (contains(msg, "shape") || contains(msg, "axis") || contains(msg, "broadcast") ||
              contains(msg, "out of range") || contains(msg, "elements, not")) {
