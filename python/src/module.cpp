@@ -5,6 +5,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <wick/config.hpp>
 #include <wick/registry.hpp>
 #include <wick/runtime.hpp>
 
@@ -95,7 +96,27 @@ void bind_plugins(nb::module_& m) {
       });
 }
 
+// wick.configure: the API layer of the config (highest precedence, docs/config.md), applied to
+// the process's runtime before its first use, as Runtime::configure does in C++.
+void configure(std::optional<std::string> config_file, std::optional<std::vector<std::string>> device,
+               std::optional<bool> strict, std::optional<std::vector<std::string>> plugin_paths,
+               std::optional<std::string> log_level) {
+  ConfigOverrides api;
+  api.config_file = std::move(config_file);
+  api.devices = std::move(device);
+  api.strict = strict;
+  if (plugin_paths) api.plugin_paths = *plugin_paths;
+  api.log_level = std::move(log_level);
+  Runtime::configure(resolve_config({}, api));
+}
+
 void bind_runtime_functions(nb::module_& m) {
+  m.def("configure", &configure, nb::kw_only(), nb::arg("config_file").none() = nb::none(),
+        nb::arg("device").none() = nb::none(), nb::arg("strict").none() = nb::none(),
+        nb::arg("plugin_paths").none() = nb::none(), nb::arg("log_level").none() = nb::none(),
+        "Sets the configuration before Wick's first use (a config file, a device priority list, "
+        "strict mode, extra plugin folders, the log level), over the environment and the user's "
+        "file, as docs/config.md says; an error once arrays exist.");
   m.def("devices", [] { return Runtime::global().registry().devices(); },
         "Every device of every usable plugin, in discovery order.");
   m.def("plugins", [] { return Runtime::global().registry().plugins(); },

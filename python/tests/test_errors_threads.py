@@ -83,3 +83,30 @@ def test_ops_from_eight_threads():
     for t in threads:
         t.join()
     assert not errors
+
+
+def _run(script, **env):
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=dict(os.environ, **env),
+                       capture_output=True, text=True, timeout=120)
+    return r
+
+
+def test_config_file_environment_and_configure(tmp_path):
+    # The TOML config, WICK_DEVICE and wick.configure behave as in C++: each in a fresh process.
+    config = tmp_path / "wick.toml"
+    config.write_text('[devices]\npriority = ["opencl", "cpu"]\n')
+    r = _run("import wick; print(wick.default_device().plugin)", WICK_CONFIG=str(config))
+    assert r.returncode == 0 and r.stdout.strip() in ("opencl", "cpu-onednn"), r.stderr
+    r = _run("import wick; print(wick.default_device().plugin)", WICK_DEVICE="cpu")
+    assert r.stdout.strip() == "cpu-onednn", r.stderr
+    r = _run("""
+        import wick
+        wick.configure(device=["cpu"], strict=True)
+        print(wick.default_device().plugin, wick.strict())
+    """, WICK_DEVICE="opencl")
+    assert r.stdout.split() == ["cpu-onednn", "True"], r.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[devices]\npriorty = ["cpu"]\n')
+    r = _run("import wick\ntry:\n    wick.devices()\nexcept ValueError as e:\n    print('ValueError', e)",
+             WICK_CONFIG=str(bad))
+    assert "ValueError" in r.stdout and "bad.toml:2" in r.stdout and "priority" in r.stdout, r.stdout + r.stderr

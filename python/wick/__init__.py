@@ -14,7 +14,7 @@ from . import _wick
 from ._wick import (  # noqa: F401
     Array, Device, DType, PluginInfo, devices, plugins, default_device, cpu_device,
     selection_reason, plugin_search_path, strict, set_strict, fallbacks, reset_fallbacks,
-    manual_seed, rand, randn, asarray, zeros, ones, empty, from_dlpack, newaxis,
+    manual_seed, rand, randn, configure, asarray, zeros, ones, empty, from_dlpack, newaxis,
 )
 from ._array_api import *  # noqa: F401,F403
 from ._array_api import __all__ as _array_api_all
