@@ -2,6 +2,7 @@
 two real wick Arrays), written as formulas on the real ops. _array_api.py sends a call here when it
 has a complex array, dtype or scalar; a function missing here is not defined for complex."""
 import builtins
+import cmath
 import math
 
 from . import _wick, _elementwise as _re
@@ -423,10 +424,44 @@ def atan(x, /):
 # ---- special values --------------------------------------------------------------------------------
 # The formulas above are right for finite nonzero parts; the standard's special cases (C99 Annex
 # G: infinities, NaNs, signed zeros in either part) are many and branchy, so the elements with a
-# non-finite or zero part are recomputed on the host with NumPy's complex functions, which follow
-# Annex G. Without NumPy those elements keep the formulas' values.
+# non-finite or zero part are recomputed on the host by functions that follow Annex G: NumPy's
+# where it is installed, else cmath's (which raises where C only flags the case: those elements
+# keep the formulas' values).
 
-def _with_special_values(fn, np_fn):
+_np_names = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
+             "atan": "arctan", "atanh": "arctanh"}
+
+
+def _host_function(name):
+    """name's complex function on a list of Python complexes (None where it has no value)."""
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
+    if np is not None:
+        # NumPy has no complex expm1; exp(z) - 1 has the same special values.
+        fn = (lambda v: np.exp(v) - 1) if name == "expm1" else getattr(np, _np_names.get(name, name))
+
+        def run(values):
+            with np.errstate(all="ignore"):
+                return [complex(c) for c in fn(np.array(values, dtype=np.complex128))]
+        return run
+    extra = {"expm1": lambda v: cmath.exp(v) - 1, "log1p": lambda v: cmath.log(1 + v),
+             "log2": lambda v: cmath.log(v) / math.log(2.0)}
+    fn = extra.get(name) or getattr(cmath, name)
+
+    def run(values):
+        out = []
+        for v in values:
+            try:
+                out.append(fn(v))
+            except (ValueError, OverflowError):
+                out.append(None)
+        return out
+    return run
+
+
+def _with_special_values(fn, name):
     def f(x, /):
         x = _one(x)
         r = fn(x)
@@ -435,17 +470,16 @@ def _with_special_values(fn, np_fn):
         mask = ~isfinite(x) | (x.re == 0) | (x.im == 0)
         if not builtins.bool(mask.any(None, False)):
             return r
-        try:
-            import numpy as np
-        except ImportError:
-            return r
         flat = lambda a: a.reshape([-1]).tolist()  # noqa: E731
         where = [i for i, m in enumerate(flat(mask)) if m]
         xr, xi, rr, ri = flat(x.re), flat(x.im), flat(r.re), flat(r.im)
-        with np.errstate(all="ignore"):
-            v = np_fn(np)(np.array([complex(xr[i], xi[i]) for i in where], dtype=np.complex128))
-        for k, i in enumerate(where):
-            rr[i], ri[i] = float(v[k].real), float(v[k].imag)
+        values = _host_function(name)([complex(xr[i], xi[i]) for i in where])
+        for i, v in zip(where, values):
+            if v is None:
+                continue
+            if name == "tanh" and math.isinf(xr[i]) and math.isfinite(xi[i]):
+                v = complex(math.copysign(1.0, xr[i]), 0.0)  # +-1 + 0j, where C gives 0 the sign of sin(2y)
+            rr[i], ri[i] = v.real, v.imag
         shape = list(x.shape)
         mk = lambda vals: _wick.asarray(vals, dtype=x.re.dtype, device=x.device).reshape(shape)  # noqa: E731
         return _c(mk(rr), mk(ri))
@@ -454,14 +488,7 @@ def _with_special_values(fn, np_fn):
     return f
 
 
-for _name, _np_name in [("acos", "arccos"), ("acosh", "arccosh"), ("asin", "arcsin"), ("asinh", "arcsinh"),
-                        ("atan", "arctan"), ("atanh", "arctanh"), ("cos", "cos"), ("cosh", "cosh"),
-                        ("exp", "exp"), ("expm1", "expm1"), ("log", "log"), ("log1p", "log1p"),
-                        ("log2", "log2"), ("log10", "log10"), ("sin", "sin"), ("sinh", "sinh"),
-                        ("sqrt", "sqrt"), ("tan", "tan"), ("tanh", "tanh")]:
-    # NumPy has no complex expm1; exp(z) - 1 has the same special values.
-    _np_fn = (lambda np: lambda v: np.exp(v) - 1) if _np_name == "expm1" else (lambda np, n=_np_name: getattr(np, n))
-    if _np_name == "tanh":  # tanh(+-inf + yj) is +-1 + 0j for finite y (NumPy gives the sign of sin(2y))
-        _np_fn = lambda np: lambda v: np.where(np.isinf(v.real) & np.isfinite(v.imag), np.sign(v.real) + 0j, np.tanh(v))  # noqa: E731
-    globals()[_name] = _with_special_values(globals()[_name], _np_fn)
-del _name, _np_name, _np_fn
+for _name in ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1", "log",
+              "log1p", "log2", "log10", "sin", "sinh", "sqrt", "tan", "tanh"]:
+    globals()[_name] = _with_special_values(globals()[_name], _name)
+del _name
