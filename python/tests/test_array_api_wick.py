@@ -97,3 +97,21 @@ def test_real_indexing_and_special_values():
     assert math.copysign(1.0, xp.sign(xp.asarray(-0.0)).item()) == 1.0
     assert xp.signbit(xp.asarray([-math.nan, math.nan, -0.0])).tolist() == [True, False, True]
     assert xp.sum(xp.asarray([200, 100], dtype=xp.uint8), dtype=xp.uint8).item() == 44  # 300 mod 256
+
+
+def test_linalg_and_fft_by_hand():
+    pytest.importorskip("numpy")  # the decompositions and transforms compute with NumPy
+    a = xp.asarray([[1.0, 2.0], [3.0, 4.0]], dtype=xp.float64)
+    assert close(xp.linalg.det(a), -2.0, 1e-12)  # 1*4 - 2*3
+    # inv([[1, 2], [3, 4]]) = [[4, -2], [-3, 1]] / -2
+    assert xp.reshape(xp.linalg.inv(a), (-1,)).tolist() == pytest.approx([-2.0, 1.0, 1.5, -0.5])
+    assert xp.linalg.solve(a, xp.asarray([5.0, 11.0], dtype=xp.float64)).tolist() == pytest.approx([1.0, 2.0])
+    assert xp.linalg.trace(a).item() == 5.0 and xp.linalg.vector_norm(xp.asarray([3.0, 4.0])).item() == 5.0
+    # The DFT of an impulse is flat; of a constant, an impulse of height n.
+    assert xp.fft.fft(xp.asarray([1.0, 0.0, 0.0, 0.0])).tolist() == [1 + 0j] * 4
+    assert xp.fft.fft(xp.asarray([1.0, 1.0, 1.0, 1.0])).tolist() == [4 + 0j, 0j, 0j, 0j]
+    assert xp.fft.fft(xp.asarray([1.0, 1.0, 1.0, 1.0])).dtype == xp.complex64
+    # [0, 1, 0, 0] gives exp(-2*pi*i*k/4) = 1, -i, -1, i
+    got = xp.fft.fft(xp.asarray([0j, 1 + 0j, 0j, 0j], dtype=xp.complex128)).tolist()
+    assert all(close(g, e, 1e-12) for g, e in zip(got, [1, -1j, -1, 1j]))
+    assert xp.fft.fftfreq(4).tolist() == [0.0, 0.25, -0.5, -0.25]
