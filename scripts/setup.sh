@@ -22,6 +22,7 @@ packages=(
   python3-pip python3-venv                      # the checkpoint download; the pinned onnx wheel's venv (node tests)
   libopenmpi-dev openmpi-bin                    # distributed: the MPI module and mpirun (2-rank tests)
   python3-dev libdlpack-dev python3-torch       # the Python package: Debian's Python headers, dlpack.h; PyTorch for its DLPack tests
+  ccache                                        # compiles shared by the build and the wheel's (test.sh: pip install ./python)
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -49,7 +50,8 @@ if [ ! -f "$pyvenv_stamp" ]; then
   touch "$pyvenv_stamp"
 fi
 
-cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$pyvenv/bin/python")
+cmake_args=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$pyvenv/bin/python"
+            -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 # The CUDA plugin builds when a CUDA toolkit is present (/usr/local/cuda is looked at by default);
 # it then reports "unavailable" without a GPU.
 cmake "${cmake_args[@]}" "$@" >/dev/null

@@ -67,7 +67,9 @@ stage "the Python package: pip install ./python in a fresh venv"
 wheel_venv="$build/wheel-venv"
 rm -rf "$wheel_venv"
 /usr/bin/python3 -m venv "$wheel_venv"
-"$wheel_venv/bin/pip" install -q "$root/python"
+# ccache (setup.sh): the wheel's compiles are the build's, so they come from the cache.
+CMAKE_ARGS="-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache" \
+  "$wheel_venv/bin/pip" install -q "$root/python"
 (cd / && WICK_PLUGIN_PATH= "$wheel_venv/bin/python" "$root/python/tests/installed_check.py")
 
 # Hostile input (issue 14): every libFuzzer target replays its regression inputs and fuzzes from its
