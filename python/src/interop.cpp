@@ -4,6 +4,7 @@
 
 #include <dlpack/dlpack.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <wick/runtime.hpp>

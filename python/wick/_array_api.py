@@ -64,15 +64,7 @@ def _inspectable_methods(cls):
         return bound_to_device(self, device, stream=stream)
 
     def __dlpack_device__(self, /):
-        try:
-            return tuple(dlpack_device(self))
-        except TypeError:
-            # interop.cpp's binding returns a std::pair and its TU lacks nanobind/stl/pair.h, so
-            # nanobind cannot convert it: the same mapping here until that include is added.
-            d = self.device
-            if d.kind == "cpu":
-                return (1, 0)  # kDLCPU
-            return ({"cuda": 2, "opencl": 4}.get(d.plugin, 12), d.index)  # kDLCUDA, kDLOpenCL, kDLExtDev
+        return tuple(dlpack_device(self))
 
     for f in (__getitem__, __setitem__, to_device, __dlpack_device__):
         setattr(cls, f.__name__, f)
