@@ -26,14 +26,16 @@ nb::tuple shape_tuple(const Tensor& t) {
 // nor a Python scalar.
 template <BinaryFn F>
 nb::object binary(const Tensor& self, nb::handle other) {
-  std::optional<Tensor> o = operand(self, other);
-  if (!o) return nb::borrow(Py_NotImplemented);
+  Tensor made;
+  const Tensor* o = operand(self, other, made);
+  if (o == nullptr) return nb::borrow(Py_NotImplemented);
   return nb::cast(F(self, *o));
 }
 template <BinaryFn F>
 nb::object reflected(const Tensor& self, nb::handle other) {
-  std::optional<Tensor> o = operand(self, other);
-  if (!o) return nb::borrow(Py_NotImplemented);
+  Tensor made;
+  const Tensor* o = operand(self, other, made);
+  if (o == nullptr) return nb::borrow(Py_NotImplemented);
   return nb::cast(F(*o, self));
 }
 // x OP= other: the result is written into x, which keeps its dtype and shape (the Array API: an
@@ -41,8 +43,9 @@ nb::object reflected(const Tensor& self, nb::handle other) {
 template <BinaryFn F>
 nb::object in_place(nb::handle self_h, nb::handle other) {
   Tensor& self = nb::cast<Tensor&>(self_h);
-  std::optional<Tensor> o = operand(self, other);
-  if (!o) return nb::borrow(Py_NotImplemented);
+  Tensor made;
+  const Tensor* o = operand(self, other, made);
+  if (o == nullptr) return nb::borrow(Py_NotImplemented);
   Tensor r = F(self, *o);
   if (r.dtype() != self.dtype()) {
     throw nb::type_error(("in-place operator: the result's dtype " + std::string(dtype_name(r.dtype())) +

@@ -110,11 +110,13 @@ Tensor scalar_tensor(nb::handle value, DType dtype, const Device& device) {
   return Tensor::from_bytes(bytes, dtype_size(dtype), Shape{}, dtype, device);
 }
 
-std::optional<Tensor> operand(const Tensor& self, nb::handle other) {
-  if (nb::isinstance<Tensor>(other)) return nb::cast<const Tensor&>(other);
-  if (!is_py_scalar(other)) return std::nullopt;
-  const DType t = scalar_dtype(other, self.dtype());
-  return scalar_tensor(other, t, self.device());
+const Tensor* operand(const Tensor& self, nb::handle other, Tensor& made) {
+  // An Array is used where it is: a Tensor copy is two heap allocations (its shape and strides),
+  // a fifth of a small op's cost from Python.
+  if (nb::isinstance<Tensor>(other)) return nb::inst_ptr<Tensor>(other);
+  if (!is_py_scalar(other)) return nullptr;
+  made = scalar_tensor(other, scalar_dtype(other, self.dtype()), self.device());
+  return &made;
 }
 
 namespace {

@@ -69,8 +69,9 @@ Tensor bitwise_binary(const char* op, const Tensor& a, const Tensor& b) {
 namespace {
 
 Tensor other_operand(const Tensor& a, nb::handle b) {
-  std::optional<Tensor> o = operand(a, b);
-  if (!o) {
+  Tensor made;
+  const Tensor* o = operand(a, b, made);
+  if (o == nullptr) {
     throw nb::type_error(("expected an Array or a Python scalar, not " +
                           std::string(nb::str(b.type().attr("__name__")).c_str())).c_str());
   }

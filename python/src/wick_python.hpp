@@ -36,9 +36,9 @@ Tensor scalar_tensor(nb::handle value, DType dtype, const Device& device);
 // dtype when the scalar's kind fits it; a float scalar with an integer or bool array gives the
 // default float dtype, an int scalar with a bool array the default integer dtype).
 DType scalar_dtype(nb::handle value, DType dtype);
-// The other operand of a binary operator: an Array as it is, a Python scalar as scalar_tensor; a
-// nullopt for anything else (the operator then returns NotImplemented).
-std::optional<Tensor> operand(const Tensor& self, nb::handle other);
+// The other operand of a binary operator: the Array itself, or a Python scalar made into `made`
+// (scalar_tensor); nullptr for anything else (the operator then returns NotImplemented).
+const Tensor* operand(const Tensor& self, nb::handle other, Tensor& made);
 // Any object as a tensor: an Array, a Python scalar, a nested sequence of them, an object with
 // __dlpack__ or the buffer protocol (NumPy arrays). dtype/device: as asked, else as the object has
 // (the Array API's defaults for Python data: bool, int64, float32).
