@@ -225,9 +225,9 @@ Tensor true_positions(const Tensor& mask, const Device& device) {
 // x[mask] for a bool mask over x's leading axes starting at `axis`.
 Tensor mask_select(const Tensor& t, int axis, const Tensor& mask) {
   for (int i = 0; i < mask.rank(); ++i) {
-    // A mask with no elements selects nothing whatever the extents it covers (the suite's reading).
-    const bool empty_ok = mask.numel() == 0 && axis + i < t.rank();
-    if (axis + i >= t.rank() || (t.shape()[axis + i] != mask.shape()[i] && !empty_ok)) {
+    // A mask extent of 0 selects nothing from an axis of any extent (the suite's reading); any
+    // other extent must be the axis's.
+    if (axis + i >= t.rank() || (t.shape()[axis + i] != mask.shape()[i] && mask.shape()[i] != 0)) {
       raise(PyExc_IndexError, ("boolean index of shape " + shape_to_string(mask.shape()) + " does not match the array's shape " +
            shape_to_string(t.shape()) + " at axis " + std::to_string(axis)).c_str());
     }
