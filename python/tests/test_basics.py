@@ -17,6 +17,15 @@ def test_devices_and_default_device():
         wick.Device("no-such-device")
 
 
+def test_plugins_are_found_beside_libwick():
+    import os
+    search = dict(wick.plugin_search_path())
+    here = os.path.dirname(os.path.abspath(wick._wick.__file__))
+    install = [d for d, origin in search.items() if origin == "install directory"]
+    assert install and install[0].endswith(os.path.join("lib", "wick", "plugins")), search
+    assert os.path.isdir(install[0]) and os.path.commonpath([install[0], os.path.dirname(here)])
+
+
 def test_plugins_report_states():
     states = {p.name: p.state for p in wick.plugins()}
     assert states["cpu-onednn"] == "usable"

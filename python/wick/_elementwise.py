@@ -209,20 +209,21 @@ def atan2(x1, x2, /):
     return x1.atan2(x2)
 
 
-def maximum(x1, x2, /):
+def _extremum(method, x1, x2):
+    # The standard propagates NaN from either side; the core's kernels need not.
     x1, x2 = _pair(x1, x2)
-    r = x1.maximum(x2)
+    r = getattr(x1, method)(x2)
     if r.dtype in _floats:
         r = _wick._where(x1.isnan(), x1.astype(r.dtype), _wick._where(x2.isnan(), x2.astype(r.dtype), r))
     return r
+
+
+def maximum(x1, x2, /):
+    return _extremum("maximum", x1, x2)
 
 
 def minimum(x1, x2, /):
-    x1, x2 = _pair(x1, x2)
-    r = x1.minimum(x2)
-    if r.dtype in _floats:
-        r = _wick._where(x1.isnan(), x1.astype(r.dtype), _wick._where(x2.isnan(), x2.astype(r.dtype), r))
-    return r
+    return _extremum("minimum", x1, x2)
 
 
 def equal(x1, x2, /):
