@@ -206,7 +206,13 @@ Tensor to_tensor(nb::handle obj, std::optional<DType> dtype, nb::handle device, 
     return scalar_tensor(obj, t, dev);
   }
   if (nb::hasattr(obj, "__dlpack__")) {
-    if (auto t = from_dlpack_object(obj, dev, copy)) return dtype && *dtype != t->dtype() ? t->to(*dtype) : *t;
+    try {
+      if (auto t = from_dlpack_object(obj, dev, copy)) return dtype && *dtype != t->dtype() ? t->to(*dtype) : *t;
+    } catch (nb::python_error& e) {
+      // NumPy does not export a read-only array through DLPack (0.x has no read-only flag); its
+      // buffer protocol still gives the elements, to copy.
+      if (!e.matches(PyExc_BufferError) || !PyObject_CheckBuffer(obj.ptr()) || (copy && !*copy)) throw;
+    }
   }
   if (PyObject_CheckBuffer(obj.ptr())) {
     if (copy && !*copy) throw nb::value_error("asarray: copy=False, but a buffer-protocol object is copied");

@@ -87,3 +87,11 @@ def test_errors_keep_the_core_message():
     b = wick.ones((4, 5))
     with pytest.raises(ValueError, match=r"\[2, 3\]"):
         a + b
+
+
+def test_asarray_of_a_read_only_numpy_array_copies_it():
+    import numpy as np
+    n = np.arange(4, dtype=np.float32)
+    n.flags.writeable = False
+    x = wick.asarray(n)
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
