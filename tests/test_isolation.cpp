@@ -226,6 +226,25 @@ TEST_CASE("cpu-onednn isolated runs ops with every kind of params through the ch
   CHECK(rt->fallback_count() == 0);
 }
 
+TEST_CASE("an isolated cpu-onednn gives no host address and wraps no host memory: the child's "
+          "buffers are another process's",
+          "[isolation][host_memory]") {
+  auto rt = runtime_with("[plugins.cpu-onednn]\nisolate = true\n");
+  const Device dev = rt->registry().find_device("cpu-onednn");
+  REQUIRE(dev.valid());
+  Tensor t = Tensor::from_vector<float>({1, 2, 3}, dev);
+  CHECK(t.host_data() == nullptr);
+  auto memory = std::shared_ptr<float[]>(new float[3]{4, 5, 6});
+  HostMemoryOptions writable;
+  writable.writable = true;
+  Tensor view = Tensor::from_host_memory(memory, memory.get(), {3}, DType::F32, dev, writable);
+  CHECK_FALSE(view.is_host_view());  // a copy, as for 1.5's wrap
+  view.copy_(t);
+  CHECK(view.to_vector<float>() == std::vector<float>{1, 2, 3});
+  CHECK(memory[0] == 4);
+  CHECK_FALSE(Tensor::from_host_memory(memory, memory.get(), 12, {3}, DType::F32, dev).is_host_view());
+}
+
 TEST_CASE("an isolated plugin's shutdown runs at every normal exit of its host, and never when "
           "the host is killed",
           "[isolation][exit]") {

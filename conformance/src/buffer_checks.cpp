@@ -130,6 +130,53 @@ std::string wrapped_host(const Device& device, uint64_t n) {
   return "";
 }
 
+// buffer_host_address (ABI 1.7) where the plugin offers it: the address of a buffer is the same on
+// every call, holds what buffer_read reads, and is the buffer itself (writes there are read back,
+// buffer_write lands there).
+std::string host_address(const Device& device, uint64_t n) {
+  std::vector<uint8_t> want = pattern(n, n + 3);
+  const Tensor t = Tensor::from_bytes(want.data(), n, Shape{static_cast<int64_t>(n)}, DType::U8, device);
+  auto* at = static_cast<uint8_t*>(t.host_data());
+  if (at == nullptr) return "";  // no address: nothing to check
+  const std::string what = "buffer_host_address of a buffer of " + std::to_string(n) + " bytes";
+  if (t.host_data() != at) return what + ": a second call gave another address";
+  if (std::string d = difference(want, std::vector<uint8_t>(at, at + n)); !d.empty())
+    return what + ", then reading there what buffer_write wrote: " + d;
+  for (uint64_t i = 0; i < n; i += 5) want[i] = at[i] = static_cast<uint8_t>(at[i] ^ 0x3C);
+  std::vector<uint8_t> got(n);
+  read_buffer_bytes(t, 0, got.data(), n);
+  if (std::string d = difference(want, got); !d.empty())
+    return what + ", written there, then buffer_read: " + d + " (the address of a copy?)";
+  const std::vector<uint8_t> again = pattern(n, n + 4);
+  write_buffer_bytes(t, 0, again.data(), n);
+  if (t.host_data() != at) return what + ": the address changed after a buffer_write";
+  if (std::string d = difference(again, std::vector<uint8_t>(at, at + n)); !d.empty())
+    return what + ", then buffer_write, then reading the address: " + d;
+  return "";
+}
+
+// buffer_wrap_host of a plugin of minor 7 or more, where it gives addresses: memory at an odd
+// address wrapped for writing, which an op's output then reaches.
+std::string wrapped_writable(const Device& device, uint64_t n) {
+  auto host = std::shared_ptr<uint8_t[]>(new uint8_t[n + 64]);
+  uint8_t* at = host.get() + (64 - reinterpret_cast<uintptr_t>(host.get()) % 64) % 64 + 1;
+  std::fill(at, at + n, uint8_t{0});
+  HostMemoryOptions writable;
+  writable.writable = true;
+  Tensor t = Tensor::from_host_memory(host, at, Shape{static_cast<int64_t>(n)}, DType::U8, device,
+                                      writable);
+  if (!t.is_host_view()) return "";  // the host copied: nothing of 1.7 to check
+  const std::string what = "buffer_wrap_host (writable) over " + std::to_string(n) +
+                           " bytes at an odd address";
+  if (t.host_data() != at) return what + ": buffer_host_address gave another address";
+  const std::vector<uint8_t> want = pattern(n, n + 5);
+  t.copy_(Tensor::from_bytes(want.data(), n, Shape{static_cast<int64_t>(n)}, DType::U8, device));
+  (void)t.host_data();  // waits for the copy
+  if (std::string d = difference(want, std::vector<uint8_t>(at, at + n)); !d.empty())
+    return what + ", then a copy into it, then reading the memory: " + d;
+  return "";
+}
+
 }  // namespace
 
 std::string round_trip_problem(const Device& device) {
@@ -139,6 +186,8 @@ std::string round_trip_problem(const Device& device) {
       if (std::string p = whole_buffer(device, n); !p.empty()) return device.name() + ": " + p;
       if (std::string p = between_canaries(device, n); !p.empty()) return device.name() + ": " + p;
       if (std::string p = wrapped_host(device, n); !p.empty()) return device.name() + ": " + p;
+      if (std::string p = host_address(device, n); !p.empty()) return device.name() + ": " + p;
+      if (std::string p = wrapped_writable(device, n); !p.empty()) return device.name() + ": " + p;
     } catch (const std::exception& e) {
       return device.name() + ": with " + std::to_string(n) + " bytes: " + e.what();
     }

@@ -18,7 +18,9 @@ namespace wick::conformance {
 // calls: whole buffers of 1 byte to 1 MiB + 5, reads at an offset, and a write at an offset into a
 // buffer of canary bytes (read back whole: the bytes written, the canaries around them
 // untouched), and, where the plugin wraps host memory (buffer_wrap_host), a wrapped buffer that
-// reads the memory as it is when read. "" when every byte reads back as written; else the first problem, naming the call,
+// reads the memory as it is when read; where it gives buffer addresses (buffer_host_address, ABI
+// 1.7), an address that stays the same and holds what buffer_read reads, and a writable wrap at
+// an odd address that an op's output reaches. "" when every byte reads back as written; else the first problem, naming the call,
 // the size and offset, and which bytes differ (a short or failed write shows as its tail).
 std::string round_trip_problem(const Device& device);
 

@@ -67,6 +67,16 @@ constexpr DType dtype_of() {
   else static_assert(sizeof(T) == 0, "no Wick dtype for this C++ type");
 }
 
+// How Tensor::from_host_memory's second form views the caller's memory (ABI 1.7).
+struct HostMemoryOptions {
+  // The element strides of the memory (in elements, one per axis, any sign: a negative one walks
+  // back from `data`, which holds element [0, ..., 0]); empty: C order.
+  std::vector<int64_t> strides;
+  // Wick may write into the tensor (copy_, an in-place op, an optimizer's step): into the caller's
+  // memory where the tensor views it (is_host_view()), else into its copy.
+  bool writable = false;
+};
+
 struct Storage;       // a device buffer and the device it lives on
 struct AutogradMeta;  // requires_grad, the gradient and the op that made a tensor (autograd.cpp)
 
@@ -88,11 +98,39 @@ class Tensor {
   // device's buffers are host memory and its plugin wraps them (buffer_wrap_host, ABI 1.5): the
   // result is then read-only (an in-place write into it is an error) and `owner` lives as long as
   // it. Elsewhere it is from_bytes()'s copy. `data` must stay unchanged while viewed, and be
-  // aligned to 32 bytes for a wrap (else it is copied).
+  // aligned to 32 bytes for a wrap (to the dtype's size for a plugin of minor 7; else it is
+  // copied).
   static Tensor from_host_memory(std::shared_ptr<const void> owner, const void* data, size_t bytes,
                                  const Shape& shape, DType dtype, const Device& device = {});
-  // Whether the tensor views read-only memory (from_host_memory's wrap).
+  // A tensor over the caller's memory with any strides, shared with another library (a NumPy or
+  // PyTorch array, DLPack): `owner` keeps `data` alive, and the elements lie at data + stride *
+  // index * dtype_size. Without a copy (is_host_view()) where the device's plugin wraps host
+  // memory and gives buffer addresses (ABI 1.7: cpu-onednn): `data` need then be aligned only to
+  // the dtype's size, the caller may read and write the memory between Wick calls (Wick writes
+  // there too when options.writable), and host_data() is its address. A plugin that gives no
+  // addresses (minor 5 or 6, or without buffer_host_address) wraps only memory that is not
+  // writable, aligned to 32 bytes below minor 7, and the memory must then stay unchanged while
+  // viewed (the first form's rules; host_data() is nullptr there). Otherwise a C-order copy (not
+  // is_host_view(): a snapshot, which a writable tensor's writes never reach; the caller decides
+  // whether that will do). An error for a negative extent or a rank other than the strides'.
+  // Writes through the memory are not seen by autograd's version counter (host_data()).
+  static Tensor from_host_memory(std::shared_ptr<const void> owner, void* data, const Shape& shape,
+                                 DType dtype, const Device& device, const HostMemoryOptions& options);
+  // Whether the tensor views read-only memory (from_host_memory's wrap of a mapped file, or of
+  // memory not asked to be writable).
   bool is_read_only() const;
+  // Whether the tensor views its creator's host memory without a copy (either from_host_memory's
+  // wrap), so that the creator's writes there reach it and its writes reach the creator.
+  bool is_host_view() const;
+  // The host address of this tensor's first element (its storage's address + offset() *
+  // dtype_size()), after waiting for the work queued on its device, where the device gives
+  // buffer addresses (buffer_host_address, ABI 1.7: cpu-onednn); nullptr elsewhere (another
+  // device, an older plugin, an isolated plugin) and for an undefined tensor. Valid while this
+  // tensor's storage lives; the elements lie at strides() from it. Read or write there only
+  // between Wick calls that use the storage (Wick's later work is not waited for), never write a
+  // read-only tensor's, and note that such writes bypass autograd's version counter: a backward
+  // that saved the tensor cannot tell that it changed.
+  void* host_data() const;
   template <class T>
   static Tensor from_vector(const std::vector<T>& data, const Shape& shape, const Device& device = {}) {
     return from_bytes(data.data(), data.size() * sizeof(T), shape, dtype_of<T>(), device);

@@ -90,8 +90,8 @@ void dispatch_in_place(wick_op_code op, const void* params, const std::vector<Te
     if (out.storage()->read_only)
       throw Error("an in-place write into a " + shape_to_string(out.shape()) + " " +
                   dtype_name(out.dtype()) +
-                  " tensor that views read-only memory (a mapped file, Tensor::from_host_memory): "
-                  "write into its clone()");
+                  " tensor that views read-only memory (a mapped file, or Tensor::from_host_memory "
+                  "without HostMemoryOptions::writable): write into its clone()");
   // Before the write: a failure part-way has still changed the contents.
   for (const Tensor& out : outputs) out.storage()->version.fetch_add(1, std::memory_order_relaxed);
   dispatch(op, params, sources, outputs);

@@ -21,16 +21,48 @@ std::shared_ptr<Storage> Storage::allocate(const Device& device, uint64_t bytes)
   return s;
 }
 
+namespace {
+
+// buffer_host_address's answer for `buffer`: the address, or nullptr when the slot is absent or the
+// plugin has none (WICK_STATUS_UNSUPPORTED); any other failure is thrown.
+void* ask_host_address(const Device& device, wick_buffer* buffer) {
+  if ((device.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) == 0) return nullptr;
+  LoadedPlugin& p = device.plugin();
+  const auto fn = p.slot(&wick_plugin_api::buffer_host_address, 7);
+  if (fn == nullptr) return nullptr;
+  void* address = nullptr;
+  wick_error* err = p.guard(device.index(), "buffer_host_address",
+                            [&] { return fn(device.handle(), buffer, &address); });
+  if (err != nullptr && p.api().error_code(err) == WICK_STATUS_UNSUPPORTED) {
+    p.take_message(err);
+    return nullptr;
+  }
+  p.check(err, "buffer_host_address on " + device.name());
+  return address;
+}
+
+}  // namespace
+
 std::shared_ptr<Storage> Storage::wrap(const Device& device, const void* host, uint64_t bytes,
+                                       uint64_t element_size, Access access,
                                        std::shared_ptr<const void> owner) {
   if (!device.valid() || (device.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) == 0) return nullptr;
   LoadedPlugin& p = device.plugin();
   const auto fn = p.slot(&wick_plugin_api::buffer_wrap_host, 5);
   if (fn == nullptr) return nullptr;
+  const bool minor7 = p.api().abi_minor >= 7;
+  // Memory its owner may change needs a plugin told so (buffer_host_address); read-only memory
+  // falls back to 1.5's contract, written memory to a copy.
+  const bool shared = access != Access::Unchanged && minor7 &&
+                      p.slot(&wick_plugin_api::buffer_host_address, 7) != nullptr;
+  if (access == Access::Writable && !shared) return nullptr;
+  const uint64_t alignment = minor7 ? element_size : 32;
+  if (reinterpret_cast<uintptr_t>(host) % alignment != 0) return nullptr;
   auto s = std::make_shared<Storage>();
   s->device = device;
   s->bytes = bytes;
-  s->read_only = true;
+  s->read_only = access != Access::Writable;
+  s->host_view = true;
   s->owner = std::move(owner);
   wick_error* err = p.guard(device.index(), "buffer_wrap_host",
                             [&] { return fn(device.handle(), host, bytes, &s->buffer); });
@@ -39,7 +71,18 @@ std::shared_ptr<Storage> Storage::wrap(const Device& device, const void* host, u
     s->buffer = nullptr;
     return nullptr;
   }
+  // Asking for the address tells the plugin that the contents may change between calls; an
+  // address other than `host` would be a copy's, which the caller's writes would never reach.
+  if (shared && ask_host_address(device, s->buffer) != host) return nullptr;
   return s;
+}
+
+void* Storage::host_address() const {
+  if (buffer == nullptr || (device.capabilities() & WICK_DEVICE_CAP_HOST_MEMORY) == 0 ||
+      device.plugin().slot(&wick_plugin_api::buffer_host_address, 7) == nullptr)
+    return nullptr;
+  device.synchronize();
+  return ask_host_address(device, buffer);
 }
 
 Storage::~Storage() {

@@ -89,16 +89,73 @@ Tensor Tensor::from_host_memory(std::shared_ptr<const void> owner, const void* d
                                 const Shape& shape, DType dtype, const Device& device) {
   const Device d = resolve(device);
   const size_t expected = static_cast<size_t>(bytes_of(shape, dtype));
-  const bool aligned = reinterpret_cast<uintptr_t>(data) % 32 == 0;
-  if (bytes == expected && bytes > 0 && aligned) {
-    if (auto s = Storage::wrap(d, data, bytes, std::move(owner)))
+  if (bytes == expected && bytes > 0) {
+    if (auto s = Storage::wrap(d, data, bytes, dtype_size(dtype), Storage::Access::Unchanged,
+                               std::move(owner)))
       return Tensor(std::move(s), dtype, shape, contiguous_strides(shape), 0);
   }
   return from_bytes(data, bytes, shape, dtype, d);
 }
 
+namespace {
+
+// The smallest and largest element offsets of a view of caller memory with these strides,
+// checked: an extent times a stride beyond int64 is an error, not a wrapped span.
+std::pair<int64_t, int64_t> checked_span(const Shape& shape, const std::vector<int64_t>& strides,
+                                         size_t element_size) {
+  int64_t lo = 0, hi = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t reach = 0;
+    if (__builtin_mul_overflow(shape[i] - 1, strides[i], &reach) ||
+        __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi))
+      throw Error("from_host_memory: shape " + shape_to_string(shape) + " with strides " +
+                  shape_to_string(strides) + " reaches beyond 2^63 elements");
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(hi - lo + 1, static_cast<int64_t>(element_size), &bytes))
+    throw Error("from_host_memory: shape " + shape_to_string(shape) + " with strides " +
+                shape_to_string(strides) + " spans beyond 2^63 bytes");
+  return {lo, hi};
+}
+
+}  // namespace
+
+Tensor Tensor::from_host_memory(std::shared_ptr<const void> owner, void* data, const Shape& shape,
+                                DType dtype, const Device& device, const HostMemoryOptions& options) {
+  const Device d = resolve(device);
+  const std::vector<int64_t> strides =
+      options.strides.empty() ? contiguous_strides(shape) : options.strides;
+  if (strides.size() != shape.size())
+    throw Error("from_host_memory: " + std::to_string(strides.size()) + " strides for shape " +
+                shape_to_string(shape));
+  if (numel_of(shape) == 0) return empty(shape, dtype, d);  // also checks the extents
+  const size_t esize = dtype_size(dtype);
+  const auto [lo, hi] = checked_span(shape, strides, esize);
+  // The buffer is the span the view touches; the view starts -lo elements into it.
+  const auto* first = static_cast<const unsigned char*>(data) + lo * static_cast<int64_t>(esize);
+  const uint64_t bytes = static_cast<uint64_t>(hi - lo + 1) * esize;
+  const auto access = options.writable ? Storage::Access::Writable : Storage::Access::Shared;
+  if (auto s = Storage::wrap(d, first, bytes, esize, access, std::move(owner)))
+    return Tensor(std::move(s), dtype, shape, strides, -lo);
+  // A copy of the span (as to() moves one), made C-order on the device.
+  auto s = Storage::allocate(d, bytes);
+  s->write(0, first, bytes);
+  Tensor copy(std::move(s), dtype, shape, strides, -lo);
+  return copy.is_contiguous() && lo == 0 ? copy : copy.clone();
+}
+
 bool Tensor::is_read_only() const {
   return storage_ && storage_->read_only;
+}
+
+bool Tensor::is_host_view() const {
+  return storage_ && storage_->host_view;
+}
+
+void* Tensor::host_data() const {
+  if (!storage_) return nullptr;
+  auto* base = static_cast<unsigned char*>(storage_->host_address());
+  return base == nullptr ? nullptr : base + offset_ * static_cast<int64_t>(dtype_size(dtype_));
 }
 
 // ---- host access --------------------------------------------------------------------------------

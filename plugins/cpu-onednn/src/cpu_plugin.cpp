@@ -128,7 +128,9 @@ class CpuPlugin final : public sdk::Plugin {
     return b;
   }
 
-  // The kernels read any alignment (unaligned vector loads; oneDNN takes any pointer).
+  // Element-aligned memory is enough (ABI 1.7), for reading and writing: the typed loops access
+  // T* (T's alignment), the vector math and the quantized dot products load and store unaligned
+  // (memcpy, loadu), and oneDNN takes any pointer (only slower below 64 bytes).
   wick_buffer* wrap_host(wick_device* device, const void* host, uint64_t size) override {
     auto* b = new HostBuffer();
     b->device = device;
@@ -137,6 +139,14 @@ class CpuPlugin final : public sdk::Plugin {
     b->wrapped = true;
     mark_written(b);
     return b;
+  }
+
+  // Every buffer is host memory; the prepacked weights derived from it stop at this call
+  // (HostBuffer::host_visible).
+  void* host_address(wick_device* /*device*/, wick_buffer* buffer) override {
+    auto* b = static_cast<HostBuffer*>(buffer);
+    b->host_visible.store(true, std::memory_order_release);
+    return b->data;
   }
 
   void free(wick_buffer* buffer) noexcept override {

@@ -19,10 +19,14 @@
 
 namespace wick::cpu {
 
-// Buffers live in host memory, 64-byte aligned (wrapped ones: the host's memory, 32-byte aligned).
+// Buffers live in host memory, 64-byte aligned (wrapped ones: the host's memory, aligned to the
+// element size; the kernels need no more: cpu_plugin.cpp, wrap_host).
 struct HostBuffer : wick_buffer {
   unsigned char* data = nullptr;
-  bool wrapped = false;  // buffer_wrap_host's: the memory is the host's, read-only
+  bool wrapped = false;  // buffer_wrap_host's: the memory is the host's, not freed with the buffer
+  // Set by buffer_host_address (1.7): the host may change the contents between calls without
+  // telling the plugin, so write_generation() is 0 from then on and no derived data is kept.
+  std::atomic<bool> host_visible{false};
   // A value from next_write_generation() given at allocation and at every write the plugin makes
   // or is asked to make into the buffer (buffer_write, buffer_copy, an op's outputs): a cache of
   // data derived from the contents (matmul's prepacked weights) is valid while it is unchanged.

@@ -192,9 +192,12 @@ Derived* derived_from_weight(Context::Onednn& dnn, const wick_buffer* buffer, ui
 }
 
 // A buffer's write generation: 0 for memory that is not a buffer of buffer_allocate (a kernel's
-// scratch), which never has derived data.
+// scratch) and for a buffer whose address the host has (HostBuffer::host_visible), which never
+// have derived data.
 inline uint64_t write_generation(const wick_buffer* buffer) {
-  return static_cast<const HostBuffer*>(buffer)->generation.load(std::memory_order_acquire);
+  const auto* b = static_cast<const HostBuffer*>(buffer);
+  if (b->host_visible.load(std::memory_order_acquire)) return 0;
+  return b->generation.load(std::memory_order_acquire);
 }
 
 inline dnnl::memory::data_type dnnl_type(wick_dtype t) {

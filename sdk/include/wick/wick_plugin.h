@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define WICK_ABI_MAJOR 1
-#define WICK_ABI_MINOR 6
+#define WICK_ABI_MINOR 7
 
 /* The one symbol every plugin exports. */
 #define WICK_PLUGIN_ENTRY_SYMBOL "wick_plugin_get_api"
@@ -162,6 +162,8 @@ typedef enum wick_device_kind {
 #define WICK_DEVICE_CAP_KNOWN_1_5 WICK_DEVICE_CAP_KNOWN_1_4
 /* 1.6 appended a params field, no capability bit. */
 #define WICK_DEVICE_CAP_KNOWN_1_6 WICK_DEVICE_CAP_KNOWN_1_5
+/* 1.7 appended a slot, no capability bit. */
+#define WICK_DEVICE_CAP_KNOWN_1_7 WICK_DEVICE_CAP_KNOWN_1_6
 
 typedef struct wick_device_props {
   size_t struct_size; /* set by the host; the plugin fills only fields inside it */
@@ -493,9 +495,32 @@ typedef struct wick_plugin_api {
    * buffer_free, which releases only the plugin's record of it. The buffer is read-only: the host
    * never names it as an op's output nor as the destination of buffer_write or buffer_copy. `host`
    * is aligned to at least 32 bytes (GGUF's default alignment); a plugin that needs more, or that
-   * cannot read such memory, fails with WICK_STATUS_UNSUPPORTED and the host copies. */
+   * cannot read such memory, fails with WICK_STATUS_UNSUPPORTED and the host copies.
+   *
+   * A plugin of minor >= 7 gets more (an array shared with NumPy or PyTorch): `host` is aligned
+   * only to the element size of the descriptors that will name the buffer (1, 2, 4 or 8 bytes;
+   * every element they reach lies inside the `size` bytes and at a multiple of that size from
+   * `host`), and `host` is const only for 1.5's sake: the host may name the buffer as an op's
+   * output or as the destination of buffer_write or buffer_copy (when its caller asked for a
+   * writable tensor), and the plugin then writes there like into any buffer of its own. The memory
+   * stays unchanged between calls, as in 1.5, unless the host asked for the buffer's address
+   * (buffer_host_address, below): it does so first for every buffer whose memory its owner may
+   * change. A plugin that needs more alignment, or that cannot write such memory, declines. */
   wick_error* (*buffer_wrap_host)(wick_device* device, const void* host, uint64_t size,
                                   wick_buffer** out);
+
+  /* --- 1.7 --- */
+  /* The host address of the buffer's first byte, in *out. OPTIONAL (may be NULL), and only for
+   * devices with WICK_DEVICE_CAP_HOST_MEMORY: the host then has no address for the buffer (an
+   * older minor, a device without host memory and an isolated plugin, in another process, neither).
+   * A plugin that has none for this buffer fails with WICK_STATUS_UNSUPPORTED. The address is the
+   * same on every call and valid until buffer_free; it must not be the address of a copy. The host
+   * reads or writes there only when no work queued on the buffer is running: it calls
+   * device_synchronize first, and makes no call that uses the buffer while it reads or writes.
+   * From the first call on, the buffer's contents may change between calls without buffer_write
+   * (the host or its caller wrote there), so the plugin keeps no data derived from them across
+   * calls (a prepacked copy of a weight) once it gave the address. Does not synchronize. */
+  wick_error* (*buffer_host_address)(wick_device* device, wick_buffer* buffer, void** out);
 } wick_plugin_api;
 
 /* The size of the table up to and including the last slot of each minor: a plugin whose
@@ -516,6 +541,9 @@ typedef struct wick_plugin_api {
    sizeof(((wick_plugin_api*)0)->buffer_wrap_host))
 /* 1.6 appended wick_quant_params.flags, no slot. */
 #define WICK_PLUGIN_API_SIZE_1_6 WICK_PLUGIN_API_SIZE_1_5
+#define WICK_PLUGIN_API_SIZE_1_7                     \
+  (offsetof(wick_plugin_api, buffer_host_address) + \
+   sizeof(((wick_plugin_api*)0)->buffer_host_address))
 
 /* The entry point every plugin exports under WICK_PLUGIN_ENTRY_SYMBOL. No side effects: it may
  * be called before the host decided to use the plugin. Returns a static table, never NULL. */

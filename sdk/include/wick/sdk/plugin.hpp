@@ -166,8 +166,18 @@ class Plugin {
   // buffer_wrap_host (1.5): a read-only buffer over host memory the host keeps alive until free().
   // Override for a device whose buffers live in host memory; the default declines and the host
   // copies.
+  // From a 1.7 host, `host` may be aligned to the element size only and the buffer written like
+  // any other (wick_plugin.h); decline (throw WICK_STATUS_UNSUPPORTED) what the kernels cannot take.
   virtual wick_buffer* wrap_host(wick_device* /*device*/, const void* /*host*/, uint64_t /*size*/) {
     throw Error(WICK_STATUS_UNSUPPORTED, "buffer_wrap_host is not implemented");
+  }
+
+  // buffer_host_address (1.7): the address of the buffer's first byte, the same on every call and
+  // valid until free(). Once given, the contents may change between calls without write(): keep
+  // no data derived from them across calls. Override for a device whose buffers live in host
+  // memory; the default declines and the host has no address.
+  virtual void* host_address(wick_device* /*device*/, wick_buffer* /*buffer*/) {
+    throw Error(WICK_STATUS_UNSUPPORTED, "buffer_host_address is not implemented");
   }
 };
 
@@ -403,6 +413,14 @@ struct Bridge {
     });
   }
 
+  static wick_error* buffer_host_address(wick_device* device, wick_buffer* buffer, void** out) {
+    return guarded([&] {
+      if (out == nullptr || buffer == nullptr)
+        throw Error(WICK_STATUS_INVALID_ARGUMENT, "buffer_host_address: NULL argument");
+      *out = self().host_address(device, buffer);
+    });
+  }
+
   static const wick_plugin_api* api(const char* name, const char* version, bool with_copy) {
     static const wick_plugin_api table = [&] {
       plugin_name() = name;
@@ -430,6 +448,7 @@ struct Bridge {
       t.op_execute = &op_execute;
       t.device_get_free_memory = &device_get_free_memory;
       t.buffer_wrap_host = &buffer_wrap_host;
+      t.buffer_host_address = &buffer_host_address;
       return t;
     }();
     return &table;
