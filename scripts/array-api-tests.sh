@@ -20,7 +20,7 @@ while (($#)); do
     --python) python="$2"; shift 2 ;;
     --max-examples) examples=(--max-examples "$2"); shift 2 ;;
     --device) device="$2"; shift 2 ;;
-    --out) out="$2"; shift 2 ;;
+    --out) out="$(realpath -m "$2")"; shift 2 ;;
     *) extra+=("$1"); shift ;;
   esac
 done

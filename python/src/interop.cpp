@@ -3,6 +3,7 @@
 #include "wick_python.hpp"
 
 #include <dlpack/dlpack.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -10,6 +11,7 @@
 #include <wick/runtime.hpp>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -82,23 +84,33 @@ void capsule_destructor(PyObject* capsule) {
   }
 }
 
-// The tensor's host address and element strides without a copy when its device exposes host
-// memory; else a contiguous host copy (only when `copy_allowed`).
-nb::object export_capsule(const Tensor& t, bool copy_allowed) {
-  auto* e = new Exported();
+// A capsule over the tensor's own memory (its host address and strides) where its device gives
+// one and it may be written (a read-only tensor views a mapped file: a consumer's write would
+// fault); else over a C-order host copy when `copy_allowed`, else BufferError. `force_copy`:
+// always the copy (copy=True).
+nb::object export_capsule(const Tensor& t, bool copy_allowed, bool force_copy) {
+  auto e = std::make_unique<Exported>();
   e->tensor = t;
   e->shape = t.shape();
-  void* data = nullptr;
-  if (!copy_allowed) {
-    delete e;
-    raise(PyExc_BufferError, ("__dlpack__: " + t.device().name() + " has no host address for this array; pass copy=True").c_str());
+  void* data = (force_copy || t.is_read_only()) ? nullptr : t.host_data();
+  if (data != nullptr) {
+    e->strides = t.strides();
+  } else {
+    if (!copy_allowed) {
+      raise(PyExc_BufferError, ("__dlpack__: copy=False, but this " + t.device().name() + " array " +
+                                (t.is_read_only() ? "is read-only (a mapped file)" : "has no host address") +
+                                " to share").c_str());
+    }
+    e->copy.resize(static_cast<size_t>(t.numel()) * dtype_size(t.dtype()));
+    if (!e->copy.empty()) t.copy_to_host(e->copy.data(), e->copy.size());
+    data = e->copy.data();
+    e->strides.resize(e->shape.size());
+    int64_t s = 1;
+    for (size_t i = e->shape.size(); i-- > 0;) {
+      e->strides[i] = s;
+      s *= e->shape[i];
+    }
   }
-  e->copy.resize(static_cast<size_t>(t.numel()) * dtype_size(t.dtype()));
-  t.copy_to_host(e->copy.data(), e->copy.size());
-  data = e->copy.data();
-  e->strides.resize(e->shape.size());
-  int64_t s = 1;
-  for (size_t i = e->shape.size(); i-- > 0;) { e->strides[i] = s; s *= e->shape[i]; }
   DLTensor& d = e->managed.dl_tensor;
   d.data = data;
   d.device = DLDevice{kDLCPU, 0};
@@ -107,13 +119,11 @@ nb::object export_capsule(const Tensor& t, bool copy_allowed) {
   d.shape = e->shape.data();
   d.strides = e->strides.data();
   d.byte_offset = 0;
-  e->managed.manager_ctx = e;
+  e->managed.manager_ctx = e.get();
   e->managed.deleter = &delete_exported;
   PyObject* cap = PyCapsule_New(&e->managed, "dltensor", &capsule_destructor);
-  if (!cap) {
-    delete e;
-    throw nb::python_error();
-  }
+  if (!cap) throw nb::python_error();
+  e.release();  // the capsule (or its consumer) owns it now
   return nb::steal(cap);
 }
 
@@ -125,12 +135,6 @@ std::shared_ptr<const void> keep_managed(DLManagedTensor* m) {
   });
 }
 
-nb::object call_dlpack(nb::handle obj) {
-  // The 2023.12 protocol passes max_version; producers of older versions (NumPy < 2, PyTorch < 2.4)
-  // take only stream.
-  return obj.attr("__dlpack__")();
-}
-
 }  // namespace
 
 std::optional<Tensor> from_dlpack_object(nb::handle obj, const Device& device, std::optional<bool> copy) {
@@ -139,10 +143,12 @@ std::optional<Tensor> from_dlpack_object(nb::handle obj, const Device& device, s
     const int type = nb::cast<int>(dev[0]);
     if (type != kDLCPU && type != kDLCUDAHost) {
       raise(PyExc_BufferError, ("from_dlpack: the object's memory is on DLPack device type " + std::to_string(type) +
-           "; Wick imports host memory (kDLCPU) only: move it to the CPU first").c_str());
+                                "; Wick imports host memory (kDLCPU) only: move it to the CPU first").c_str());
     }
   }
-  nb::object cap = call_dlpack(obj);
+  // The 2023.12 protocol passes max_version; the producers of Debian 12 (NumPy 1.24, PyTorch 1.13)
+  // take only stream, and give a DLPack 0.x capsule.
+  nb::object cap = obj.attr("__dlpack__")();
   if (!PyCapsule_IsValid(cap.ptr(), "dltensor")) {
     throw nb::type_error("from_dlpack: __dlpack__ did not return an unused 'dltensor' capsule");
   }
@@ -151,36 +157,17 @@ std::optional<Tensor> from_dlpack_object(nb::handle obj, const Device& device, s
   std::shared_ptr<const void> owner = keep_managed(m);
   const DLTensor& d = m->dl_tensor;
   const DType t = wick_dtype(d.dtype);
-  Shape shape(d.shape, d.shape + d.ndim);
-  const auto* base = static_cast<const unsigned char*>(d.data) + d.byte_offset;
-  int64_t n = 1;
-  bool contiguous = true;
-  for (int i = d.ndim - 1; i >= 0; --i) {
-    if (d.strides && shape[i] != 1 && d.strides[i] != n) contiguous = false;
-    n *= shape[i];
+  HostMemoryOptions options;
+  if (d.strides != nullptr) options.strides.assign(d.strides, d.strides + d.ndim);
+  options.writable = true;  // DLPack 0.x has no read-only flag; NumPy refuses to export read-only arrays
+  Tensor out = Tensor::from_host_memory(owner, static_cast<unsigned char*>(d.data) + d.byte_offset,
+                                        Shape(d.shape, d.shape + d.ndim), t, device, options);
+  if (copy && *copy) return out.is_host_view() ? out.clone() : out;
+  if (copy && !*copy && !out.is_host_view()) {
+    raise(PyExc_BufferError, ("from_dlpack: copy=False, but " + device.name() +
+                              " cannot view this memory (it copied it)").c_str());
   }
-  const size_t bytes = static_cast<size_t>(n) * dtype_size(t);
-  if (contiguous) {
-    if (copy && *copy) return Tensor::from_bytes(base, bytes, shape, t, device);
-    return Tensor::from_host_memory(owner, base, bytes, shape, t, device);
-  }
-  if (copy && !*copy) {
-    raise(PyExc_BufferError, "from_dlpack: copy=False, but the producer's strided memory would have to be copied");
-  }
-  // A strided producer: gather its elements into C order (on the host), then one copy.
-  std::vector<unsigned char> dense(bytes);
-  const size_t es = dtype_size(t);
-  std::vector<int64_t> idx(shape.size(), 0);
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t off = 0;
-    for (size_t a = 0; a < shape.size(); ++a) off += idx[a] * d.strides[a];
-    std::memcpy(dense.data() + k * es, base + off * static_cast<int64_t>(es), es);
-    for (size_t a = shape.size(); a-- > 0;) {
-      if (++idx[a] < shape[a]) break;
-      idx[a] = 0;
-    }
-  }
-  return Tensor::from_bytes(dense.data(), bytes, shape, t, device);
+  return out;
 }
 
 Tensor from_buffer(nb::handle obj, std::optional<DType> dtype, const Device& device) {
@@ -205,39 +192,58 @@ Tensor from_buffer(nb::handle obj, std::optional<DType> dtype, const Device& dev
   return dtype && *dtype != t ? out.to(*dtype) : out;
 }
 
+// A writable NumPy array over the tensor's own memory (nanobind exports it through the buffer
+// protocol: NumPy < 2 marks every DLPack import read-only), or None where the memory has no host
+// address or is read-only (a mapped file). The NumPy array keeps the tensor's memory alive.
+nb::object numpy_view(const Tensor& t) {
+  if (t.is_read_only() || t.dtype() == DType::BF16) return nb::none();
+  void* data = t.host_data();
+  if (data == nullptr) return nb::none();
+  auto* keep = new Tensor(t);
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  const DLDataType d = dl_dtype(t.dtype());
+  const nb::dlpack::dtype dt{d.code, d.bits, d.lanes};
+  std::vector<size_t> shape(t.shape().begin(), t.shape().end());
+  const std::vector<int64_t> strides = t.strides();
+  return nb::cast(nb::ndarray<nb::numpy>(data, shape.size(), shape.data(), owner, strides.data(), dt,
+                                         nb::device::cpu::value));
+}
+
 void bind_interop(nb::module_& m, ArrayClass& cls) {
+  cls.def("_numpy_view", &numpy_view);
   cls.def("__dlpack_device__", [](const Tensor& t) { return dl_device(t.device()); });
   cls.def("__dlpack__", [](const Tensor& t, nb::handle stream, nb::handle max_version, nb::handle dl_dev,
                            std::optional<bool> copy) {
-        (void)stream;
-        (void)max_version;
-        bool to_host = false;
+        (void)stream;       // host memory: nothing to order
+        (void)max_version;  // Debian's DLPack 0.6 capsule, which every consumer takes
+        const bool on_host = dl_device(t.device()).first == kDLCPU;
         if (!dl_dev.is_none()) {
           const int type = nb::cast<int>(nb::borrow<nb::tuple>(dl_dev)[0]);
-          to_host = type == kDLCPU && dl_device(t.device()).first != kDLCPU;
           if (type != kDLCPU && type != dl_device(t.device()).first) {
             raise(PyExc_BufferError, "__dlpack__: dl_device names a device Wick cannot export to");
           }
+          if (type == kDLCPU && !on_host && !(copy && *copy)) {
+            raise(PyExc_BufferError, "__dlpack__: the array is not in host memory; a copy to the CPU needs copy=True");
+          }
+        } else if (!on_host) {
+          raise(PyExc_BufferError, ("__dlpack__: " + t.device().name() +
+                                    " memory has no DLPack export; ask for a host copy with dl_device=(1, 0), copy=True").c_str());
         }
-        if (to_host && !(copy && *copy)) {
-          raise(PyExc_BufferError, "__dlpack__: the array is not in host memory; a copy to the CPU needs copy=True");
-        }
-        if (dl_device(t.device()).first != kDLCPU && !to_host) {
-          raise(PyExc_BufferError, ("__dlpack__: exporting " + t.device().name() + " memory is not supported; pass dl_device=(1, 0), copy=True").c_str());
-        }
-        return export_capsule(t, !(copy && !*copy));
+        return export_capsule(t, !(copy && !*copy), copy && *copy);
       }, nb::kw_only(), nb::arg("stream").none() = nb::none(), nb::arg("max_version").none() = nb::none(),
       nb::arg("dl_device").none() = nb::none(), nb::arg("copy").none() = nb::none());
   m.def("from_dlpack", [](nb::handle x, nb::handle device, std::optional<bool> copy) {
-        std::optional<Tensor> t = from_dlpack_object(x, Runtime::global().cpu_device(), copy);
+        // Wick's own arrays (any device) need no capsule: the array itself, moved or copied as asked.
+        if (nb::isinstance<Tensor>(x)) return to_tensor(x, std::nullopt, device, copy);
+        Tensor t = *from_dlpack_object(x, Runtime::global().cpu_device(), copy);
         if (!device.is_none()) {
           const Device d = device_arg(device);
-          if (!(d == t->device())) {
+          if (!(d == t.device())) {
             if (copy && !*copy) throw nb::value_error("from_dlpack: copy=False, but the device differs from the producer's");
-            return t->to(d);
+            return t.to(d);
           }
         }
-        return *t;
+        return t;
       }, nb::arg("x"), nb::kw_only(), nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none());
 }
 
