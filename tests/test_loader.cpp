@@ -135,6 +135,20 @@ class TempDir {
   fs::path path_;
 };
 
+// A device whose plugin has neither the 1.5 nor the 1.7 host-memory slot: from_host_memory
+// copies (writable or not) and the copy has no address.
+void check_host_memory_is_copied(const wick::Device& d) {
+  auto memory = std::shared_ptr<float[]>(new float[8]{1, 2, 3, 4, 5, 6, 7, 8});
+  wick::HostMemoryOptions writable;
+  writable.writable = true;
+  const wick::Tensor copy =
+      wick::Tensor::from_host_memory(memory, memory.get(), {8}, wick::DType::F32, d, writable);
+  CHECK_FALSE(copy.is_host_view());
+  CHECK(copy.host_data() == nullptr);
+  CHECK_FALSE(
+      wick::Tensor::from_host_memory(memory, memory.get(), 32, {8}, wick::DType::F32, d).is_host_view());
+}
+
 }  // namespace
 
 TEST_CASE("The registry constructs in the presence of every broken fixture, each in its state",
@@ -203,16 +217,7 @@ TEST_CASE("A healthy plugin is usable with one device of kind Other", "[loader]"
     CHECK(d.index() == 0);
     CHECK(d.description() == "fixture host memory");
     CHECK_NOTHROW(d.synchronize());
-    // Host memory without the 1.5 and 1.7 slots: a copy, and no address.
-    auto memory = std::shared_ptr<float[]>(new float[8]{1, 2, 3, 4, 5, 6, 7, 8});
-    wick::HostMemoryOptions writable;
-    writable.writable = true;
-    const wick::Tensor copy =
-        wick::Tensor::from_host_memory(memory, memory.get(), {8}, wick::DType::F32, d, writable);
-    CHECK_FALSE(copy.is_host_view());
-    CHECK(copy.host_data() == nullptr);
-    CHECK_FALSE(
-        wick::Tensor::from_host_memory(memory, memory.get(), 32, {8}, wick::DType::F32, d).is_host_view());
+    check_host_memory_is_copied(d);
   }
   SECTION("find_device by plugin:index") {
     CHECK(registry.find_device("fixture-good:0") == registry.find_device("fixture-good"));
@@ -248,16 +253,7 @@ TEST_CASE("A 1.0 plugin with a short table is usable and its later slots are nev
     REQUIRE(d.valid());
     CHECK(d.description() == "fixture host memory");
     CHECK_NOTHROW(d.synchronize());
-    // Host memory without the 1.5 and 1.7 slots: a copy, and no address.
-    auto memory = std::shared_ptr<float[]>(new float[8]{1, 2, 3, 4, 5, 6, 7, 8});
-    wick::HostMemoryOptions writable;
-    writable.writable = true;
-    const wick::Tensor copy =
-        wick::Tensor::from_host_memory(memory, memory.get(), {8}, wick::DType::F32, d, writable);
-    CHECK_FALSE(copy.is_host_view());
-    CHECK(copy.host_data() == nullptr);
-    CHECK_FALSE(
-        wick::Tensor::from_host_memory(memory, memory.get(), 32, {8}, wick::DType::F32, d).is_host_view());
+    check_host_memory_is_copied(d);
   }
   // The registry loaded the library (plugins without WICK_PLUGIN_FLAG_UNLOADABLE stay mapped), so
   // RTLD_NOLOAD finds it; its counter says whether the host called beyond the table's size.
