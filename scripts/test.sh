@@ -67,8 +67,12 @@ stage "the Python package: pip install ./python in a fresh venv"
 wheel_venv="$build/wheel-venv"
 rm -rf "$wheel_venv"
 /usr/bin/python3 -m venv "$wheel_venv"
-# ccache (setup.sh): the wheel's compiles are the build's, so they come from the cache.
-CMAKE_ARGS="-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache" \
+# ccache (setup.sh): the wheel's compiles are the build's, so they come from the cache — given the
+# build's compilers by the same names (scikit-build-core would take x86_64-linux-gnu-g++, the same
+# compiler under a name ccache hashes differently).
+compiler() { sed -n "s/^CMAKE_$1_COMPILER:FILEPATH=//p" "$build/CMakeCache.txt"; }
+CMAKE_ARGS="-DCMAKE_C_COMPILER=$(compiler C) -DCMAKE_CXX_COMPILER=$(compiler CXX) \
+-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache" \
   "$wheel_venv/bin/pip" install -q "$root/python"
 (cd / && WICK_PLUGIN_PATH= "$wheel_venv/bin/python" "$root/python/tests/installed_check.py")
 
