@@ -3,7 +3,8 @@
 # chosen at run time by the CPU. Our own binaries may use ymm or zmm registers in two places, both
 # called only where the CPU has that ISA: cpu-onednn's per-ISA vector math kernels (functions in
 # namespaces vecmath_isa_avx*, plugins/cpu-onednn/src/vector_math_kernels.inc) and quantized dot
-# products (namespaces quant_isa_avx*, plugins/cpu-onednn/src/quant_dot_kernels.inc), and the AVX2 and
+# products (namespaces quant_isa_avx*, plugins/cpu-onednn/src/quant_dot_kernels.inc), the 16-bit integer
+# matmul rows (namespaces int_isa_avx*, plugins/cpu-onednn/src/matmul_int.cpp), and the AVX2 and
 # AVX-512 clones target_clones makes (symbols ending in .avx2 or .avx512f, clang adding .<n>, picked
 # by their ifunc resolver when the library loads: plugins/cpu-onednn/src/quant.cpp); other SIMD beyond SSE2
 # comes from oneDNN, SLEEF and PoCL, which pick it at run time. Fails naming each binary with an AVX
@@ -14,13 +15,14 @@ set -u
 command -v objdump >/dev/null || { echo "FAILED: objdump (binutils) is needed"; exit 1; }
 allowed='vecmath_isa_avx'
 allowed_quant='quant_isa_avx'  # cpu-onednn's per-ISA MATMUL_QUANT dot products (quant_dot.cpp)
+allowed_int='int_isa_avx'  # cpu-onednn's 16-bit-lane integer matmul rows (matmul_int.cpp)
 
 # Prints "function: instruction" for every ymm/zmm instruction outside the allowed functions, then
 # one line "allowed N" with the count inside them. objdump -d labels each function "ADDR <symbol>:".
 avx_outside_kernels() {
-  objdump -d --no-show-raw-insn "$1" | awk -v allowed="$allowed" -v allowed_quant="$allowed_quant" '
+  objdump -d --no-show-raw-insn "$1" | awk -v allowed="$allowed" -v allowed_quant="$allowed_quant" -v allowed_int="$allowed_int" '
     /^[0-9a-f]+ <.*>:$/ { fn = $2; next }
-    /%[yz]mm[0-9]/ { if (index(fn, allowed) > 0 || index(fn, allowed_quant) > 0 || fn ~ /\.(avx2|avx512f)(\.[0-9]+)?>:$/) n++; else print fn ": " $0 }
+    /%[yz]mm[0-9]/ { if (index(fn, allowed) > 0 || index(fn, allowed_quant) > 0 || index(fn, allowed_int) > 0 || fn ~ /\.(avx2|avx512f)(\.[0-9]+)?>:$/) n++; else print fn ": " $0 }
     END { print "allowed " n + 0 }'
 }
 

@@ -43,11 +43,11 @@ TEST_CASE("integer matmul above the small-product loop wraps in the output's wid
   for (DType t : {DType::I8, DType::U8, DType::I16, DType::I32, DType::U32, DType::I64, DType::U64}) {
     INFO(dtype_name(t));
     std::uniform_int_distribution<int64_t> dist(is_unsigned(t) ? 0 : -100000, 100000);
-    std::vector<int64_t> av(2 * 37 * 301), bv(45 * 301);
+    std::vector<int64_t> av(2 * 37 * 301), bv(141 * 301);
     for (auto& v : av) v = dist(rng);
     for (auto& v : bv) v = dist(rng);
     const Tensor a = Tensor::from_vector(av, {2, 37, 301}, cpu()).to(t);
-    const Tensor b = Tensor::from_vector(bv, {45, 301}, cpu()).to(t).permute({1, 0});
+    const Tensor b = Tensor::from_vector(bv, {141, 301}, cpu()).to(t).permute({1, 0});
     // The operands as the dtype holds them (narrow types wrapped), as 64-bit patterns (every value
     // here is below 2^63).
     const auto bits_of = [&](const Tensor& x) {
@@ -64,11 +64,11 @@ TEST_CASE("integer matmul above the small-product loop wraps in the output's wid
     const std::vector<uint64_t> got = bits_of(a.matmul(b));
     size_t wrong = 0;
     for (int64_t e = 0; e < 2 * 37; ++e)
-      for (int64_t j = 0; j < 45; ++j) {
+      for (int64_t j = 0; j < 141; ++j) {
         uint64_t sum = 0;
         for (int64_t p = 0; p < 301; ++p)
-          sum += ai[static_cast<size_t>(e * 301 + p)] * bi[static_cast<size_t>(p * 45 + j)];
-        wrong += (got[static_cast<size_t>(e * 45 + j)] & mask) != (sum & mask);
+          sum += ai[static_cast<size_t>(e * 301 + p)] * bi[static_cast<size_t>(p * 141 + j)];
+        wrong += (got[static_cast<size_t>(e * 141 + j)] & mask) != (sum & mask);
       }
     CHECK(wrong == 0);
   }
