@@ -11,6 +11,7 @@
 #include "matmul.hpp"
 
 #include "kernels.hpp"
+#include "vector_math.hpp"
 
 #include <algorithm>
 #include <array>
@@ -170,10 +171,16 @@ void rows_u16_baseline(const uint16_t* x, int64_t xs, const uint16_t* panels, ui
 }
 void rows_u16(const uint16_t* x, int64_t xs, const uint16_t* panels, uint16_t* z, int64_t zs, int64_t i0,
               int64_t i1, int64_t k, int64_t n) {
+  // The vector math's ISA: the CPU's, capped by ONEDNN_MAX_CPU_ISA, so that CI's capped passes
+  // run the AVX2 and baseline rows too.
   static const RowsU16 picked = [] {
+#ifdef WICK_CPU_VECTOR_MATH
+    using vecmath::Isa;
+    const Isa isa = vecmath::active_isa();
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) return &int_isa_avx512bw::rows_u16;
-    if (__builtin_cpu_supports("avx2")) return &int_isa_avx2::rows_u16;
+    if (isa >= Isa::AVX512 && __builtin_cpu_supports("avx512bw")) return &int_isa_avx512bw::rows_u16;
+    if (isa >= Isa::AVX2) return &int_isa_avx2::rows_u16;
+#endif
     return &rows_u16_baseline;
   }();
   picked(x, xs, panels, z, zs, i0, i1, k, n);
