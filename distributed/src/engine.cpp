@@ -12,8 +12,6 @@
 namespace wick::distributed {
 namespace {
 
-constexpr int kHeaderTag = 0x5749;
-
 std::string describe_header(const CallHeader& h) {
   static const char* kinds[] = {"?",          "all_reduce",     "broadcast",
                                 "all_gather", "reduce_scatter", "barrier"};
@@ -139,7 +137,59 @@ void advance_or_fail(Work::State& s, bool block) {
   }
 }
 
+// Staging buffers not in use (staging_bytes), at most kPoolBytes of them kept.
+constexpr size_t kPoolBytes = size_t(256) << 20;
+struct StagingPool {
+  std::vector<HostBytes*> free;
+  size_t bytes = 0;
+};
+// Never destroyed: a staging buffer may be let go of after static destruction began.
+StagingPool& pool() {
+  static auto* p = new StagingPool;
+  return *p;
+}
+
+void give_back(HostBytes* b) {
+  StagingPool& p = pool();
+  if (p.bytes + b->capacity() > kPoolBytes) {
+    delete b;
+    return;
+  }
+  p.bytes += b->capacity();
+  p.free.push_back(b);
+}
+
 }  // namespace
+
+std::shared_ptr<HostBytes> staging_bytes(size_t size) {
+  StagingPool& p = pool();
+  // The smallest free buffer that holds `size`; a new one when none does.
+  auto best = p.free.end();
+  for (auto it = p.free.begin(); it != p.free.end(); ++it)
+    if ((*it)->capacity() >= size &&
+        (best == p.free.end() || (*it)->capacity() < (*best)->capacity()))
+      best = it;
+  HostBytes* b = nullptr;
+  if (best != p.free.end()) {
+    b = *best;
+    p.free.erase(best);
+    p.bytes -= b->capacity();
+  } else {
+    b = new HostBytes;
+    b->reserve(size);
+  }
+  b->resize(size);  // uninitialised (StagingAllocator::construct)
+  return std::shared_ptr<HostBytes>(b, give_back);
+}
+
+HostBuffer host_buffer(std::shared_ptr<HostBytes> bytes) {
+  return HostBuffer{bytes->data(), bytes->size(), bytes};
+}
+
+PartRange part_of(size_t count, int parts, int r) {
+  const size_t base = count / size_t(parts), extra = count % size_t(parts), i = size_t(r);
+  return PartRange{i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
 
 std::string describe(DType dtype, const Shape& shape) {
   std::string s = std::string(dtype_name(dtype)) + " [";

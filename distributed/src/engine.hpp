@@ -39,6 +39,23 @@ struct StagingAllocator {
 };
 using HostBytes = std::vector<uint8_t, StagingAllocator<uint8_t>>;
 
+// `size` bytes of staging memory, from a per-process pool that takes it back when the last owner
+// lets go: a fresh allocation of megabytes pays its page faults again on every collective (about as
+// long as moving the bytes). Not thread-safe (neither are the collectives).
+std::shared_ptr<HostBytes> staging_bytes(size_t size);
+
+// Contiguous host memory that a collective works on in place: a tensor's own memory (a device whose
+// buffers are host memory) or staging bytes. `owner` keeps it alive while transfers use it.
+struct HostBuffer {
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  std::shared_ptr<const void> owner;
+};
+HostBuffer host_buffer(std::shared_ptr<HostBytes> bytes);
+
+// Point-to-point tags: the header exchange, and the two halves of a reduction.
+constexpr int kHeaderTag = 0x5749, kReduceTag = 0x574A, kGatherTag = 0x574B;
+
 // What every rank must agree on before a collective moves data (exchanged first).
 struct CallHeader {
   enum Kind : int64_t { AllReduce = 1, Broadcast, AllGather, ReduceScatter, Barrier };
@@ -71,10 +88,26 @@ std::shared_ptr<Work::State> begin_call(ProcessGroup& group, CallHeader header, 
 // Starts the collective (its first step); the Work advances it.
 Work launch(std::shared_ptr<Work::State> state);
 
-// All-reduce of the values (`dtype`, `shape`) in `bytes`, in place (the host half of all_reduce and
-// reduce_scatter); `then` runs on the state once the result is in `bytes`.
-Work all_reduce_bytes(std::shared_ptr<HostBytes> bytes, DType dtype, const Shape& shape,
-                      ReduceOp op, std::function<void(Work::State&)> then, bool scatter = false);
+// All-reduce of the values (`dtype`, `shape`) in `buffer`, in place (the host half of all_reduce
+// and reduce_scatter): the elements are cut into one part per rank, rank r owning part r; every
+// rank sends each owner its values of that part, each owner reduces its part in rank order
+// (reduce_ranks) and sends the result to every rank. Each part thus has one reducer, every rank
+// gets its bytes, and each rank moves 2 (N - 1) / N of the buffer (a ring's volume, with N - 1
+// peers at a time). With `scatter`, the second half is skipped: only rank r's part r holds the
+// result. `then` runs on the state once the result is in place.
+Work all_reduce_bytes(HostBuffer buffer, DType dtype, const Shape& shape, ReduceOp op,
+                      std::function<void(Work::State&)> then, bool scatter = false);
+
+// Broadcast of the values (`dtype`, `shape`) in `buffer` from `root`, in place (the host half of
+// broadcast); `then` runs once the bytes are in.
+Work broadcast_bytes(HostBuffer buffer, DType dtype, const Shape& shape, int root,
+                     std::function<void(Work::State&)> then);
+
+// Part r of `count` elements cut into `parts` (the first count % parts parts one longer).
+struct PartRange {
+  size_t first, count;
+};
+PartRange part_of(size_t count, int parts, int r);
 
 std::string describe(DType dtype, const Shape& shape);
 
