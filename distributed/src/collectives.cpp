@@ -118,32 +118,71 @@ std::vector<Pending> gather_parts(ProcessGroup& g, const HostBuffer& buf, size_t
 
 }  // namespace
 
+namespace {
+
+// Checked after the headers agree, so that every rank refuses alike.
+void check_reduce_op(const Work::State& s, DType dtype, ReduceOp op) {
+  if (const std::string why = reduce_refusal(dtype, op); !why.empty())
+    throw Error("wick::distributed: rank " + std::to_string(s.group->rank()) + ": " + s.what +
+                ": " + why);
+}
+
+// A small reduction: every rank's values came inline in its header message, and each rank reduces
+// them all itself in rank order (the same code on the same bytes: the same bits everywhere).
+void add_inline_reduction(Work::State& s, HostBuffer buf, DType dtype, ReduceOp op, size_t count) {
+  Work::State* raw = &s;
+  s.steps.push_back([raw, buf, dtype, op, count] {
+    check_reduce_op(*raw, dtype, op);
+    const int n = raw->group->size();
+    std::vector<const uint8_t*> inputs(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r)
+      inputs[size_t(r)] = r == raw->group->rank() ? buf.data : raw->inline_payload(r);
+    reduce_ranks(inputs.data(), n, count, dtype, op, buf.data);
+    return std::vector<Pending>{};
+  });
+}
+
+// A larger one: each part to its owner, reduced there, and (unless `scatter`) every owner's result
+// to every rank.
+void add_part_reduction(Work::State& s, HostBuffer buf, DType dtype, ReduceOp op, size_t count,
+                        bool scatter) {
+  ProcessGroup& g = *s.group;
+  const size_t esize = dtype_size(dtype);
+  auto received = std::make_shared<std::shared_ptr<HostBytes>>();
+  Work::State* raw = &s;
+  s.steps.push_back([raw, &g, buf, received, dtype, op, count, esize] {
+    check_reduce_op(*raw, dtype, op);
+    const size_t mine = part_of(count, g.size(), g.rank()).count;
+    *received = staging_bytes(mine * esize * static_cast<size_t>(g.size()));
+    return send_parts_to_owners(g, buf, **received, count, esize);
+  });
+  s.steps.push_back([&g, buf, received, dtype, op, count, esize, scatter] {
+    reduce_own_part(g, buf, **received, count, dtype, op);
+    received->reset();
+    if (scatter) return std::vector<Pending>{};
+    return gather_parts(g, buf, count, esize);
+  });
+}
+
+}  // namespace
+
 Work all_reduce_bytes(HostBuffer buf, DType dtype, const Shape& shape, ReduceOp op,
                       std::function<void(Work::State&)> then, bool scatter) {
   ProcessGroup& g = group();
   CallHeader h =
       header_of(scatter ? CallHeader::ReduceScatter : CallHeader::AllReduce, dtype, shape);
   h.reduce_op = static_cast<int64_t>(op);
+  const size_t count = static_cast<size_t>(h.numel);
+  // Small enough to ride in the header messages (one exchange in all), on a group of several.
+  const bool small = g.size() > 1 && buf.size <= inline_limit(g.size());
   auto s = begin_call(
-      g, h, what_of(scatter ? "reduce_scatter" : "all_reduce", dtype, shape, reduce_op_name(op)));
-  const size_t count = static_cast<size_t>(h.numel), esize = dtype_size(dtype);
-  auto received = std::make_shared<std::shared_ptr<HostBytes>>();
+      g, h, what_of(scatter ? "reduce_scatter" : "all_reduce", dtype, shape, reduce_op_name(op)),
+      small ? buf.data : nullptr, small ? buf.size : 0);
+  if (small)
+    add_inline_reduction(*s, buf, dtype, op, count);
+  else
+    add_part_reduction(*s, buf, dtype, op, count, scatter);
   Work::State* raw = s.get();
-  s->steps.push_back([raw, &g, buf, received, dtype, op, count, esize] {
-    // Checked after the headers agree, so that every rank refuses alike.
-    if (const std::string why = reduce_refusal(dtype, op); !why.empty())
-      throw Error("wick::distributed: rank " + std::to_string(g.rank()) + ": " + raw->what + ": " +
-                  why);
-    const size_t mine = part_of(count, g.size(), g.rank()).count;
-    *received = staging_bytes(mine * esize * static_cast<size_t>(g.size()));
-    return send_parts_to_owners(g, buf, **received, count, esize);
-  });
-  s->steps.push_back([&g, buf, received, dtype, op, count, esize, scatter] {
-    reduce_own_part(g, buf, **received, count, dtype, op);
-    received->reset();
-    if (scatter) return std::vector<Pending>{};
-    return gather_parts(g, buf, count, esize);
-  });
   s->finish = [raw, then] {
     if (then) then(*raw);
   };

@@ -73,6 +73,13 @@ struct Work::State {
   std::string what;  // "all_reduce (f32 [4, 3], sum)"
   CallHeader header;
   std::vector<CallHeader> headers;  // every rank's, after the first step
+  // The header messages: this rank's (its header, then any inline payload) and one slot per rank
+  // for the others' (inline_payload(r) is rank r's payload after the first step).
+  std::shared_ptr<HostBytes> outbox, inbox;
+  size_t slot = 0;
+  const uint8_t* inline_payload(int rank) const {
+    return inbox->data() + size_t(rank) * slot + sizeof(CallHeader);
+  }
   std::vector<std::function<std::vector<Pending>()>> steps;
   std::function<void()> finish;
   size_t next_step = 0;
@@ -83,8 +90,16 @@ struct Work::State {
   Tensor result;
 };
 
+// The most bytes a collective may carry inline in its header message on a group of `world_size`
+// (the same on every rank: each rank's receive slots are this size): 64 KiB over the peers,
+// at least 4 KiB.
+size_t inline_limit(int world_size);
+
 // A state for `header` on the group, whose first step exchanges the headers (and checks them).
-std::shared_ptr<Work::State> begin_call(ProcessGroup& group, CallHeader header, std::string what);
+// A `payload` (at most inline_limit bytes, copied now) rides in the header messages to every peer:
+// a small collective then needs no other transfer.
+std::shared_ptr<Work::State> begin_call(ProcessGroup& group, CallHeader header, std::string what,
+                                        const uint8_t* payload = nullptr, size_t payload_bytes = 0);
 // Starts the collective (its first step); the Work advances it.
 Work launch(std::shared_ptr<Work::State> state);
 
