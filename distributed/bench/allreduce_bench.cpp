@@ -51,8 +51,10 @@ int main(int argc, char** argv) try {
                 "MPI/wick");
   for (int64_t bytes = 1024; bytes <= max_bytes; bytes *= 4) {
     const int64_t n = bytes / 4;
-    Tensor t = Tensor::full({n}, 1.0f, DType::F32, device);
-    std::vector<float> host(static_cast<size_t>(n), 1.0f), out(static_cast<size_t>(n));
+    // Zeros: Wick's sum is in place, and ones would double every round (inf after 128), taking a
+    // reduction's slow path for values that are not finite.
+    Tensor t = Tensor::zeros({n}, DType::F32, device);
+    std::vector<float> host(static_cast<size_t>(n), 0.0f), out(static_cast<size_t>(n));
     std::vector<double> wick_s, mpi_s;
     for (int i = 0; i < iterations + 2; ++i) {
       dist::barrier();

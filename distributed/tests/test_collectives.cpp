@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 using namespace wick;
@@ -166,6 +167,29 @@ TEST_CASE("all_reduce of a contiguous tensor and of a strided view of the same v
     CHECK(b[size_t(2 * i)] == float((i + 1) * n * (n + 1) / 2));
     CHECK(b[size_t(2 * i + 1)] == 100.0f);  // the other column is untouched
     CHECK(w[size_t(i)] == b[size_t(2 * i)]);
+  }
+}
+
+TEST_CASE(
+    "all_reduce of f32 at the ends of the range: the mean of the largest floats, and "
+    "subnormal means rounded once",
+    "[collectives]") {
+  // Every rank holds FLT_MAX: the sum overflows to inf for N >= 2, the mean is FLT_MAX (the double
+  // sum N FLT_MAX is exact). Rank 0 holds 3 * 2^-149 (a subnormal), the others 0: the mean
+  // 3 * 2^-149 / N is 3 * 2^-149 for N = 1, 1.5 * 2^-149 for N = 2 (halfway: to even, 2 * 2^-149),
+  // 2^-149 for N = 3.
+  const int n = pg().size(), r = pg().rank();
+  const float big = std::numeric_limits<float>::max();
+  Tensor sum = Tensor::from_vector<float>({big, big}, {2}), mean = sum.clone();
+  all_reduce(sum, ReduceOp::Sum);
+  all_reduce(mean, ReduceOp::Mean);
+  CHECK(mean.to_vector<float>() == std::vector<float>{big, big});
+  CHECK(sum.to_vector<float>()[0] == (n == 1 ? big : std::numeric_limits<float>::infinity()));
+  Tensor tiny = Tensor::from_vector<float>({r == 0 ? 3 * 0x1p-149f : 0.0f}, {1});
+  all_reduce(tiny, ReduceOp::Mean);
+  if (n <= 3) {
+    const float expected[] = {3 * 0x1p-149f, 2 * 0x1p-149f, 0x1p-149f};
+    CHECK(tiny.to_vector<float>()[0] == expected[n - 1]);
   }
 }
 
