@@ -59,26 +59,41 @@ HostBuffer own_memory(const Tensor& t) {
                     std::make_shared<const Tensor>(t)};
 }
 
+// Bytes at `data` (none when `bytes` is 0).
+struct ByteRange {
+  uint8_t* data;
+  size_t bytes;
+};
+
+// One message each way with every peer p, tagged `tag`: receiving into recv(p), sending send(p)
+// (an empty range is no message; both sides compute the same ranges).
+template <typename Recv, typename Send>
+std::vector<Pending> exchange_with_peers(ProcessGroup& g, int tag, Recv recv, Send send) {
+  std::vector<Pending> pending;
+  for (int p = 0; p < g.size(); ++p) {
+    if (p == g.rank()) continue;
+    if (const ByteRange in = recv(p); in.bytes)
+      pending.push_back({g.transport().irecv(in.data, in.bytes, p, tag), p});
+    if (const ByteRange out = send(p); out.bytes)
+      pending.push_back({g.transport().isend(out.data, out.bytes, p, tag), -2});
+  }
+  return pending;
+}
+
 // The first half of a reduction: every part's values to its owner (this rank's part's from every
 // peer into `received`, a slot per rank; this rank's values of part p to rank p).
 std::vector<Pending> send_parts_to_owners(ProcessGroup& g, const HostBuffer& buf,
                                           HostBytes& received, size_t count, size_t esize) {
-  const int me = g.rank(), n = g.size();
-  const PartRange mine = part_of(count, n, me);
-  std::vector<Pending> pending;
-  for (int p = 0; p < n; ++p) {
-    if (p == me) continue;
-    const PartRange theirs = part_of(count, n, p);
-    if (mine.count)
-      pending.push_back({g.transport().irecv(received.data() + size_t(p) * mine.count * esize,
-                                             mine.count * esize, p, kReduceTag),
-                         p});
-    if (theirs.count)
-      pending.push_back({g.transport().isend(buf.data + theirs.first * esize, theirs.count * esize,
-                                             p, kReduceTag),
-                         -2});
-  }
-  return pending;
+  const size_t mine = part_of(count, g.size(), g.rank()).count * esize;
+  return exchange_with_peers(
+      g, kReduceTag,
+      [&](int p) {
+        return ByteRange{received.data() + size_t(p) * mine, mine};
+      },
+      [&](int p) {
+        const PartRange theirs = part_of(count, g.size(), p);
+        return ByteRange{buf.data + theirs.first * esize, theirs.count * esize};
+      });
 }
 
 // This rank's part reduced in rank order, in place in `buf`.
@@ -98,27 +113,17 @@ void reduce_own_part(ProcessGroup& g, const HostBuffer& buf, const HostBytes& re
 // The second half: this rank's reduced part to every peer, every peer's into its place.
 std::vector<Pending> gather_parts(ProcessGroup& g, const HostBuffer& buf, size_t count,
                                   size_t esize) {
-  const int me = g.rank(), n = g.size();
-  const PartRange mine = part_of(count, n, me);
-  std::vector<Pending> pending;
-  for (int p = 0; p < n; ++p) {
-    if (p == me) continue;
-    const PartRange theirs = part_of(count, n, p);
-    if (theirs.count)
-      pending.push_back({g.transport().irecv(buf.data + theirs.first * esize, theirs.count * esize,
-                                             p, kGatherTag),
-                         p});
-    if (mine.count)
-      pending.push_back(
-          {g.transport().isend(buf.data + mine.first * esize, mine.count * esize, p, kGatherTag),
-           -2});
-  }
-  return pending;
+  const PartRange mine = part_of(count, g.size(), g.rank());
+  return exchange_with_peers(
+      g, kGatherTag,
+      [&](int p) {
+        const PartRange theirs = part_of(count, g.size(), p);
+        return ByteRange{buf.data + theirs.first * esize, theirs.count * esize};
+      },
+      [&](int) {
+        return ByteRange{buf.data + mine.first * esize, mine.count * esize};
+      });
 }
-
-}  // namespace
-
-namespace {
 
 // Checked after the headers agree, so that every rank refuses alike.
 void check_reduce_op(const Work::State& s, DType dtype, ReduceOp op) {
