@@ -109,7 +109,9 @@ Work launch(std::shared_ptr<Work::State> state);
 // (reduce_ranks) and sends the result to every rank. Each part thus has one reducer, every rank
 // gets its bytes, and each rank moves 2 (N - 1) / N of the buffer (a ring's volume, with N - 1
 // peers at a time). With `scatter`, the second half is skipped: only rank r's part r holds the
-// result. `then` runs on the state once the result is in place.
+// result. A buffer of at most inline_limit bytes (on several ranks) rides in the header messages
+// instead, and every rank reduces all of it in rank order. `then` runs on the state once the
+// result is in place.
 Work all_reduce_bytes(HostBuffer buffer, DType dtype, const Shape& shape, ReduceOp op,
                       std::function<void(Work::State&)> then, bool scatter = false);
 
