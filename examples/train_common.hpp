@@ -6,6 +6,7 @@
 #include "models.hpp"
 
 #include <wick/autograd.hpp>
+#include <wick/distributed/checkpoint.hpp>
 #include <wick/distributed/data_parallel.hpp>
 #include <wick/distributed/distributed.hpp>
 #include <wick/nn/data.hpp>
@@ -41,6 +42,9 @@ struct Options {
   // Data parallel across the ranks mpirun started (docs/distributed.md): --batch-size is then the
   // global batch, each rank training on its 1/N share of it.
   bool distributed = false;
+  bool overlap = true;  // --no-overlap: all-reduce the gradients after backward (for comparison)
+  // --checkpoint: save_checkpoint after every epoch; --resume: go on from one (docs/distributed.md).
+  std::string checkpoint, resume;
 };
 
 // Parses the command line (exits on --help or an error, as CLI11 does).
@@ -59,7 +63,11 @@ inline Options parse(int argc, char** argv, const std::string& what, Options o) 
   app.add_option("--save", o.save, "write the trained weights to this safetensors file");
   app.add_flag("--distributed", o.distributed,
                "data parallel across the ranks of mpirun (--batch-size is the global batch)");
-  bool no_progress = false, no_eval = false;
+  app.add_option("--checkpoint", o.checkpoint,
+                 "after each epoch, write the weights, the optimizer's state and the epoch here (atomically)");
+  app.add_option("--resume", o.resume, "go on from a --checkpoint file (its epoch, weights and optimizer state)");
+  bool no_progress = false, no_eval = false, no_overlap = false;
+  app.add_flag("--no-overlap", no_overlap, "with --distributed: all-reduce the gradients after backward, not during it");
   app.add_flag("--no-progress", no_progress, "no progress bar");
   app.add_flag("--no-eval", no_eval, "skip the test-set evaluation (benchmarks)");
   try {
@@ -76,6 +84,7 @@ inline Options parse(int argc, char** argv, const std::string& what, Options o) 
   }
   o.progress = !no_progress && !quiet && ::isatty(2);
   o.eval = !no_eval;
+  o.overlap = !no_overlap;
   return o;
 }
 
@@ -179,15 +188,25 @@ struct Task {
 };
 
 // The whole example: options, runtime, data, the model in a fresh store, Adam, the epochs with
-// their progress and per-epoch line, the weights (--save), then the RESULT line.
+// their progress and per-epoch line, checkpoints (--checkpoint, --resume), the weights (--save),
+// then the RESULT line.
 inline int run(int argc, char** argv, const Task& task, Options defaults = {}) try {
   const Options o = parse(argc, argv, task.description, defaults);
   const Device device = setup_runtime(o);
   Data data = load_data(o);
   nn::VarStore store(device, DType::F32, o.seed);
   const nn::Sequential model = task.build(store.root());
-  if (o.distributed) distributed::broadcast_parameters(store.trainable());  // rank 0's initial weights
+  // Data parallel: rank 0's initial weights everywhere; the gradients averaged during backward
+  // (DataParallel) or after it (--no-overlap).
+  std::optional<distributed::DataParallel> dp;
+  if (o.distributed && o.overlap) dp.emplace(store.trainable());
+  if (o.distributed && !o.overlap) distributed::broadcast_parameters(store.trainable());
   optim::Adam opt(store.trainable(), {.lr = o.lr});
+  int first_epoch = 1;
+  if (!o.resume.empty()) {
+    first_epoch = int(distributed::load_checkpoint(o.resume, store, opt).epoch);
+    std::cout << "resumed from " << o.resume << " at epoch " << first_epoch << "\n";
+  }
   std::cout << "model: " << store.num_parameters() << " parameters\n";
 
   const data::BatchOptions bo{.batch_size = o.batch, .drop_last = false, .image_shape = task.image_shape, .device = device};
@@ -196,15 +215,17 @@ inline int run(int argc, char** argv, const Task& task, Options defaults = {}) t
     return task.reconstruct ? nn::mse_loss(out, b.images) : nn::cross_entropy(out, b.labels);
   };
   double loss = 0, metric = 0, seconds = 0;
-  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+  for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     std::tie(loss, seconds) = train_epoch(o, data.train, epoch, bo, [&](const data::Batch& b) {
       Tensor l = loss_of(b);
       opt.zero_grad();
       l.backward();
-      if (o.distributed) distributed::all_reduce_gradients(store.trainable());
+      if (dp) dp->synchronize();
+      else if (o.distributed) distributed::all_reduce_gradients(store.trainable());
       opt.step();
       return l.detach();
     });
+    if (!o.checkpoint.empty()) distributed::save_checkpoint(o.checkpoint, store, opt, {.epoch = epoch + 1, .batch = 0});
     if (o.eval)
       metric = evaluate(o, data.test, bo, [&](const data::Batch& b) {
         return task.reconstruct ? double(loss_of(b).item<float>()) : nn::accuracy(model(b.images), b.labels);

@@ -94,6 +94,57 @@ TEST_CASE("SGD, Adam and AdamW take PyTorch's steps, fused or as separate ops", 
   }
 }
 
+TEST_CASE("an optimizer restored from a saved state_dict takes PyTorch's next step", "[training][optim]") {
+  // Two steps, the state through a safetensors file's bytes into a fresh optimizer over a fresh copy
+  // of the parameter, then the third step: PyTorch's third step (the fixture), as without the break.
+  const safetensors::File f = safetensors::load(kTorch + "optimizers.safetensors", cpu());
+  for (const Device& device : devices()) {
+    for (const std::string label : {"adam", "adamw", "sgd"}) {
+      INFO(label << " on " << device.name());
+      auto make = [&](Tensor p) -> std::unique_ptr<optim::Optimizer> {
+        if (label == "sgd")
+          return std::make_unique<optim::SGD>(std::vector<Tensor>{p}, optim::SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true});
+        const optim::AdamOptions o{.lr = 0.01, .weight_decay = 0.1};
+        if (label == "adam") return std::make_unique<optim::Adam>(std::vector<Tensor>{p}, o);
+        return std::make_unique<optim::AdamW>(std::vector<Tensor>{p}, o);
+      };
+      Tensor p = f.tensors.at("param").to(device).clone().set_requires_grad(true);
+      const std::unique_ptr<optim::Optimizer> first = make(p);
+      for (int i = 0; i < 2; ++i) {
+        p.set_grad(f.tensors.at("grad" + std::to_string(i)).to(device));
+        first->step();
+      }
+      const std::string bytes = safetensors::save_bytes(first->state_dict());
+      const safetensors::File saved = safetensors::load_bytes(bytes.data(), bytes.size(), cpu());
+      Tensor q = p.detach().clone().set_requires_grad(true);
+      const std::unique_ptr<optim::Optimizer> second = make(q);
+      second->load_state_dict(saved.tensors);
+      q.set_grad(f.tensors.at("grad2").to(device));
+      second->step();
+      CHECK(max_abs_diff(q, f.tensors.at(label + "_step2")) <= 1e-12);
+      if (label != "sgd") CHECK(dynamic_cast<optim::Adam&>(*second).steps() == 3);
+    }
+  }
+}
+
+TEST_CASE("load_state_dict names unknown, missing and misshapen entries and changes nothing", "[training][optim]") {
+  Tensor w = Tensor::zeros({2, 3}, DType::F32, cpu()).set_requires_grad(true);
+  Tensor b = Tensor::zeros({3}, DType::F32, cpu()).set_requires_grad(true);
+  optim::SGD sgd({w, b}, {.lr = 0.1, .momentum = 0.9});
+  optim::Adam adam({w, b}, {});
+  const Tensor m = Tensor::ones({2, 3}, DType::F32, cpu());
+  CHECK_THROWS_WITH(sgd.load_state_dict({{"0.exp_avg", m}}),
+                    Catch::Contains("SGD::load_state_dict") && Catch::Contains("unknown entry '0.exp_avg'"));
+  CHECK_THROWS_WITH(sgd.load_state_dict({{"2.momentum_buffer", m}}), Catch::Contains("unknown entry '2.momentum_buffer'"));
+  CHECK_THROWS_WITH(sgd.load_state_dict({{"1.momentum_buffer", m}}),
+                    Catch::Contains("'1.momentum_buffer' is [2, 3] f32, its parameter [3] f32"));
+  CHECK_THROWS_WITH(adam.load_state_dict({{"0.exp_avg", m}, {"0.exp_avg_sq", m}}), Catch::Contains("no 'step'"));
+  CHECK_THROWS_WITH(adam.load_state_dict({{"0.exp_avg", m}, {"step", Tensor::scalar<int64_t>(1, cpu())}}),
+                    Catch::Contains("parameter 0 has 1 of its 2 state tensors"));
+  CHECK(sgd.state_dict().empty());  // nothing was loaded
+  CHECK(adam.steps() == 0);
+}
+
 TEST_CASE("cross-entropy, MSE and BCE-with-logits match hand-worked values, and accuracy counts rows",
           "[training][nn]") {
   for (const Device& device : devices()) {

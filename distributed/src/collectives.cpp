@@ -1,9 +1,11 @@
 // collectives.cpp — all_reduce, broadcast, all_gather, reduce_scatter and barrier on tensors:
-// staged through host bytes, moved by the process group's transport, reduced on rank 0 in rank
-// order (reduce.hpp) so that every rank holds the same bits.
+// in the tensor's own memory where the device's buffers are host memory, else staged through host
+// bytes; moved by the process group's transport; each part of a reduction reduced by one rank in
+// rank order (reduce.hpp), so that every rank holds the same bits.
 #include "engine.hpp"
 #include "reduce.hpp"
 
+#include <wick/autograd.hpp>
 #include <wick/error.hpp>
 
 namespace wick::distributed {
@@ -12,7 +14,7 @@ namespace {
 using Bytes = std::shared_ptr<HostBytes>;
 
 Bytes host_bytes(const Tensor& t) {
-  auto b = std::make_shared<HostBytes>(static_cast<size_t>(t.numel()) * dtype_size(t.dtype()));
+  Bytes b = staging_bytes(static_cast<size_t>(t.numel()) * dtype_size(t.dtype()));
   if (!b->empty()) t.contiguous().copy_to_host(b->data(), b->size());
   return b;
 }
@@ -44,32 +46,148 @@ std::string what_of(const char* op, DType dtype, const Shape& shape, const std::
          ")";
 }
 
+// `t`'s own memory when the collective may work in it directly: a contiguous, writable tensor on a
+// device whose buffers are host memory (host_data(), ABI 1.7), outside a recorded write (copy_'s
+// refusal is kept for the staged path). Else an empty buffer.
+HostBuffer own_memory(const Tensor& t) {
+  if (t.numel() == 0 || !t.is_contiguous() || t.is_read_only() ||
+      (t.requires_grad() && autograd::grad_enabled()))
+    return {};
+  auto* data = static_cast<uint8_t*>(t.host_data());
+  if (!data) return {};
+  return HostBuffer{data, static_cast<size_t>(t.numel()) * dtype_size(t.dtype()),
+                    std::make_shared<const Tensor>(t)};
+}
+
+// Bytes at `data` (none when `bytes` is 0).
+struct ByteRange {
+  uint8_t* data;
+  size_t bytes;
+};
+
+// One message each way with every peer p, tagged `tag`: receiving into recv(p), sending send(p)
+// (an empty range is no message; both sides compute the same ranges).
+template <typename Recv, typename Send>
+std::vector<Pending> exchange_with_peers(ProcessGroup& g, int tag, Recv recv, Send send) {
+  std::vector<Pending> pending;
+  for (int p = 0; p < g.size(); ++p) {
+    if (p == g.rank()) continue;
+    if (const ByteRange in = recv(p); in.bytes)
+      pending.push_back({g.transport().irecv(in.data, in.bytes, p, tag), p});
+    if (const ByteRange out = send(p); out.bytes)
+      pending.push_back({g.transport().isend(out.data, out.bytes, p, tag), -2});
+  }
+  return pending;
+}
+
+// The first half of a reduction: every part's values to its owner (this rank's part's from every
+// peer into `received`, a slot per rank; this rank's values of part p to rank p).
+std::vector<Pending> send_parts_to_owners(ProcessGroup& g, const HostBuffer& buf,
+                                          HostBytes& received, size_t count, size_t esize) {
+  const size_t mine = part_of(count, g.size(), g.rank()).count * esize;
+  return exchange_with_peers(
+      g, kReduceTag,
+      [&](int p) {
+        return ByteRange{received.data() + size_t(p) * mine, mine};
+      },
+      [&](int p) {
+        const PartRange theirs = part_of(count, g.size(), p);
+        return ByteRange{buf.data + theirs.first * esize, theirs.count * esize};
+      });
+}
+
+// This rank's part reduced in rank order, in place in `buf`.
+void reduce_own_part(ProcessGroup& g, const HostBuffer& buf, const HostBytes& received,
+                     size_t count, DType dtype, ReduceOp op) {
+  const size_t esize = dtype_size(dtype);
+  const PartRange mine = part_of(count, g.size(), g.rank());
+  if (!mine.count) return;
+  std::vector<const uint8_t*> inputs(static_cast<size_t>(g.size()));
+  for (int r = 0; r < g.size(); ++r)
+    inputs[size_t(r)] = r == g.rank() ? buf.data + mine.first * esize
+                                      : received.data() + size_t(r) * mine.count * esize;
+  uint8_t* out = buf.data + mine.first * esize;
+  reduce_ranks(inputs.data(), g.size(), mine.count, dtype, op, out);
+}
+
+// The second half: this rank's reduced part to every peer, every peer's into its place.
+std::vector<Pending> gather_parts(ProcessGroup& g, const HostBuffer& buf, size_t count,
+                                  size_t esize) {
+  const PartRange mine = part_of(count, g.size(), g.rank());
+  return exchange_with_peers(
+      g, kGatherTag,
+      [&](int p) {
+        const PartRange theirs = part_of(count, g.size(), p);
+        return ByteRange{buf.data + theirs.first * esize, theirs.count * esize};
+      },
+      [&](int) {
+        return ByteRange{buf.data + mine.first * esize, mine.count * esize};
+      });
+}
+
+// Checked after the headers agree, so that every rank refuses alike.
+void check_reduce_op(const Work::State& s, DType dtype, ReduceOp op) {
+  if (const std::string why = reduce_refusal(dtype, op); !why.empty())
+    throw Error("wick::distributed: rank " + std::to_string(s.group->rank()) + ": " + s.what +
+                ": " + why);
+}
+
+// A small reduction: every rank's values came inline in its header message, and each rank reduces
+// them all itself in rank order (the same code on the same bytes: the same bits everywhere).
+void add_inline_reduction(Work::State& s, HostBuffer buf, DType dtype, ReduceOp op, size_t count) {
+  Work::State* raw = &s;
+  s.steps.push_back([raw, buf, dtype, op, count] {
+    check_reduce_op(*raw, dtype, op);
+    const int n = raw->group->size();
+    std::vector<const uint8_t*> inputs(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r)
+      inputs[size_t(r)] = r == raw->group->rank() ? buf.data : raw->inline_payload(r);
+    reduce_ranks(inputs.data(), n, count, dtype, op, buf.data);
+    return std::vector<Pending>{};
+  });
+}
+
+// A larger one: each part to its owner, reduced there, and (unless `scatter`) every owner's result
+// to every rank.
+void add_part_reduction(Work::State& s, HostBuffer buf, DType dtype, ReduceOp op, size_t count,
+                        bool scatter) {
+  ProcessGroup& g = *s.group;
+  const size_t esize = dtype_size(dtype);
+  auto received = std::make_shared<std::shared_ptr<HostBytes>>();
+  Work::State* raw = &s;
+  s.steps.push_back([raw, &g, buf, received, dtype, op, count, esize] {
+    check_reduce_op(*raw, dtype, op);
+    const size_t mine = part_of(count, g.size(), g.rank()).count;
+    *received = staging_bytes(mine * esize * static_cast<size_t>(g.size()));
+    return send_parts_to_owners(g, buf, **received, count, esize);
+  });
+  s.steps.push_back([&g, buf, received, dtype, op, count, esize, scatter] {
+    reduce_own_part(g, buf, **received, count, dtype, op);
+    received->reset();
+    if (scatter) return std::vector<Pending>{};
+    return gather_parts(g, buf, count, esize);
+  });
+}
+
 }  // namespace
 
-Work all_reduce_bytes(Bytes bytes, DType dtype, const Shape& shape, ReduceOp op,
+Work all_reduce_bytes(HostBuffer buf, DType dtype, const Shape& shape, ReduceOp op,
                       std::function<void(Work::State&)> then, bool scatter) {
   ProcessGroup& g = group();
   CallHeader h =
       header_of(scatter ? CallHeader::ReduceScatter : CallHeader::AllReduce, dtype, shape);
   h.reduce_op = static_cast<int64_t>(op);
-  auto s = begin_call(
-      g, h, what_of(scatter ? "reduce_scatter" : "all_reduce", dtype, shape, reduce_op_name(op)));
-  auto all = std::make_shared<HostBytes>();
-  Work::State* raw = s.get();
-  s->steps.push_back([raw, &g, bytes, all, dtype, op] {
-    // Checked after the headers agree, so that every rank refuses alike.
-    if (const std::string why = reduce_refusal(dtype, op); !why.empty())
-      throw Error("wick::distributed: rank " + std::to_string(g.rank()) + ": " + raw->what + ": " +
-                  why);
-    if (g.rank() == 0) all->resize(bytes->size() * static_cast<size_t>(g.size()));
-    return std::vector<Pending>{
-        {g.transport().igather(bytes->data(), bytes->size(), all->data(), 0), -1}};
-  });
   const size_t count = static_cast<size_t>(h.numel);
-  s->steps.push_back([&g, bytes, all, dtype, op, count] {
-    if (g.rank() == 0) reduce_ranks(all->data(), g.size(), count, dtype, op, bytes->data());
-    return std::vector<Pending>{{g.transport().ibcast(bytes->data(), bytes->size(), 0), -1}};
-  });
+  // Small enough to ride in the header messages (one exchange in all), on a group of several.
+  const bool small = g.size() > 1 && buf.size <= inline_limit(g.size());
+  auto s = begin_call(
+      g, h, what_of(scatter ? "reduce_scatter" : "all_reduce", dtype, shape, reduce_op_name(op)),
+      small ? buf.data : nullptr, small ? buf.size : 0);
+  if (small)
+    add_inline_reduction(*s, buf, dtype, op, count);
+  else
+    add_part_reduction(*s, buf, dtype, op, count, scatter);
+  Work::State* raw = s.get();
   s->finish = [raw, then] {
     if (then) then(*raw);
   };
@@ -77,34 +195,46 @@ Work all_reduce_bytes(Bytes bytes, DType dtype, const Shape& shape, ReduceOp op,
 }
 
 Work all_reduce_async(Tensor& t, ReduceOp op) {
+  if (HostBuffer own = own_memory(t); own.data)
+    return all_reduce_bytes(own, t.dtype(), t.shape(), op, nullptr);
   Bytes b = host_bytes(t);
   Tensor target = t;  // shares t's storage: the result lands in t
-  return all_reduce_bytes(b, t.dtype(), t.shape(), op,
+  return all_reduce_bytes(host_buffer(b), t.dtype(), t.shape(), op,
                           [target, b](Work::State&) mutable { write_back(target, b); });
 }
 void all_reduce(Tensor& t, ReduceOp op) {
   all_reduce_async(t, op).wait();
 }
 
-Work broadcast_async(Tensor& t, int root) {
+Work broadcast_bytes(HostBuffer buf, DType dtype, const Shape& shape, int root,
+                     std::function<void(Work::State&)> then) {
   ProcessGroup& g = group();
   if (root < 0 || root >= g.size())
     throw Error("wick::distributed: rank " + std::to_string(g.rank()) + ": broadcast from root " +
                 std::to_string(root) + ", which is not a rank of this job of " +
                 std::to_string(g.size()));
-  CallHeader h = header_of(CallHeader::Broadcast, t.dtype(), t.shape());
+  CallHeader h = header_of(CallHeader::Broadcast, dtype, shape);
   h.root = root;
-  auto s =
-      begin_call(g, h, what_of("broadcast", t.dtype(), t.shape(), "root " + std::to_string(root)));
-  Bytes b = host_bytes(t);
-  s->steps.push_back([&g, b, root] {
-    return std::vector<Pending>{{g.transport().ibcast(b->data(), b->size(), root), -1}};
+  auto s = begin_call(g, h, what_of("broadcast", dtype, shape, "root " + std::to_string(root)));
+  s->steps.push_back([&g, buf, root] {
+    return std::vector<Pending>{{g.transport().ibcast(buf.data, buf.size, root), -1}};
   });
-  Tensor target = t;
-  s->finish = [target, b, root, &g]() mutable {
-    if (g.rank() != root) write_back(target, b);
+  Work::State* raw = s.get();
+  s->finish = [raw, then] {
+    if (then) then(*raw);
   };
   return launch(std::move(s));
+}
+
+Work broadcast_async(Tensor& t, int root) {
+  if (HostBuffer own = own_memory(t); own.data)
+    return broadcast_bytes(own, t.dtype(), t.shape(), root, nullptr);
+  Bytes b = host_bytes(t);
+  Tensor target = t;
+  return broadcast_bytes(host_buffer(b), t.dtype(), t.shape(), root,
+                         [target, b, root](Work::State& s) mutable {
+                           if (s.group->rank() != root) write_back(target, b);
+                         });
 }
 void broadcast(Tensor& t, int root) {
   broadcast_async(t, root).wait();
@@ -115,7 +245,7 @@ Work all_gather_async(const Tensor& t) {
   auto s = begin_call(g, header_of(CallHeader::AllGather, t.dtype(), t.shape()),
                       what_of("all_gather", t.dtype(), t.shape(), ""));
   Bytes b = host_bytes(t);
-  auto all = std::make_shared<HostBytes>(b->size() * static_cast<size_t>(g.size()));
+  Bytes all = staging_bytes(b->size() * static_cast<size_t>(g.size()));
   s->steps.push_back([&g, b, all] {
     return std::vector<Pending>{{g.transport().iallgather(b->data(), b->size(), all->data()), -1}};
   });
@@ -150,7 +280,7 @@ Work reduce_scatter_async(const Tensor& t, ReduceOp op) {
     s.result = Tensor::from_bytes(b->data() + bytes * static_cast<size_t>(rank), bytes, part, dtype,
                                   device);
   };
-  return all_reduce_bytes(b, dtype, t.shape(), op, take_part, /*scatter=*/true);
+  return all_reduce_bytes(host_buffer(b), dtype, t.shape(), op, take_part, /*scatter=*/true);
 }
 Tensor reduce_scatter(const Tensor& t, ReduceOp op) {
   return reduce_scatter_async(t, op).result();

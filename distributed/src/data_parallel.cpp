@@ -1,5 +1,5 @@
-// data_parallel.cpp — the sampler that shards each global batch by rank, the parameter broadcast
-// and the bucketed gradient all-reduce (data_parallel.hpp).
+// data_parallel.cpp — the sampler that shards each global batch by rank, and the parameter
+// broadcast (data_parallel.hpp; the gradient buckets are in gradient_buckets.cpp).
 #include "engine.hpp"
 
 #include <wick/autograd.hpp>
@@ -7,7 +7,6 @@
 #include <wick/error.hpp>
 #include <wick/nn/data.hpp>
 
-#include <cstring>
 #include <numeric>
 
 namespace wick::distributed {
@@ -55,56 +54,6 @@ std::vector<int64_t> DistributedSampler::batch_indices(int64_t index, int64_t gl
 void broadcast_parameters(const std::vector<Tensor>& params, int root) {
   autograd::NoGradGuard no_grad;
   for (Tensor p : params) broadcast(p, root);
-}
-
-namespace {
-
-struct Bucket {
-  DType dtype;
-  std::vector<size_t> members;  // indices into params
-  std::shared_ptr<HostBytes> bytes = std::make_shared<HostBytes>();
-};
-
-std::vector<Bucket> make_buckets(const std::vector<Tensor>& params, size_t bucket_bytes) {
-  std::vector<Bucket> buckets;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const Tensor& p = params[i];
-    const size_t bytes = static_cast<size_t>(p.numel()) * dtype_size(p.dtype());
-    if (buckets.empty() || buckets.back().dtype != p.dtype() ||
-        (!buckets.back().bytes->empty() && buckets.back().bytes->size() + bytes > bucket_bytes))
-      buckets.push_back(Bucket{p.dtype(), {}});
-    Bucket& b = buckets.back();
-    const size_t at = b.bytes->size();
-    b.bytes->resize(at + bytes);
-    const Tensor g = p.grad();
-    if (g.defined() && bytes)
-      g.contiguous().copy_to_host(b.bytes->data() + at, bytes);
-    else
-      std::memset(b.bytes->data() + at, 0, bytes);  // zeros for a parameter without a gradient
-    b.members.push_back(i);
-  }
-  return buckets;
-}
-
-}  // namespace
-
-void all_reduce_gradients(const std::vector<Tensor>& params, size_t bucket_bytes) {
-  std::vector<Bucket> buckets = make_buckets(params, bucket_bytes);
-  std::vector<Work> works;
-  for (const Bucket& b : buckets) {
-    const int64_t count = static_cast<int64_t>(b.bytes->size() / dtype_size(b.dtype));
-    works.push_back(all_reduce_bytes(b.bytes, b.dtype, Shape{count}, ReduceOp::Mean, nullptr));
-  }
-  for (Work& w : works) w.wait();
-  for (const Bucket& b : buckets) {
-    size_t at = 0;
-    for (size_t i : b.members) {
-      Tensor p = params[i];
-      const size_t bytes = static_cast<size_t>(p.numel()) * dtype_size(p.dtype());
-      p.set_grad(Tensor::from_bytes(b.bytes->data() + at, bytes, p.shape(), p.dtype(), p.device()));
-      at += bytes;
-    }
-  }
 }
 
 }  // namespace wick::distributed

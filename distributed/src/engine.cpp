@@ -12,8 +12,6 @@
 namespace wick::distributed {
 namespace {
 
-constexpr int kHeaderTag = 0x5749;
-
 std::string describe_header(const CallHeader& h) {
   static const char* kinds[] = {"?",          "all_reduce",     "broadcast",
                                 "all_gather", "reduce_scatter", "barrier"};
@@ -45,19 +43,29 @@ void check_headers(const Work::State& s) {
   throw Error(msg.str());
 }
 
+// Every rank sends its header message (the header, then any inline payload) to every other and
+// receives theirs into its slots; the headers are copied out for the check.
 std::vector<Pending> exchange_headers(Work::State& s) {
   ProcessGroup& g = *s.group;
   Transport& t = g.transport();
   s.headers.assign(static_cast<size_t>(g.size()), CallHeader{});
   s.headers[static_cast<size_t>(g.rank())] = s.header;
   std::vector<Pending> pending;
+  if (g.size() == 1) return pending;
+  s.slot = sizeof(CallHeader) + inline_limit(g.size());
+  s.inbox = staging_bytes(s.slot * static_cast<size_t>(g.size()));
   for (int r = 0; r < g.size(); ++r) {
     if (r == g.rank()) continue;
-    pending.push_back(
-        {t.irecv(&s.headers[static_cast<size_t>(r)], sizeof(CallHeader), r, kHeaderTag), r});
-    pending.push_back({t.isend(&s.header, sizeof(CallHeader), r, kHeaderTag), -2});
+    pending.push_back({t.irecv(s.inbox->data() + size_t(r) * s.slot, s.slot, r, kHeaderTag), r});
+    pending.push_back({t.isend(s.outbox->data(), s.outbox->size(), r, kHeaderTag), -2});
   }
   return pending;
+}
+
+void copy_headers_out(Work::State& s) {
+  for (int r = 0; r < s.group->size(); ++r)
+    if (r != s.group->rank())
+      std::memcpy(&s.headers[size_t(r)], s.inbox->data() + size_t(r) * s.slot, sizeof(CallHeader));
 }
 
 [[noreturn]] void throw_timeout(const Work::State& s) {
@@ -139,7 +147,59 @@ void advance_or_fail(Work::State& s, bool block) {
   }
 }
 
+// Staging buffers not in use (staging_bytes), at most kPoolBytes of them kept.
+constexpr size_t kPoolBytes = size_t(256) << 20;
+struct StagingPool {
+  std::vector<HostBytes*> free;
+  size_t bytes = 0;
+};
+// Never destroyed: a staging buffer may be let go of after static destruction began.
+StagingPool& pool() {
+  static auto* p = new StagingPool;
+  return *p;
+}
+
+void give_back(HostBytes* b) {
+  StagingPool& p = pool();
+  if (p.bytes + b->capacity() > kPoolBytes) {
+    delete b;
+    return;
+  }
+  p.bytes += b->capacity();
+  p.free.push_back(b);
+}
+
 }  // namespace
+
+std::shared_ptr<HostBytes> staging_bytes(size_t size) {
+  StagingPool& p = pool();
+  // The smallest free buffer that holds `size`; a new one when none does.
+  auto best = p.free.end();
+  for (auto it = p.free.begin(); it != p.free.end(); ++it)
+    if ((*it)->capacity() >= size &&
+        (best == p.free.end() || (*it)->capacity() < (*best)->capacity()))
+      best = it;
+  HostBytes* b = nullptr;
+  if (best != p.free.end()) {
+    b = *best;
+    p.free.erase(best);
+    p.bytes -= b->capacity();
+  } else {
+    b = new HostBytes;
+    b->reserve(size);
+  }
+  b->resize(size);  // uninitialised (StagingAllocator::construct)
+  return std::shared_ptr<HostBytes>(b, give_back);
+}
+
+HostBuffer host_buffer(std::shared_ptr<HostBytes> bytes) {
+  return HostBuffer{bytes->data(), bytes->size(), bytes};
+}
+
+PartRange part_of(size_t count, int parts, int r) {
+  const size_t base = count / size_t(parts), extra = count % size_t(parts), i = size_t(r);
+  return PartRange{i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
 
 std::string describe(DType dtype, const Shape& shape) {
   std::string s = std::string(dtype_name(dtype)) + " [";
@@ -147,15 +207,27 @@ std::string describe(DType dtype, const Shape& shape) {
   return s + "]";
 }
 
-std::shared_ptr<Work::State> begin_call(ProcessGroup& group, CallHeader header, std::string what) {
+size_t inline_limit(int world_size) {
+  return std::max<size_t>(4096, (size_t(64) << 10) / size_t(std::max(world_size - 1, 1)));
+}
+
+std::shared_ptr<Work::State> begin_call(ProcessGroup& group, CallHeader header, std::string what,
+                                        const uint8_t* payload, size_t payload_bytes) {
   auto s = std::make_shared<Work::State>();
   s->group = &group;
   header.sequence = static_cast<int64_t>(group.next_sequence());
   s->header = header;
   s->what = std::move(what) + " #" + std::to_string(header.sequence);
+  if (payload_bytes > inline_limit(group.size()))
+    throw Error("wick::distributed: " + s->what + ": an inline payload of " +
+                std::to_string(payload_bytes) + " bytes (a bug in Wick)");
+  s->outbox = staging_bytes(sizeof(CallHeader) + payload_bytes);
+  std::memcpy(s->outbox->data(), &s->header, sizeof(CallHeader));
+  if (payload_bytes) std::memcpy(s->outbox->data() + sizeof(CallHeader), payload, payload_bytes);
   Work::State* raw = s.get();
   s->steps.push_back([raw] { return exchange_headers(*raw); });
   s->steps.push_back([raw] {
+    if (raw->inbox) copy_headers_out(*raw);
     check_headers(*raw);
     return std::vector<Pending>{};
   });

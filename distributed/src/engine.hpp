@@ -39,6 +39,23 @@ struct StagingAllocator {
 };
 using HostBytes = std::vector<uint8_t, StagingAllocator<uint8_t>>;
 
+// `size` bytes of staging memory, from a per-process pool that takes it back when the last owner
+// lets go: a fresh allocation of megabytes pays its page faults again on every collective (about as
+// long as moving the bytes). Not thread-safe (neither are the collectives).
+std::shared_ptr<HostBytes> staging_bytes(size_t size);
+
+// Contiguous host memory that a collective works on in place: a tensor's own memory (a device whose
+// buffers are host memory) or staging bytes. `owner` keeps it alive while transfers use it.
+struct HostBuffer {
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  std::shared_ptr<const void> owner;
+};
+HostBuffer host_buffer(std::shared_ptr<HostBytes> bytes);
+
+// Point-to-point tags: the header exchange, and the two halves of a reduction.
+constexpr int kHeaderTag = 0x5749, kReduceTag = 0x574A, kGatherTag = 0x574B;
+
 // What every rank must agree on before a collective moves data (exchanged first).
 struct CallHeader {
   enum Kind : int64_t { AllReduce = 1, Broadcast, AllGather, ReduceScatter, Barrier };
@@ -56,6 +73,13 @@ struct Work::State {
   std::string what;  // "all_reduce (f32 [4, 3], sum)"
   CallHeader header;
   std::vector<CallHeader> headers;  // every rank's, after the first step
+  // The header messages: this rank's (its header, then any inline payload) and one slot per rank
+  // for the others' (inline_payload(r) is rank r's payload after the first step).
+  std::shared_ptr<HostBytes> outbox, inbox;
+  size_t slot = 0;
+  const uint8_t* inline_payload(int rank) const {
+    return inbox->data() + size_t(rank) * slot + sizeof(CallHeader);
+  }
   std::vector<std::function<std::vector<Pending>()>> steps;
   std::function<void()> finish;
   size_t next_step = 0;
@@ -66,15 +90,41 @@ struct Work::State {
   Tensor result;
 };
 
+// The most bytes a collective may carry inline in its header message on a group of `world_size`
+// (the same on every rank: each rank's receive slots are this size): 64 KiB over the peers,
+// at least 4 KiB.
+size_t inline_limit(int world_size);
+
 // A state for `header` on the group, whose first step exchanges the headers (and checks them).
-std::shared_ptr<Work::State> begin_call(ProcessGroup& group, CallHeader header, std::string what);
+// A `payload` (at most inline_limit bytes, copied now) rides in the header messages to every peer:
+// a small collective then needs no other transfer.
+std::shared_ptr<Work::State> begin_call(ProcessGroup& group, CallHeader header, std::string what,
+                                        const uint8_t* payload = nullptr, size_t payload_bytes = 0);
 // Starts the collective (its first step); the Work advances it.
 Work launch(std::shared_ptr<Work::State> state);
 
-// All-reduce of the values (`dtype`, `shape`) in `bytes`, in place (the host half of all_reduce and
-// reduce_scatter); `then` runs on the state once the result is in `bytes`.
-Work all_reduce_bytes(std::shared_ptr<HostBytes> bytes, DType dtype, const Shape& shape,
-                      ReduceOp op, std::function<void(Work::State&)> then, bool scatter = false);
+// All-reduce of the values (`dtype`, `shape`) in `buffer`, in place (the host half of all_reduce
+// and reduce_scatter): the elements are cut into one part per rank, rank r owning part r; every
+// rank sends each owner its values of that part, each owner reduces its part in rank order
+// (reduce_ranks) and sends the result to every rank. Each part thus has one reducer, every rank
+// gets its bytes, and each rank moves 2 (N - 1) / N of the buffer (a ring's volume, with N - 1
+// peers at a time). With `scatter`, the second half is skipped: only rank r's part r holds the
+// result. A buffer of at most inline_limit bytes (on several ranks) rides in the header messages
+// instead, and every rank reduces all of it in rank order. `then` runs on the state once the
+// result is in place.
+Work all_reduce_bytes(HostBuffer buffer, DType dtype, const Shape& shape, ReduceOp op,
+                      std::function<void(Work::State&)> then, bool scatter = false);
+
+// Broadcast of the values (`dtype`, `shape`) in `buffer` from `root`, in place (the host half of
+// broadcast); `then` runs once the bytes are in.
+Work broadcast_bytes(HostBuffer buffer, DType dtype, const Shape& shape, int root,
+                     std::function<void(Work::State&)> then);
+
+// Part r of `count` elements cut into `parts` (the first count % parts parts one longer).
+struct PartRange {
+  size_t first, count;
+};
+PartRange part_of(size_t count, int parts, int r);
 
 std::string describe(DType dtype, const Shape& shape);
 

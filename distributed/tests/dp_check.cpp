@@ -1,12 +1,16 @@
 // wick-distributed-dp-check — data-parallel training equals one process on the global batch.
-//   mpirun -n 2 wick-distributed-dp-check [--optimizer sgd|adam] [--epochs 2]
+//   mpirun -n 2 wick-distributed-dp-check [--optimizer sgd|adam] [--epochs 2] [--overlap]
 // Each rank trains a small MLP on its share of every global batch (DistributedSampler, gradients
-// averaged by all_reduce_gradients) and, beside it, the same MLP the way one process would: the
-// whole global batch, no collectives. The data-parallel model starts from another seed on every
-// rank but 0, so the broadcast of rank 0's parameters is needed for the two to agree. After each
-// step every parameter must be within 1e-6 of the single-process one (max |a - b| / max |b|) and
-// bit-identical across the ranks. The device is the selected one (WICK_DEVICE picks it).
-// Exit status 0 when all hold, 1 naming the step and tensor that differ.
+// averaged by all_reduce_gradients after backward, or with --overlap by DataParallel during
+// backward, which must then have started a bucket before backward returned) and, beside it, the
+// same MLP the way one process would: the whole global batch, no collectives. The data-parallel
+// model starts from another seed on every rank but 0, so the broadcast of rank 0's parameters is
+// needed for the two to agree. After each step every parameter must be within 1e-6 of the
+// single-process one (max |a - b| / max |b|) and bit-identical across the ranks. The device is the
+// selected one (WICK_DEVICE picks it). Exit status 0 when all hold, 1 naming the step and tensor
+// that differ.
+#include "mlp_fixture.hpp"
+
 #include <wick/autograd.hpp>
 #include <wick/distributed/data_parallel.hpp>
 #include <wick/distributed/distributed.hpp>
@@ -26,37 +30,14 @@ namespace dist = wick::distributed;
 
 namespace {
 
-constexpr int64_t kSamples = 96, kFeatures = 12, kClasses = 4, kGlobalBatch = 16;
-
-// Features sin(0.37 s + 0.91 f), labels from their sign pattern: fixed, and not trivially
-// separable.
-data::Dataset make_data() {
-  std::vector<float> x(static_cast<size_t>(kSamples * kFeatures));
-  std::vector<int64_t> y(static_cast<size_t>(kSamples));
-  for (int64_t s = 0; s < kSamples; ++s) {
-    for (int64_t f = 0; f < kFeatures; ++f)
-      x[size_t(s * kFeatures + f)] = float(std::sin(0.37 * double(s) + 0.91 * double(f)));
-    y[size_t(s)] =
-        (x[size_t(s * kFeatures)] > 0 ? 1 : 0) + (x[size_t(s * kFeatures + 1)] > 0 ? 2 : 0);
-  }
-  return data::Dataset(Tensor::from_vector(x, {kSamples, kFeatures}),
-                       Tensor::from_vector(y, {kSamples}));
-}
-
-nn::Sequential mlp(const nn::Path& root) {
-  nn::Sequential m;
-  m.add(nn::Linear(root / "0", kFeatures, 32))
-      .add(nn::relu)
-      .add(nn::Linear(root / "2", 32, kClasses));
-  return m;
-}
+constexpr int64_t kGlobalBatch = 16;
 
 struct Trainer {
   nn::VarStore store;
   nn::Sequential model;
   std::unique_ptr<optim::Optimizer> opt;
   Trainer(const Device& d, uint64_t seed, const std::string& optimizer)
-      : store(d, DType::F32, seed), model(mlp(store.root())) {
+      : store(d, DType::F32, seed), model(dp_fixture::mlp(store.root())) {
     if (optimizer == "adam")
       opt = std::make_unique<optim::Adam>(store.trainable(), optim::AdamOptions{.lr = 1e-2});
     else
@@ -111,20 +92,31 @@ bool compare(const Trainer& dp, const Trainer& ref, const std::string& when, dou
 int main(int argc, char** argv) try {
   std::string optimizer = "sgd";
   int epochs = 2;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "--optimizer")
-      optimizer = argv[i + 1];
-    else if (std::string(argv[i]) == "--epochs")
-      epochs = std::stoi(argv[i + 1]);
+  bool overlap = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--overlap")
+      overlap = true;
+    else if (a == "--optimizer" && i + 1 < argc)
+      optimizer = argv[++i];
+    else if (a == "--epochs" && i + 1 < argc)
+      epochs = std::stoi(argv[++i]);
+    else
+      throw Error("unknown argument " + a);
   }
   dist::ProcessGroup& g = dist::init();
   const Device device = Runtime::global().default_device();
-  data::Dataset ds = make_data();
+  data::Dataset ds = dp_fixture::make_data();
   Trainer dp(device, 7 + uint64_t(g.rank()), optimizer), ref(device, 7, optimizer);
-  dist::broadcast_parameters(dp.store.trainable());
+  // Buckets of at most 1 KiB: several (the 12x32 weight's 1536 bytes one of its own).
+  std::unique_ptr<dist::DataParallel> wrapper;
+  if (overlap)
+    wrapper = std::make_unique<dist::DataParallel>(dp.store.trainable(), /*bucket_bytes=*/1024);
+  else
+    dist::broadcast_parameters(dp.store.trainable());
   double worst = 0;
   bool ok = compare(dp, ref, "after the broadcast", &worst);
-  dist::DistributedSampler sampler(kSamples, g.rank(), g.size(), /*seed=*/11);
+  dist::DistributedSampler sampler(dp_fixture::kSamples, g.rank(), g.size(), /*seed=*/11);
   const data::BatchOptions global{
       .batch_size = kGlobalBatch, .drop_last = true, .image_shape = {}, .device = device};
   int steps = 0;
@@ -133,17 +125,29 @@ int main(int argc, char** argv) try {
     ds.shuffle(11 + uint64_t(epoch));  // the single process's order: the same permutation
     for (int64_t b = 0; b < sampler.num_batches(kGlobalBatch) && ok; ++b, ++steps) {
       dp.backward(ds.samples(sampler.batch_indices(b, kGlobalBatch), global));
-      dist::all_reduce_gradients(dp.store.trainable(), /*bucket_bytes=*/1024);  // several buckets
+      if (wrapper) {
+        wrapper->synchronize();
+        // The buckets of the last layer's gradients are complete before backward reaches the first.
+        if (wrapper->bucket_count() < 2 || wrapper->buckets_started_in_backward() < 1) {
+          std::printf("dp_check: rank %d: step %d: %zu of %zu buckets started during backward\n",
+                      g.rank(), steps, wrapper->buckets_started_in_backward(),
+                      wrapper->bucket_count());
+          ok = false;
+        }
+      } else {
+        dist::all_reduce_gradients(dp.store.trainable(), /*bucket_bytes=*/1024);
+      }
       dp.opt->step();
       ref.backward(ds.batch(b, global));
       ref.opt->step();
-      ok =
-          compare(dp, ref, "epoch " + std::to_string(epoch) + " step " + std::to_string(b), &worst);
+      ok = ok && compare(dp, ref, "epoch " + std::to_string(epoch) + " step " + std::to_string(b),
+                         &worst);
     }
   }
-  std::printf("dp_check: rank %d of %d on %s, %s: %d steps, largest relative difference %.3g: %s\n",
-              g.rank(), g.size(), device.name().c_str(), optimizer.c_str(), steps, worst,
-              ok ? "PASS" : "FAIL");
+  std::printf(
+      "dp_check: rank %d of %d on %s, %s%s: %d steps, largest relative difference %.3g: %s\n",
+      g.rank(), g.size(), device.name().c_str(), optimizer.c_str(), overlap ? ", overlapped" : "",
+      steps, worst, ok ? "PASS" : "FAIL");
   dist::shutdown();
   return ok ? 0 : 1;
 } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 using namespace wick;
@@ -108,6 +109,88 @@ TEST_CASE("all_reduce in f32 is rounded once from the double sum, the same bits 
   CHECK(v[0] == float(n) * (1.0f + 0x1p-23f));
   CHECK(v[1] == float(n));
   require_same_bits_everywhere(t);
+}
+
+TEST_CASE(
+    "all_reduce of sizes that split unevenly over the ranks, or into fewer elements than "
+    "ranks, gives every element its value",
+    "[collectives]") {
+  // Each rank owns one part of the elements (the first count % N parts one longer): every size
+  // below puts some elements in every part, or leaves parts empty (count < N).
+  const int n = pg().size(), r = pg().rank();
+  for (int64_t count :
+       {int64_t(1), int64_t(2), int64_t(3), int64_t(7), int64_t(1000), int64_t(4099)}) {
+    INFO("count " << count << ", rank " << r << " of " << n);
+    std::vector<double> v;
+    for (int64_t i = 0; i < count; ++i) v.push_back(double((r + 1) * (i % 97 + 1)));
+    Tensor f = Tensor::from_vector(v, {count}).to(DType::F32);
+    Tensor i32 = Tensor::from_vector(v, {count}).to(DType::I32);
+    all_reduce(f, ReduceOp::Mean);
+    all_reduce(i32, ReduceOp::Max);
+    const std::vector<float> fm = f.to_vector<float>();
+    const std::vector<int32_t> im = i32.to_vector<int32_t>();
+    for (int64_t i = 0; i < count; ++i) {
+      REQUIRE(fm[size_t(i)] == float(double(i % 97 + 1) * (n + 1) / 2.0));
+      REQUIRE(im[size_t(i)] == int32_t(n * (i % 97 + 1)));
+    }
+    require_same_bits_everywhere(f);
+  }
+}
+
+TEST_CASE("all_reduce sums each element in rank order, whichever rank reduces it",
+          "[collectives]") {
+  // f64: rank 0 holds 1, every other rank 2^-53. In rank order each addition rounds back to 1
+  // (1 + 2^-53 is a tie, to even); any other order adds the small ones first: 1 + (N - 1) 2^-53 > 1
+  // for N >= 3. The elements fall in every rank's part.
+  const int r = pg().rank();
+  const std::vector<double> mine(9, r == 0 ? 1.0 : 0x1p-53);
+  Tensor t = Tensor::from_vector(mine, {9});
+  all_reduce(t, ReduceOp::Sum);
+  CHECK(t.to_vector<double>() == std::vector<double>(9, 1.0));
+  require_same_bits_everywhere(t);
+}
+
+TEST_CASE("all_reduce of a contiguous tensor and of a strided view of the same values agree",
+          "[collectives]") {
+  // A contiguous tensor on a device whose buffers are host memory is reduced in its own memory; a
+  // view is staged through a copy. Rank r: column 0 holds (r + 1)(i + 1), column 1 holds 100.
+  const int n = pg().size(), r = pg().rank();
+  std::vector<float> rows;
+  for (int i = 0; i < 6; ++i) rows.insert(rows.end(), {float((r + 1) * (i + 1)), 100.0f});
+  Tensor base = Tensor::from_vector(rows, {6, 2});
+  Tensor column = base.slice(1, 0, 1);  // strided: [6, 1] with stride 2
+  Tensor whole = base.slice(1, 0, 1).contiguous();
+  all_reduce(column, ReduceOp::Sum);
+  all_reduce(whole, ReduceOp::Sum);
+  const std::vector<float> b = base.to_vector<float>(), w = whole.to_vector<float>();
+  for (int i = 0; i < 6; ++i) {
+    CHECK(b[size_t(2 * i)] == float((i + 1) * n * (n + 1) / 2));
+    CHECK(b[size_t(2 * i + 1)] == 100.0f);  // the other column is untouched
+    CHECK(w[size_t(i)] == b[size_t(2 * i)]);
+  }
+}
+
+TEST_CASE(
+    "all_reduce of f32 at the ends of the range: the mean of the largest floats, and "
+    "subnormal means rounded once",
+    "[collectives]") {
+  // Every rank holds FLT_MAX: the sum overflows to inf for N >= 2, the mean is FLT_MAX (the double
+  // sum N FLT_MAX is exact). Rank 0 holds 3 * 2^-149 (a subnormal), the others 0: the mean
+  // 3 * 2^-149 / N is 3 * 2^-149 for N = 1, 1.5 * 2^-149 for N = 2 (halfway: to even, 2 * 2^-149),
+  // 2^-149 for N = 3.
+  const int n = pg().size(), r = pg().rank();
+  const float big = std::numeric_limits<float>::max();
+  Tensor sum = Tensor::from_vector<float>({big, big}, {2}), mean = sum.clone();
+  all_reduce(sum, ReduceOp::Sum);
+  all_reduce(mean, ReduceOp::Mean);
+  CHECK(mean.to_vector<float>() == std::vector<float>{big, big});
+  CHECK(sum.to_vector<float>()[0] == (n == 1 ? big : std::numeric_limits<float>::infinity()));
+  Tensor tiny = Tensor::from_vector<float>({r == 0 ? 3 * 0x1p-149f : 0.0f}, {1});
+  all_reduce(tiny, ReduceOp::Mean);
+  if (n <= 3) {
+    const float expected[] = {3 * 0x1p-149f, 2 * 0x1p-149f, 0x1p-149f};
+    CHECK(tiny.to_vector<float>()[0] == expected[n - 1]);
+  }
 }
 
 TEST_CASE("all_reduce mean refuses an integer dtype, naming it", "[collectives]") {

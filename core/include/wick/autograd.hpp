@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,34 @@ class NoGradGuard {
  private:
   bool previous_;
 };
+
+// A hook added by on_grad_ready: removed when this handle is destroyed or reset() (a default or
+// moved-from handle holds none). Outliving the leaf is harmless.
+class GradReadyHook {
+ public:
+  GradReadyHook() = default;
+  GradReadyHook(std::weak_ptr<AutogradMeta> leaf, uint64_t id) : leaf_(std::move(leaf)), id_(id) {}
+  GradReadyHook(GradReadyHook&& other) noexcept;
+  GradReadyHook& operator=(GradReadyHook&& other) noexcept;
+  GradReadyHook(const GradReadyHook&) = delete;
+  GradReadyHook& operator=(const GradReadyHook&) = delete;
+  ~GradReadyHook() { reset(); }
+  void reset();
+
+ private:
+  std::weak_ptr<AutogradMeta> leaf_;
+  uint64_t id_ = 0;
+};
+
+// Calls `hook` each time a backward() is done with `leaf`: after the last gradient that pass adds
+// into leaf.grad() (which then holds the pass's whole contribution), once per pass that reaches the
+// leaf, while the pass goes on with the rest of the graph — so that work on a finished gradient
+// (data parallelism's all-reduce) can start before backward() returns. A pass that does not reach
+// the leaf does not call it. The hook runs on the backward's thread without grad recording; an
+// exception it throws ends the backward. Hooks of one leaf run in the order they were added. The
+// leaf holds the hook: capture an index or a weak reference rather than the leaf itself (a cycle
+// that is never freed). An error naming the tensor when it is not a leaf that requires grad.
+[[nodiscard]] GradReadyHook on_grad_ready(const Tensor& leaf, std::function<void()> hook);
 
 // The result of check_gradients: the largest error |autograd - numeric| / (1 + |numeric|) over
 // every input element, and which element it was ("input 1 element 5: autograd 0.25, numeric 0.5").

@@ -6,6 +6,7 @@
 #include "tensor/ops_common.hpp"
 #include "tensor/storage.hpp"
 
+#include <atomic>
 #include <cmath>
 #include <sstream>
 #include <unordered_map>
@@ -269,48 +270,91 @@ Tensor fit(Tensor g, const Edge& e, const Node& node, size_t i) {
   return g.dtype() == e.dtype ? g : g.to(e.dtype);
 }
 
-void run_backward(const Tensor& root, const Tensor& seed_in) {
+// The seed of a backward from `root`: `seed_in` checked and converted, or 1 for one element.
+Tensor backward_seed(const Tensor& root, const Tensor& seed_in) {
   const auto& meta = root.autograd_meta();
   if (!meta || !meta->requires_grad) {
     throw Error("backward: the tensor " + describe(root) +
                 " does not require grad: no input of the ops that made it requires grad, or it "
                 "was made under a NoGradGuard");
   }
-  Tensor seed = seed_in;
-  if (!seed.defined()) {
+  if (!seed_in.defined()) {
     if (root.numel() != 1) {
       throw Error("backward: the tensor has shape " + shape_to_string(root.shape()) +
                   "; a seed is implied only for one element. Reduce it first (e.g. .sum()) or "
                   "pass a seed of shape " +
                   shape_to_string(root.shape()));
     }
-    seed = Tensor::ones(root.shape(), root.dtype(), root.device());
-  } else if (seed.shape() != root.shape()) {
-    throw Error("backward: the seed " + describe(seed) + " must have the tensor's shape " +
+    return Tensor::ones(root.shape(), root.dtype(), root.device());
+  }
+  if (seed_in.shape() != root.shape()) {
+    throw Error("backward: the seed " + describe(seed_in) + " must have the tensor's shape " +
                 shape_to_string(root.shape()));
-  } else if (seed.dtype() != root.dtype()) {
-    seed = seed.to(root.dtype());
   }
-  autograd::NoGradGuard no_grad;
-  if (!meta->grad_fn) {
-    accumulate(*meta, std::move(seed));
-    return;
+  return seed_in.dtype() == root.dtype() ? seed_in : seed_in.to(root.dtype());
+}
+
+bool has_grad_ready_hooks(const AutogradMeta& leaf) {
+  const std::lock_guard<std::mutex> lock(leaf.grad_mutex);
+  return !leaf.grad_ready_hooks.empty();
+}
+
+// Runs the leaf's on_grad_ready hooks (a copy of the list: a hook may add or remove hooks).
+void run_grad_ready_hooks(const AutogradMeta& leaf) {
+  std::vector<std::pair<uint64_t, std::function<void()>>> hooks;
+  {
+    const std::lock_guard<std::mutex> lock(leaf.grad_mutex);
+    hooks = leaf.grad_ready_hooks;
   }
-  // How many edges reach each node, by an iterative walk (graphs may be thousands of ops deep).
+  for (const auto& h : hooks) h.second();
+}
+
+// What one backward pass walks: how many edges reach each node, and each hooked leaf, found by an
+// iterative walk (graphs may be thousands of ops deep).
+struct Walk {
   std::unordered_map<Node*, int> pending;
-  std::vector<Node*> stack{meta->grad_fn.get()};
-  pending[meta->grad_fn.get()] = 0;
+  std::unordered_map<const AutogradMeta*, int> hooked_leaves;
+};
+
+Walk count_edges(Node* top) {
+  Walk w;
+  std::vector<Node*> stack{top};
+  w.pending[top] = 0;
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
     for (const Edge& e : n->edges) {
-      if (!e.meta || !e.meta->grad_fn) continue;
+      if (!e.meta) continue;
+      if (!e.meta->grad_fn) {
+        if (has_grad_ready_hooks(*e.meta)) ++w.hooked_leaves[e.meta.get()];
+        continue;
+      }
       Node* next = e.meta->grad_fn.get();
-      auto [it, fresh] = pending.emplace(next, 0);
+      auto [it, fresh] = w.pending.emplace(next, 0);
       ++it->second;
       if (fresh) stack.push_back(next);
     }
   }
+  return w;
+}
+
+// A leaf's gradient from one edge (`g` undefined: none); its hooks run after its last edge.
+void reach_leaf(Walk& w, const Edge& e, Tensor g) {
+  if (g.defined()) accumulate(*e.meta, std::move(g));
+  auto it = w.hooked_leaves.find(e.meta.get());
+  if (it != w.hooked_leaves.end() && --it->second == 0) run_grad_ready_hooks(*e.meta);
+}
+
+void run_backward(const Tensor& root, const Tensor& seed_in) {
+  const Tensor seed = backward_seed(root, seed_in);
+  const auto& meta = root.autograd_meta();
+  autograd::NoGradGuard no_grad;
+  if (!meta->grad_fn) {
+    accumulate(*meta, seed);
+    run_grad_ready_hooks(*meta);
+    return;
+  }
+  Walk w = count_edges(meta->grad_fn.get());
   // Each node runs once every node above it has run, with the sum of the gradients it received.
   std::unordered_map<Node*, Tensor> grads;
   grads[meta->grad_fn.get()] = seed.detach();
@@ -336,7 +380,7 @@ void run_backward(const Tensor& root, const Tensor& seed_in) {
       if (!e.meta) continue;
       const bool has = i < out.size() && out[i].defined();
       if (!e.meta->grad_fn) {
-        if (has) accumulate(*e.meta, fit(std::move(out[i]), e, *n, i));
+        reach_leaf(w, e, has ? fit(std::move(out[i]), e, *n, i) : Tensor());
         continue;
       }
       Node* next = e.meta->grad_fn.get();
@@ -345,7 +389,7 @@ void run_backward(const Tensor& root, const Tensor& seed_in) {
         auto [it, fresh] = grads.emplace(next, gi);
         if (!fresh) it->second = it->second.add(gi);
       }
-      if (--pending[next] == 0) ready.push_back(next);
+      if (--w.pending[next] == 0) ready.push_back(next);
     }
   }
 }
@@ -355,6 +399,46 @@ void run_backward(const Tensor& root, const Tensor& seed_in) {
 void Tensor::backward(const Tensor& seed) const {
   detail::require_defined(*this, "backward");
   run_backward(*this, seed);
+}
+
+// ---- hooks --------------------------------------------------------------------------------------
+
+autograd::GradReadyHook autograd::on_grad_ready(const Tensor& leaf, std::function<void()> hook) {
+  detail::require_defined(leaf, "on_grad_ready");
+  const auto& meta = leaf.autograd_meta();
+  if (!meta || !meta->requires_grad || meta->grad_fn)
+    throw Error("on_grad_ready: the tensor " + describe(leaf) +
+                (meta && meta->grad_fn ? " is the result of an op, not a leaf (only leaves keep a grad)"
+                                       : " does not require grad (set_requires_grad() first)"));
+  if (!hook) throw Error("on_grad_ready: an empty hook for the tensor " + describe(leaf));
+  static std::atomic<uint64_t> next_id{1};
+  const uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
+  const std::lock_guard<std::mutex> lock(meta->grad_mutex);
+  meta->grad_ready_hooks.emplace_back(id, std::move(hook));
+  return GradReadyHook(meta, id);
+}
+
+autograd::GradReadyHook::GradReadyHook(GradReadyHook&& other) noexcept
+    : leaf_(std::move(other.leaf_)), id_(other.id_) {
+  other.leaf_.reset();
+}
+
+autograd::GradReadyHook& autograd::GradReadyHook::operator=(GradReadyHook&& other) noexcept {
+  if (this != &other) {
+    reset();
+    leaf_ = std::move(other.leaf_);
+    id_ = other.id_;
+    other.leaf_.reset();
+  }
+  return *this;
+}
+
+void autograd::GradReadyHook::reset() {
+  if (const std::shared_ptr<AutogradMeta> meta = leaf_.lock()) {
+    const std::lock_guard<std::mutex> lock(meta->grad_mutex);
+    std::erase_if(meta->grad_ready_hooks, [&](const auto& h) { return h.first == id_; });
+  }
+  leaf_.reset();
 }
 
 // ---- gradient check -----------------------------------------------------------------------------

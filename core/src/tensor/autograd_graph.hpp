@@ -24,6 +24,9 @@ struct AutogradMeta {
   // Backward passes in several threads (shared parameters) accumulate into the same leaf: the
   // read-add-store of its grad, and every other read or write of it, hold this lock.
   mutable std::mutex grad_mutex;
+  // autograd::on_grad_ready's hooks by id (leaves only; under grad_mutex), run after a backward's
+  // last addition into grad.
+  std::vector<std::pair<uint64_t, std::function<void()>>> grad_ready_hooks;
 };
 
 // One input of a recorded op: where its gradient goes (null when it needs none), and the shape and

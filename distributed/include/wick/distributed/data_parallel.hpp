@@ -3,17 +3,19 @@
 // so that the weights follow one process training on the global batch.
 //
 //   wick::distributed::init();
-//   broadcast_parameters(store.trainable());               // rank 0's initial weights everywhere
+//   DataParallel dp(store.trainable());                    // rank 0's initial weights everywhere
 //   DistributedSampler sampler(train.size(), pg.rank(), pg.size(), seed);
 //   for each epoch: sampler.set_epoch(epoch);
 //     for b in 0 .. sampler.num_batches(global_batch):
 //       batch = train.samples(sampler.batch_indices(b, global_batch), options);
-//       loss(batch).backward(); all_reduce_gradients(params); opt.step();
+//       opt.zero_grad(); loss(batch).backward(); dp.synchronize(); opt.step();
 #pragma once
 
+#include <wick/autograd.hpp>
 #include <wick/distributed/distributed.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace wick::distributed {
@@ -50,8 +52,42 @@ void broadcast_parameters(const std::vector<Tensor>& params, int root = 0);
 // After backward: each parameter's gradient becomes the mean over the ranks (a parameter without
 // a gradient counts as zeros, and gets the mean). Gradients of one dtype are packed into buckets of
 // at most `bucket_bytes` (a larger gradient is a bucket of its own); the buckets' all-reduces are
-// in flight together, then each gradient is set (set_grad) on its parameter's device.
+// in flight together, then each gradient is set (set_grad) on its parameter's device. DataParallel
+// does the same while backward runs.
 void all_reduce_gradients(const std::vector<Tensor>& params, size_t bucket_bytes = size_t(25)
                                                                                    << 20);
+
+class GradientBuckets;
+
+// The data-parallel wrapper of a model's parameters: made, it broadcasts root's parameters to every
+// rank; then, during each backward(), it starts the all-reduce of each bucket of gradients as soon
+// as the bucket's last gradient is final (autograd::on_grad_ready), so that the transfers overlap
+// the rest of the backward pass; synchronize() after backward() completes them and sets each
+// parameter's gradient to the mean over the ranks — the same values as all_reduce_gradients.
+// Buckets are filled in reverse parameter order (the order backward finishes gradients in a model
+// built input to output) and started strictly in that order, so every rank starts the same
+// collectives in the same order. A bucket holding a parameter that a pass gives no gradient starts
+// at synchronize() (with zeros for the missing gradient). One backward() per synchronize(): a
+// second pass reaching a gradient whose bucket has already started throws from that backward.
+// Holds hooks on the parameters until destroyed; not copyable, not thread-safe.
+class DataParallel {
+ public:
+  explicit DataParallel(std::vector<Tensor> params, size_t bucket_bytes = size_t(25) << 20,
+                        int root = 0);
+  ~DataParallel();
+  DataParallel(const DataParallel&) = delete;
+  DataParallel& operator=(const DataParallel&) = delete;
+
+  void synchronize();
+  // How many buckets the last backward() started before it returned (the overlap; for tests and
+  // benchmarks), and how many buckets there are.
+  size_t buckets_started_in_backward() const;
+  size_t bucket_count() const;
+
+ private:
+  std::unique_ptr<GradientBuckets> buckets_;
+  std::vector<autograd::GradReadyHook> hooks_;  // destroyed first: no hook outlives buckets_
+  size_t started_in_backward_ = 0;
+};
 
 }  // namespace wick::distributed

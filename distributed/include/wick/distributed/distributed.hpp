@@ -5,13 +5,14 @@
 // collectives are then local copies); with more, the MPI backend module
 // (libwick-distributed-mpi.so, built when CMake finds MPI) is loaded at init().
 //
-// Results are bit-identical on every rank: a reduction gathers every rank's values to rank 0,
-// which combines them in rank order 0, 1, ..., N-1 (floats in double, integers in 64 bits,
-// rounded to the dtype once), then broadcasts the result (docs/distributed.md).
-// Tensors on a device are staged through host memory. Every collective first exchanges a small
-// header (op, dtype, shape, root, sequence number) so that ranks calling different collectives,
-// or the same one on different dtypes or shapes, get an error naming each rank's call; a rank not
-// heard from within the timeout is named in the error.
+// Results are bit-identical on every rank: every element of a reduction is combined in rank order
+// 0, 1, ..., N-1 (floats in double, integers in 64 bits, rounded to the dtype once), by the one
+// rank that owns its part (the others receive those bytes) or, for a small reduction, by every
+// rank from the same bytes (docs/distributed.md). A contiguous tensor on a device whose buffers
+// are host memory is worked on in its own memory; others are staged through host memory. Every
+// collective first exchanges a small header (op, dtype, shape, root, sequence number) so that
+// ranks calling different collectives, or the same one on different dtypes or shapes, get an
+// error naming each rank's call; a rank not heard from within the timeout is named in the error.
 //
 // Not thread-safe: one thread calls the collectives of a process group, in the same order on every
 // rank.

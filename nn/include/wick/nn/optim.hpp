@@ -31,6 +31,11 @@ class Optimizer {
   void zero_grad();
   // The state, by "<parameter index>.<name>" ("0.exp_avg") and "step".
   virtual std::map<std::string, Tensor> state_dict() const = 0;
+  // Replaces the state with `state` (what state_dict() gave, for the same parameters: a checkpoint
+  // read back), so that the next step() is the one the saved optimizer would have taken. Each
+  // tensor is copied onto its parameter's device; names, shapes and dtypes are checked first and
+  // one error names what is unknown, missing or different (nothing is changed then).
+  virtual void load_state_dict(const std::map<std::string, Tensor>& state) = 0;
   const std::vector<Tensor>& params() const { return params_; }
 
  protected:
@@ -52,6 +57,7 @@ class SGD final : public Optimizer {
   SGD(std::vector<Tensor> params, SGDOptions options);
   void step() override;
   std::map<std::string, Tensor> state_dict() const override;
+  void load_state_dict(const std::map<std::string, Tensor>& state) override;
   SGDOptions options;
 
  private:
@@ -73,6 +79,7 @@ class Adam : public Optimizer {
   Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled_weight_decay = false);
   void step() override;
   std::map<std::string, Tensor> state_dict() const override;
+  void load_state_dict(const std::map<std::string, Tensor>& state) override;
   AdamOptions options;
   int64_t steps() const { return step_; }
 

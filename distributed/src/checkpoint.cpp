@@ -1,0 +1,145 @@
+// checkpoint.cpp — save_checkpoint and load_checkpoint (wick/distributed/checkpoint.hpp): rank 0
+// writes and reads the file, the other ranks learn the outcome (and the bytes) by broadcast.
+#include "engine.hpp"
+
+#include <wick/autograd.hpp>
+#include <wick/distributed/checkpoint.hpp>
+#include <wick/error.hpp>
+#include <wick/safetensors.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace wick::distributed {
+namespace {
+
+const std::string kOptimizerPrefix = "optimizer.";
+
+bool several_ranks() {
+  return is_initialized() && group().size() > 1;
+}
+int my_rank() {
+  return is_initialized() ? group().rank() : 0;
+}
+
+// Broadcasts `bytes` from rank 0 in place (resized on the others to rank 0's size first), in
+// pieces of at most 1 GiB (MPI counts are ints).
+void broadcast_from_rank0(std::string& bytes) {
+  int64_t size = static_cast<int64_t>(bytes.size());
+  broadcast_bytes(HostBuffer{reinterpret_cast<uint8_t*>(&size), sizeof size, nullptr}, DType::I64,
+                  Shape{1}, 0, nullptr)
+      .wait();
+  bytes.resize(static_cast<size_t>(size));
+  constexpr size_t kPiece = size_t(1) << 30;
+  for (size_t at = 0; at < bytes.size(); at += kPiece) {
+    const size_t n = std::min(kPiece, bytes.size() - at);
+    broadcast_bytes(HostBuffer{reinterpret_cast<uint8_t*>(bytes.data()) + at, n, nullptr},
+                    DType::U8, Shape{static_cast<int64_t>(n)}, 0, nullptr)
+        .wait();
+  }
+}
+
+// Every rank learns whether rank 0's part succeeded: "" when it did, else its message (which
+// rank 0 rethrows as it was and the others throw with `what` naming rank 0).
+void share_outcome(const std::string& rank0_error, const std::string& what) {
+  std::string message = rank0_error;
+  if (several_ranks()) broadcast_from_rank0(message);
+  if (message.empty()) return;
+  if (my_rank() == 0) throw Error(message);
+  throw Error("wick::distributed: rank " + std::to_string(my_rank()) + ": " + what +
+              " failed on rank 0: " + message);
+}
+
+std::map<std::string, Tensor> checkpoint_tensors(const nn::VarStore& store,
+                                                 const optim::Optimizer& optimizer) {
+  std::map<std::string, Tensor> all = store.state_dict();
+  for (const auto& [name, t] : optimizer.state_dict()) {
+    if (!all.emplace(kOptimizerPrefix + name, t).second)
+      throw Error("wick::distributed::save_checkpoint: the model has a tensor named '" +
+                  kOptimizerPrefix + name + "', the name of the optimizer's '" + name + "'");
+  }
+  return all;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open the checkpoint " + path + ": " + std::strerror(errno));
+  std::ostringstream out;
+  out << in.rdbuf();
+  if (!in.good() && !in.eof()) throw Error("cannot read the checkpoint " + path);
+  return out.str();
+}
+
+int64_t metadata_int(const safetensors::File& f, const std::string& key, const std::string& path) {
+  auto it = f.metadata.find(key);
+  if (it == f.metadata.end())
+    throw Error("wick::distributed::load_checkpoint: " + path + " has no '" + key +
+                "' in its metadata (not written by save_checkpoint?)");
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(it->second, &used);
+    if (used == it->second.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw Error("wick::distributed::load_checkpoint: " + path + ": '" + key + "' is '" + it->second +
+              "', not a count");
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const nn::VarStore& store,
+                     const optim::Optimizer& optimizer, TrainingPosition position) {
+  const std::map<std::string, Tensor> tensors = checkpoint_tensors(store, optimizer);
+  std::string error;
+  if (my_rank() == 0) {
+    try {
+      // safetensors::save writes atomically: a temporary beside `path`, fsync, rename, fsync of
+      // the directory.
+      safetensors::save(path, tensors,
+                        {{"format", "pt"},
+                         {"wick.epoch", std::to_string(position.epoch)},
+                         {"wick.batch", std::to_string(position.batch)}});
+    } catch (const std::exception& e) {
+      error = std::string("wick::distributed::save_checkpoint: ") + e.what();
+    }
+  }
+  share_outcome(error, "save_checkpoint to " + path);
+}
+
+TrainingPosition load_checkpoint(const std::string& path, nn::VarStore& store,
+                                 optim::Optimizer& optimizer) {
+  std::string bytes, error;
+  if (my_rank() == 0) {
+    try {
+      bytes = read_file(path);
+    } catch (const std::exception& e) {
+      error = std::string("wick::distributed::load_checkpoint: ") + e.what();
+    }
+  }
+  share_outcome(error, "load_checkpoint of " + path);
+  if (several_ranks()) broadcast_from_rank0(bytes);
+  const safetensors::File f =
+      safetensors::load_bytes(bytes.data(), bytes.size(), store.device(), path);
+  std::map<std::string, Tensor> model, state;
+  for (const auto& [name, t] : f.tensors) {
+    if (name.rfind(kOptimizerPrefix, 0) == 0)
+      state.emplace(name.substr(kOptimizerPrefix.size()), t);
+    else
+      model.emplace(name, t);
+  }
+  // Everything is checked before anything changes: the position, the model's tensors, then the
+  // optimizer's state (load_state_dict checks it all first).
+  const TrainingPosition position{metadata_int(f, "wick.epoch", path),
+                                  metadata_int(f, "wick.batch", path)};
+  std::map<std::string, Tensor> mine = store.state_dict();
+  safetensors::check_state_dict(mine, model, path);
+  optimizer.load_state_dict(state);
+  autograd::NoGradGuard no_grad;
+  for (auto& [name, t] : mine) nn::assign(t, model.at(name));
+  return position;
+}
+
+}  // namespace wick::distributed
