@@ -53,7 +53,7 @@ if [ "$kind" = asan ]; then
   # ranks under mpirun (Open MPI's own start-up allocations, never freed, are not checked here; the
   # distributed layer's one-rank test, without MPI, runs).
   exec ctest --output-on-failure -j "$(nproc)" -LE "isa-independent" \
-    -E "training_examples|nvrtc|conformance_crash_and_hang|conformance_workers_die|plugin_check_verdicts|oob|crash|conformance_hostile_onnx_folders|conformance_onnx_node_tests|million tensors|linear time|shipped_code_is_baseline|distributed_(two_ranks|data_parallel|fault|example)" "$@"
+    -E "training_examples|nvrtc|conformance_crash_and_hang|conformance_workers_die|plugin_check_verdicts|oob|crash|conformance_hostile_onnx_folders|conformance_onnx_node_tests|million tensors|linear time|shipped_code_is_baseline|distributed_(two_ranks|three_ranks|data_parallel|resume|fault|example)" "$@"
 else
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
   # The host's threads only: kernels that split work with OpenMP are not checked here (the OpenMP
