@@ -80,10 +80,6 @@ struct Lanes<uint32_t> {
   using V = uint32_t __attribute__((vector_size(64)));
   static constexpr int64_t kLanes = 16, kPanel = 32;
 };
-template <>
-struct Lanes<uint64_t> {  // (64-bit types run tile(), not panels)
-  static constexpr int64_t kLanes = 8, kPanel = 16;
-};
 
 // (Loads and stores are memcpy in place: a helper returning a vector would change the ABI between
 // the clones.)
@@ -196,14 +192,21 @@ template <class T>
 using Acc = std::conditional_t<sizeof(T) <= 2, uint16_t,
                                std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
 
+// Rows [r0, r1) of a [rows, cols] matrix of T at `base` with strides (rs, cs), widened into the
+// dense `out` (row stride cols).
+template <class T, class A>
+void widen_rows(const T* base, int64_t r0, int64_t r1, int64_t cols, int64_t rs, int64_t cs, A* out) {
+  for (int64_t r = r0; r < r1; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = static_cast<A>(base[r * rs + c * cs]);
+}
+
 // b [k, n] of T widened to A as panel_rows reads it: full panels of W columns, then b whole.
 template <class T, class A>
 void pack_panels(const T* b, int64_t k, int64_t n, int64_t rs, int64_t cs, A* out, int64_t jb) {
   constexpr int64_t W = Lanes<A>::kPanel;
   const int64_t full = n / W;
   if (jb == full) {
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t c = 0; c < n; ++c) out[full * k * W + p * n + c] = static_cast<A>(b[p * rs + c * cs]);
+    widen_rows(b, 0, k, n, rs, cs, out + full * k * W);
     return;
   }
   for (int64_t p = 0; p < k; ++p)
@@ -225,22 +228,20 @@ void matmul_one(const Context& ctx, const T* pa, const T* pb, T* po, const int64
   A* zp = z_in_place ? reinterpret_cast<A*>(po) : z.data();
   const int64_t zs = z_in_place ? os[0] : n;
   const int64_t tasks = (m + kRowsPerTask - 1) / kRowsPerTask;
-  const int64_t panels = n / Lanes<A>::kPanel + 1;  // sizeof(A) < 8 only
   const bool split = ctx.threads > 1 && tasks > 1;
 #pragma omp parallel num_threads(ctx.threads) if (split)
   {
     if (!x_in_place) {
 #pragma omp for schedule(static)
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t p = 0; p < k; ++p) x[static_cast<size_t>(i * k + p)] = static_cast<A>(pa[i * as[0] + p * as[1]]);
+      for (int64_t i = 0; i < m; ++i) widen_rows(pa, i, i + 1, k, as[0], as[1], x.data());
     }
     if constexpr (sizeof(A) < 8) {
+      const int64_t panels = n / Lanes<A>::kPanel + 1;  // the full ones, then b whole
 #pragma omp for schedule(static)
       for (int64_t jb = 0; jb < panels; ++jb) pack_panels(pb, k, n, bs[0], bs[1], y.data(), jb);
     } else {
 #pragma omp for schedule(static)
-      for (int64_t p = 0; p < k; ++p)
-        for (int64_t c = 0; c < n; ++c) y[static_cast<size_t>(p * n + c)] = static_cast<A>(pb[p * bs[0] + c * bs[1]]);
+      for (int64_t p = 0; p < k; ++p) widen_rows(pb, p, p + 1, n, bs[0], bs[1], y.data());
     }
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < tasks; ++t) {
@@ -268,7 +269,8 @@ void matmul_int_as(const Context& ctx, const wick_tensor_desc& a, const wick_ten
                          r.offset[2] + e * r.stride[2]});
   });
   // 16 and 32 bits: b as panels, then (for the last n % W columns) the whole of b row-major.
-  const int64_t y_size = sizeof(A) < 8 ? (n / Lanes<A>::kPanel) * k * Lanes<A>::kPanel + k * n : k * n;
+  int64_t y_size = k * n;
+  if constexpr (sizeof(A) < 8) y_size += (n / Lanes<A>::kPanel) * k * Lanes<A>::kPanel;
   std::vector<A> x, y(static_cast<size_t>(y_size)), z;
   constexpr bool kSame = sizeof(A) == sizeof(T) && sizeof(A) < 8;  // as matmul_one decides
   if (!kSame || a.strides[nb + 1] != 1) x.resize(static_cast<size_t>(m * k));
