@@ -27,6 +27,9 @@ LAYER_DIRS = {
     "onnx": ["onnx"],
     "tokenizers": ["tokenizers"],
     "models": ["models"],
+    # The NCCL module: a library of its own that the distributed layer loads with dlopen; it knows
+    # CUDA (a device), which the layer itself must not (listed first: its folder is inside).
+    "distributed-nccl": ["distributed/nccl"],
     "distributed": ["distributed"],
     "plugins": ["plugins"],
     "conformance": ["conformance"],
@@ -44,6 +47,8 @@ ALLOWED = {
     "models": {"sdk", "core", "nn", "tokenizers", "models"},
     # Collectives and data parallelism on nn's parameters and data sets; MPI only in its module.
     "distributed": {"sdk", "core", "nn", "distributed"},
+    # The SDK's dtype numbers and the distributed layer's private C table (nccl_abi.h), nothing else.
+    "distributed-nccl": {"sdk", "distributed-nccl"},
     "plugins": {"sdk", "plugins"},
     "conformance": {"sdk", "core", "nn", "onnx", "conformance"},
     "tools": {"sdk", "core", "nn", "onnx", "tokenizers", "models", "distributed", "plugins", "conformance",
@@ -64,6 +69,8 @@ PRIVATE_EXCEPTIONS = {
     ("fuzz/fuzz_manifest.cpp", "host/manifest.hpp"): "core",
     # The linear-time test times the manifest reader alone, as fuzz_manifest drives it.
     ("tests/test_parsers_linear.cpp", "host/manifest.hpp"): "core",
+    # The NCCL module implements the distributed layer's private C table between the two.
+    ("distributed/nccl/nccl_module.cpp", "nccl_abi.h"): "distributed",
 }
 # Device libraries: no layer that knows no device includes these.
 DEVICE_HEADERS = re.compile(r"^(CL/|cuda|cublas|nvrtc|nccl|dnnl|oneapi/)")
@@ -115,11 +122,15 @@ def layer_of_include(name):
 
 
 def files(root):
+    all_dirs = {d for dirs in LAYER_DIRS.values() for d in dirs}
     for layer, dirs in LAYER_DIRS.items():
         for d in dirs:
             top = os.path.join(root, d)
             for dirpath, dirnames, names in os.walk(top):
-                dirnames[:] = [n for n in dirnames if not n.startswith(".") and n != "build"]
+                # A folder that is another layer's (distributed/nccl inside distributed) is that
+                # layer's alone.
+                dirnames[:] = [n for n in dirnames if not n.startswith(".") and n != "build" and
+                               os.path.relpath(os.path.join(dirpath, n), root) not in all_dirs]
                 for n in sorted(names):
                     yield layer, d, os.path.join(dirpath, n)
 

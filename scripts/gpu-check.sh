@@ -7,7 +7,8 @@
 #
 # Runs `wick devices`, the strict demo on cuda, the conformance suite on cuda (golden, differential
 # against cpu-onednn, ONNX), `wick generate` on the tiny Llama fixture in strict mode on cuda (its
-# text against transformers' greedy text, tests/data/generate), and the GPU benchmarks (wick_bench_cuda, and bench/gpu_reference.py
+# text against transformers' greedy text, tests/data/generate), the NCCL check (every collective and
+# dtype on CUDA tensors, one rank), and the GPU benchmarks (wick_bench_cuda, and bench/gpu_reference.py
 # for torch.matmul), each with a time limit so that the whole fits one call of 8 minutes. Results
 # go to $OUT (default ./gpu-check-out): log, devices, demo, conformance reports, bench.
 set -uo pipefail
@@ -50,6 +51,15 @@ for dev in cpu-onednn cuda; do
   if [ "$rc" = 0 ] && [ "$got" = "$text" ]; then echo "generate on $dev: equal to transformers' greedy text"
   else echo "generate on $dev: rc=$rc, got '$got', want '$text'"; tail -n 3 "$out/generate-$dev.err"; fi
 done
+
+echo "== NCCL: the collectives of CUDA tensors, every dtype, one rank (distributed/tests/nccl_check.cpp)"
+# The module opens libnccl.so.2 from the loader's path or the CUDA toolkit; else PyTorch's copy.
+if ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2' && ! ls /usr/local/cuda/lib*/libnccl.so.2 >/dev/null 2>&1; then
+  torch_nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)
+  [ -f "$torch_nccl" ] && export WICK_NCCL_LIBRARY="$torch_nccl"
+fi
+WICK_DISTRIBUTED_NCCL=on timeout 120 "$pkg/bin/wick-distributed-nccl-check" cuda > "$out/nccl.txt" 2>&1
+echo "nccl check rc=$? (0: all hold; 1: a check failed; 2: no CUDA device)"; grep -v "^ok " "$out/nccl.txt" | tail -n 25
 
 echo "== benchmarks"
 timeout 90 "$pkg/bin/wick_bench_cuda" > "$out/bench-wick.jsonl" 2> "$out/bench-wick.err"

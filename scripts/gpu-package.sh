@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine's device check (scripts/gpu-check.sh) runs, built here: the wick CLI,
-# the conformance worker, wick_bench_cuda, libwick and the layers' libraries (the CLI and the worker
-# link libwick-onnx), the cpu-onednn and cuda plugins, the shared libraries they need that the GPU
+# the conformance worker, wick_bench_cuda, the NCCL check (and libwick-distributed-nccl.so, which
+# opens the GPU machine's own libnccl: at 218 MB it cannot travel), libwick and the layers'
+# libraries (the CLI and the worker link libwick-onnx), the cpu-onednn and cuda plugins, the shared libraries they need that the GPU
 # machine lacks (oneDNN, libgomp, the OpenCL ICD loader oneDNN links, toml++, Boost.Filesystem),
 # and the ONNX node tests. The GPU machine has CUDA, CMake, ninja and PyTorch but none of the Debian
 # -dev packages and no network, and at most 64 MiB travels: everything goes into one xz archive,
@@ -12,11 +13,13 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${WICK_BUILD_DIR:-$root/build}"
-cmake --build "$build" -j "$(nproc)" --target wick wick-conformance-worker wick-cuda wick-cpu-onednn wick_bench_cuda
+cmake --build "$build" -j "$(nproc)" --target wick wick-conformance-worker wick-cuda wick-cpu-onednn wick_bench_cuda \
+  wick-distributed-nccl-check wick_distributed_nccl
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib/wick/plugins" "$stage/share"
-cp "$build/bin/wick" "$build/bin/wick-conformance-worker" "$build/bin/wick_bench_cuda" "$stage/bin/"
+cp "$build/bin/wick" "$build/bin/wick-conformance-worker" "$build/bin/wick_bench_cuda" \
+   "$build/bin/wick-distributed-nccl-check" "$stage/bin/"
 cp -P "$build"/lib/libwick*.so* "$stage/lib/"
 for p in cpu-onednn cuda; do
   cp "$build/lib/wick/plugins/libwick-$p.so" "$build/lib/wick/plugins/$p.wick-plugin.toml" \

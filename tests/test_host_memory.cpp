@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 using namespace wick;
@@ -317,4 +318,33 @@ TEST_CASE("from_host_memory of no elements is an empty tensor, and a negative ex
   CHECK(e.shape() == Shape{0, 3});
   CHECK(e.numel() == 0);
   CHECK_THROWS_AS(Tensor::from_host_memory(mem.owner, mem.at, {-1, 3}, DType::F32, cpu(), {}), Error);
+}
+
+TEST_CASE("native_memory (ABI 1.8) is the plugin's answer, offset to a view's first element, and "
+          "devices without the slot give none",
+          "[host_memory][native_memory]") {
+  // cpu-onednn and opencl name no buffer natively: collectives stage their tensors instead.
+  for (const Device& d : test::cpu_and_opencl())
+    CHECK_FALSE(Tensor::zeros({4}, DType::F32, d).native_memory().has_value());
+  // fixture-good names its buffers as a CUDA device would, with its host memory as the address.
+  auto rt = test::fixture_runtime(false, {"fixture-good"});
+  const Device dev = rt->registry().find_device("fixture-good");
+  REQUIRE(dev.valid());
+  const Tensor t = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3}, dev);
+  const std::optional<NativeMemory> m = t.native_memory();
+  REQUIRE(m.has_value());
+  CHECK(m->kind == NativeMemory::kCuda);
+  CHECK(m->device_ordinal == 5);
+  CHECK(m->queue != nullptr);
+  CHECK(std::vector<float>(static_cast<float*>(m->data), static_cast<float*>(m->data) + 6) ==
+        std::vector<float>{1, 2, 3, 4, 5, 6});
+  // Row 1 of the tensor starts 3 floats further; its column 2 (a strided view) 5 floats further.
+  const std::optional<NativeMemory> row = t.narrow(0, 1, 1).native_memory();
+  REQUIRE(row.has_value());
+  CHECK(row->data == static_cast<float*>(m->data) + 3);
+  const std::optional<NativeMemory> col = t.narrow(1, 2, 1).narrow(0, 1, 1).native_memory();
+  REQUIRE(col.has_value());
+  CHECK(*static_cast<float*>(col->data) == 6);
+  CHECK(row->queue == m->queue);
+  CHECK_FALSE(Tensor().native_memory().has_value());
 }

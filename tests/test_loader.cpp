@@ -254,6 +254,7 @@ TEST_CASE("A 1.0 plugin with a short table is usable and its later slots are nev
     CHECK(d.description() == "fixture host memory");
     CHECK_NOTHROW(d.synchronize());
     check_host_memory_is_copied(d);
+    CHECK_FALSE(wick::Tensor::zeros({4}, wick::DType::F32, d).native_memory().has_value());
   }
   // The registry loaded the library (plugins without WICK_PLUGIN_FLAG_UNLOADABLE stay mapped), so
   // RTLD_NOLOAD finds it; its counter says whether the host called beyond the table's size.

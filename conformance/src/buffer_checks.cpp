@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace wick::conformance {
@@ -155,6 +156,34 @@ std::string host_address(const Device& device, uint64_t n) {
   return "";
 }
 
+// buffer_native_memory (ABI 1.8) where the plugin offers it: the same answer on every call (also
+// after a buffer_write), a view's first element at its offset from the buffer's, and two live
+// buffers at two addresses on one queue. The host cannot read device memory itself: what lies
+// there is checked through the collectives that use it (scripts/gpu-check.sh, NCCL).
+std::string native_memory(const Device& device, uint64_t n) {
+  std::vector<uint8_t> bytes = pattern(n, n + 6);
+  const Tensor t = Tensor::from_bytes(bytes.data(), n, Shape{static_cast<int64_t>(n)}, DType::U8, device);
+  const std::optional<NativeMemory> m = t.native_memory();
+  if (!m) return "";  // no native memory: nothing to check
+  const std::string what = "buffer_native_memory of a buffer of " + std::to_string(n) + " bytes";
+  write_buffer_bytes(t, 0, bytes.data(), n);
+  const std::optional<NativeMemory> again = t.native_memory();
+  if (!again || again->data != m->data || again->queue != m->queue || again->kind != m->kind ||
+      again->device_ordinal != m->device_ordinal)
+    return what + ": a second call (after a buffer_write) gave another answer";
+  if (n > 1) {
+    const std::optional<NativeMemory> view = t.narrow(0, 1, static_cast<int64_t>(n) - 1).native_memory();
+    if (!view || view->data != static_cast<uint8_t*>(m->data) + 1)
+      return what + ": a view from element 1 is not one byte further";
+  }
+  const Tensor other = Tensor::zeros(Shape{static_cast<int64_t>(n)}, DType::U8, device);
+  const std::optional<NativeMemory> o = other.native_memory();
+  if (!o || o->data == m->data || o->queue != m->queue)
+    return what + ": a second live buffer of the device has " +
+           (!o ? std::string("no answer") : o->data == m->data ? "the same address" : "another queue");
+  return "";
+}
+
 // buffer_wrap_host of a plugin of minor 7 or more, where it gives addresses: memory at an odd
 // address wrapped for writing, which an op's output then reaches.
 std::string wrapped_writable(const Device& device, uint64_t n) {
@@ -188,6 +217,7 @@ std::string round_trip_problem(const Device& device) {
       if (std::string p = wrapped_host(device, n); !p.empty()) return device.name() + ": " + p;
       if (std::string p = host_address(device, n); !p.empty()) return device.name() + ": " + p;
       if (std::string p = wrapped_writable(device, n); !p.empty()) return device.name() + ": " + p;
+      if (std::string p = native_memory(device, n); !p.empty()) return device.name() + ": " + p;
     } catch (const std::exception& e) {
       return device.name() + ": with " + std::to_string(n) + " bytes: " + e.what();
     }

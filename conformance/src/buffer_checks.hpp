@@ -20,7 +20,8 @@ namespace wick::conformance {
 // untouched), and, where the plugin wraps host memory (buffer_wrap_host), a wrapped buffer that
 // reads the memory as it is when read; where it gives buffer addresses (buffer_host_address, ABI
 // 1.7), an address that stays the same and holds what buffer_read reads, and a writable wrap at
-// an odd address that an op's output reaches. "" when every byte reads back as written; else the first problem, naming the call,
+// an odd address that an op's output reaches; where it names buffers natively
+// (buffer_native_memory, ABI 1.8), an answer that stays the same and follows views. "" when every byte reads back as written; else the first problem, naming the call,
 // the size and offset, and which bytes differ (a short or failed write shows as its tail).
 std::string round_trip_problem(const Device& device);
 

@@ -3,6 +3,7 @@
 // bytes; moved by the process group's transport; each part of a reduction reduced by one rank in
 // rank order (reduce.hpp), so that every rank holds the same bits.
 #include "engine.hpp"
+#include "nccl.hpp"
 #include "reduce.hpp"
 
 #include <wick/autograd.hpp>
@@ -125,6 +126,13 @@ std::vector<Pending> gather_parts(ProcessGroup& g, const HostBuffer& buf, size_t
       });
 }
 
+void check_root(const ProcessGroup& g, int root) {
+  if (root < 0 || root >= g.size())
+    throw Error("wick::distributed: rank " + std::to_string(g.rank()) + ": broadcast from root " +
+                std::to_string(root) + ", which is not a rank of this job of " +
+                std::to_string(g.size()));
+}
+
 // Checked after the headers agree, so that every rank refuses alike.
 void check_reduce_op(const Work::State& s, DType dtype, ReduceOp op) {
   if (const std::string why = reduce_refusal(dtype, op); !why.empty())
@@ -195,6 +203,7 @@ Work all_reduce_bytes(HostBuffer buf, DType dtype, const Shape& shape, ReduceOp 
 }
 
 Work all_reduce_async(Tensor& t, ReduceOp op) {
+  if (std::optional<Work> w = nccl_all_reduce(t, op)) return std::move(*w);
   if (HostBuffer own = own_memory(t); own.data)
     return all_reduce_bytes(own, t.dtype(), t.shape(), op, nullptr);
   Bytes b = host_bytes(t);
@@ -209,10 +218,7 @@ void all_reduce(Tensor& t, ReduceOp op) {
 Work broadcast_bytes(HostBuffer buf, DType dtype, const Shape& shape, int root,
                      std::function<void(Work::State&)> then) {
   ProcessGroup& g = group();
-  if (root < 0 || root >= g.size())
-    throw Error("wick::distributed: rank " + std::to_string(g.rank()) + ": broadcast from root " +
-                std::to_string(root) + ", which is not a rank of this job of " +
-                std::to_string(g.size()));
+  check_root(g, root);
   CallHeader h = header_of(CallHeader::Broadcast, dtype, shape);
   h.root = root;
   auto s = begin_call(g, h, what_of("broadcast", dtype, shape, "root " + std::to_string(root)));
@@ -227,6 +233,8 @@ Work broadcast_bytes(HostBuffer buf, DType dtype, const Shape& shape, int root,
 }
 
 Work broadcast_async(Tensor& t, int root) {
+  check_root(group(), root);
+  if (std::optional<Work> w = nccl_broadcast(t, root)) return std::move(*w);
   if (HostBuffer own = own_memory(t); own.data)
     return broadcast_bytes(own, t.dtype(), t.shape(), root, nullptr);
   Bytes b = host_bytes(t);
@@ -242,6 +250,7 @@ void broadcast(Tensor& t, int root) {
 
 Work all_gather_async(const Tensor& t) {
   ProcessGroup& g = group();
+  if (std::optional<Work> w = nccl_all_gather(t)) return std::move(*w);
   auto s = begin_call(g, header_of(CallHeader::AllGather, t.dtype(), t.shape()),
                       what_of("all_gather", t.dtype(), t.shape(), ""));
   Bytes b = host_bytes(t);
@@ -269,6 +278,7 @@ Work reduce_scatter_async(const Tensor& t, ReduceOp op) {
     throw Error("wick::distributed: rank " + std::to_string(g.rank()) + ": reduce_scatter of " +
                 describe(t.dtype(), t.shape()) + ": the first axis must divide by the world size " +
                 std::to_string(g.size()));
+  if (std::optional<Work> w = nccl_reduce_scatter(t, op)) return std::move(*w);
   Bytes b = host_bytes(t);
   Shape part = t.shape();
   part[0] /= g.size();

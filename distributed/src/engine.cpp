@@ -23,6 +23,7 @@ std::string describe_header(const CallHeader& h) {
   if (h.kind == CallHeader::AllReduce || h.kind == CallHeader::ReduceScatter)
     s += std::string(", ") + reduce_op_name(static_cast<ReduceOp>(h.reduce_op));
   if (h.kind == CallHeader::Broadcast) s += ", root " + std::to_string(h.root);
+  if (h.path == CallHeader::Nccl) s += ", on NCCL";
   return s + ")";
 }
 
@@ -70,10 +71,11 @@ void copy_headers_out(Work::State& s) {
 
 [[noreturn]] void throw_timeout(const Work::State& s) {
   std::vector<int> silent;
-  bool collective = false;
+  bool collective = false, device = false;
   for (const Pending& p : s.in_flight) {
     if (p.peer >= 0) silent.push_back(p.peer);
     collective = collective || p.peer == -1;
+    device = device || p.peer == kDevicePeer;
   }
   std::ostringstream msg;
   msg << "wick::distributed: rank " << s.group->rank() << " of " << s.group->size() << ": "
@@ -81,6 +83,8 @@ void copy_headers_out(Work::State& s) {
   if (!silent.empty()) {
     msg << "nothing from rank" << (silent.size() > 1 ? "s" : "");
     for (size_t i = 0; i < silent.size(); ++i) msg << (i ? ", " : " ") << silent[i];
+  } else if (device) {
+    msg << "NCCL's work on the device did not finish (the communicator was aborted)";
   } else {
     msg << (collective ? "the transfer among all ranks stalled" : "a send was not taken");
   }
@@ -110,7 +114,9 @@ void advance(Work::State& s, bool block) {
   Transport& t = s.group->transport();
   while (!s.done) {
     const size_t before = s.in_flight.size();
-    std::erase_if(s.in_flight, [&](const Pending& p) { return t.test(p.request); });
+    std::erase_if(s.in_flight, [&](const Pending& p) {
+      return p.peer == kDevicePeer ? (*static_cast<DevicePoll*>(p.request))() : t.test(p.request);
+    });
     const auto now = std::chrono::steady_clock::now();
     if (s.in_flight.size() != before) s.last_progress = now;
     if (!s.in_flight.empty()) {
@@ -143,6 +149,7 @@ void advance_or_fail(Work::State& s, bool block) {
   } catch (...) {
     s.error = std::current_exception();
     dequeue(s);
+    if (auto on_failure = std::move(s.on_failure)) on_failure();
     throw;
   }
 }
@@ -232,6 +239,11 @@ std::shared_ptr<Work::State> begin_call(ProcessGroup& group, CallHeader header, 
     return std::vector<Pending>{};
   });
   return s;
+}
+
+Pending device_pending(Work::State& s, DevicePoll poll) {
+  s.polls.push_back(std::make_unique<DevicePoll>(std::move(poll)));
+  return Pending{s.polls.back().get(), kDevicePeer};
 }
 
 Work launch(std::shared_ptr<Work::State> state) {

@@ -59,9 +59,15 @@ constexpr int kHeaderTag = 0x5749, kReduceTag = 0x574A, kGatherTag = 0x574B;
 // What every rank must agree on before a collective moves data (exchanged first).
 struct CallHeader {
   enum Kind : int64_t { AllReduce = 1, Broadcast, AllGather, ReduceScatter, Barrier };
+  enum Path : int64_t { Staged = 0, Nccl = 1 };  // how the data moves: the transport, or NCCL
   int64_t kind = 0, dtype = 0, ndim = 0, numel = 0, root = 0, reduce_op = 0, sequence = 0;
   int64_t shape[8] = {};
+  int64_t path = Staged;
 };
+
+// A Pending's peer for work on a device (NCCL's): its request is a DevicePoll of the state's.
+constexpr int kDevicePeer = -3;
+using DevicePoll = std::function<bool()>;  // true once the work is done; throws when it failed
 
 struct Pending {
   Transport::Request request;  // nullptr: done
@@ -85,6 +91,8 @@ struct Work::State {
   size_t next_step = 0;
   std::vector<Pending> in_flight;
   std::chrono::steady_clock::time_point last_progress;
+  std::vector<std::unique_ptr<DevicePoll>> polls;  // what the kDevicePeer requests point to
+  std::function<void()> on_failure;                // runs once when the collective fails
   bool done = false;
   std::exception_ptr error;
   Tensor result;
@@ -100,6 +108,9 @@ size_t inline_limit(int world_size);
 // a small collective then needs no other transfer.
 std::shared_ptr<Work::State> begin_call(ProcessGroup& group, CallHeader header, std::string what,
                                         const uint8_t* payload = nullptr, size_t payload_bytes = 0);
+// A pending transfer on a device: `poll` kept by the state, polled until it says done.
+Pending device_pending(Work::State& s, DevicePoll poll);
+
 // Starts the collective (its first step); the Work advances it.
 Work launch(std::shared_ptr<Work::State> state);
 

@@ -2,6 +2,7 @@
 // from the results (gradient_buckets.hpp); DataParallel's hooks and all_reduce_gradients on top.
 #include "gradient_buckets.hpp"
 
+#include <wick/autograd.hpp>
 #include <wick/distributed/data_parallel.hpp>
 #include <wick/error.hpp>
 
@@ -41,7 +42,23 @@ void GradientBuckets::mark_ready(size_t index) {
   for (size_t b = 0; b < next_; ++b) buckets_[b].work->is_completed();
 }
 
+// A bucket of parameters on a device that names its memory (CUDA): packed on the device and
+// all-reduced there (on NCCL where it loads; collectives.cpp stages it otherwise).
+void GradientBuckets::start_on_device(Bucket& b) {
+  autograd::NoGradGuard no_grad;
+  std::vector<Tensor> parts;
+  for (size_t i : b.members) {
+    const Tensor& p = params_[i];
+    const Tensor g = p.grad();
+    parts.push_back(g.defined() ? g.contiguous().reshape({p.numel()})
+                                : Tensor::zeros({p.numel()}, p.dtype(), p.device()));
+  }
+  b.on_device = Tensor::cat(parts, 0);
+  b.work = all_reduce_async(b.on_device, ReduceOp::Mean);
+}
+
 void GradientBuckets::start(Bucket& b) {
+  if (params_[b.members.front()].native_memory()) return start_on_device(b);
   b.data = staging_bytes(b.bytes);
   size_t at = 0;
   for (size_t i : b.members) {
@@ -61,6 +78,15 @@ void GradientBuckets::start(Bucket& b) {
 // Each gradient views its part of the bucket where the device's buffers are host memory (no copy),
 // else is copied onto the device; the bucket's memory lives as long as those views.
 void GradientBuckets::set_gradients(const Bucket& b) {
+  if (b.on_device.defined()) {
+    int64_t first = 0;
+    for (size_t i : b.members) {
+      Tensor p = params_[i];
+      p.set_grad(b.on_device.narrow(0, first, p.numel()).reshape(p.shape()));
+      first += p.numel();
+    }
+    return;
+  }
   size_t at = 0;
   for (size_t i : b.members) {
     Tensor p = params_[i];
@@ -82,6 +108,7 @@ void GradientBuckets::finish() {
     b.ready = 0;
     b.work.reset();
     b.data.reset();
+    b.on_device = Tensor();
   }
   std::fill(ready_.begin(), ready_.end(), 0);
   next_ = 0;

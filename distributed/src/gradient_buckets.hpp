@@ -33,10 +33,12 @@ class GradientBuckets {
     std::vector<size_t> members;  // indices into params_, in packing order
     size_t bytes = 0;
     size_t ready = 0;  // members whose gradient is final this pass
-    std::shared_ptr<HostBytes> data;
+    std::shared_ptr<HostBytes> data;  // the gradients packed in host memory, or
+    Tensor on_device;                 // on their device (one that names its memory: CUDA)
     std::optional<Work> work;
   };
   void start(Bucket& b);
+  void start_on_device(Bucket& b);
   void set_gradients(const Bucket& b);
 
   std::vector<Tensor> params_;

@@ -1,4 +1,5 @@
 // process_group.cpp — init() from the environment mpirun or srun set, and the process group.
+#include "nccl.hpp"
 #include "transport.hpp"
 
 #include <wick/distributed/distributed.hpp>
@@ -39,6 +40,16 @@ double timeout_from_environment() {
   return s;
 }
 
+NcclMode nccl_mode_from_environment() {
+  const char* v = std::getenv("WICK_DISTRIBUTED_NCCL");
+  if (!v || !*v) return NcclMode::Auto;
+  const std::string s = v;
+  if (s == "auto") return NcclMode::Auto;
+  if (s == "on") return NcclMode::On;
+  if (s == "off") return NcclMode::Off;
+  throw Error("wick::distributed: WICK_DISTRIBUTED_NCCL='" + s + "' is not auto, on or off");
+}
+
 }  // namespace
 
 const char* reduce_op_name(ReduceOp op) {
@@ -75,12 +86,15 @@ ProcessGroupInfo info_from_environment() {
     break;
   }
   info.timeout_seconds = timeout_from_environment();
+  info.nccl = nccl_mode_from_environment();
   return info;
 }
 
 ProcessGroup::ProcessGroup(ProcessGroupInfo info, std::unique_ptr<Transport> transport)
     : info_(std::move(info)), transport_(std::move(transport)) {}
-ProcessGroup::~ProcessGroup() = default;
+ProcessGroup::~ProcessGroup() {
+  release_nccl(*this);  // before the transport (MPI) goes
+}
 
 void ProcessGroup::set_timeout_seconds(double seconds) {
   if (!(seconds > 0))
@@ -104,6 +118,7 @@ ProcessGroup& init(const InitOptions& options) {
     info.source = "explicit";
   }
   if (options.timeout_seconds) info.timeout_seconds = *options.timeout_seconds;
+  if (options.nccl) info.nccl = *options.nccl;
   if (info.world_size < 1 || info.rank < 0 || info.rank >= info.world_size)
     throw Error("wick::distributed::init: rank " + std::to_string(info.rank) +
                 " is not in a world of size " + std::to_string(info.world_size) + " (from " +

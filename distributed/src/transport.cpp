@@ -85,25 +85,22 @@ class MpiTransport final : public Transport {
   const wick_dist_transport* t_;
 };
 
-// The module's path: WICK_DISTRIBUTED_MPI_MODULE, else libwick-distributed-mpi.so beside this
-// library (the build tree's lib/ and an install's lib/ alike).
-std::string module_path() {
-  if (const char* p = std::getenv("WICK_DISTRIBUTED_MPI_MODULE"); p && *p) return p;
+}  // namespace
+
+std::string module_path(const char* variable, const char* file) {
+  if (const char* p = std::getenv(variable); p && *p) return p;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&make_local_transport), &info) && info.dli_fname)
-    return (std::filesystem::path(info.dli_fname).parent_path() / "libwick-distributed-mpi.so")
-        .string();
-  return "libwick-distributed-mpi.so";
+    return (std::filesystem::path(info.dli_fname).parent_path() / file).string();
+  return file;
 }
-
-}  // namespace
 
 std::unique_ptr<Transport> make_local_transport() {
   return std::make_unique<LocalTransport>();
 }
 
 std::unique_ptr<Transport> load_mpi_transport(int* rank, int* size) {
-  const std::string path = module_path();
+  const std::string path = module_path("WICK_DISTRIBUTED_MPI_MODULE", "libwick-distributed-mpi.so");
   // RTLD_GLOBAL: Open MPI's own components (dlopen'ed by libmpi) resolve libmpi's symbols.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!handle) {

@@ -27,6 +27,10 @@ class Transport {
 // One rank, no MPI: gathers are copies, broadcasts and barriers are done at once.
 std::unique_ptr<Transport> make_local_transport();
 
+// A module of this layer: the path in environment variable `variable`, else `file` beside this
+// library (the build tree's lib/ and an install's lib/ alike).
+std::string module_path(const char* variable, const char* file);
+
 // Loads the MPI module and initialises MPI; *rank and *size are MPI's. Throws naming the module,
 // where it was looked for and the loader's message when it cannot be loaded.
 std::unique_ptr<Transport> load_mpi_transport(int* rank, int* size);

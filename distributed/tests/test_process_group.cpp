@@ -129,3 +129,38 @@ TEST_CASE(
   }
   CHECK_THROWS_WITH(device_for_local_rank(selected, -1), Catch::Contains("local rank -1"));
 }
+
+TEST_CASE("WICK_DISTRIBUTED_NCCL is auto, on or off, and a bad one is an error", "[one-rank]") {
+  EnvGuard env;
+  env.set("WICK_DISTRIBUTED_NCCL", nullptr);
+  CHECK(info_from_environment().nccl == NcclMode::Auto);
+  env.set("WICK_DISTRIBUTED_NCCL", "on");
+  CHECK(info_from_environment().nccl == NcclMode::On);
+  env.set("WICK_DISTRIBUTED_NCCL", "off");
+  CHECK(info_from_environment().nccl == NcclMode::Off);
+  env.set("WICK_DISTRIBUTED_NCCL", "yes");
+  CHECK_THROWS_WITH(info_from_environment(),
+                    Catch::Contains("WICK_DISTRIBUTED_NCCL='yes' is not auto, on or off"));
+}
+
+TEST_CASE("nccl_status names NCCL's version, or why NCCL cannot be used here, and tensors without CUDA "
+          "memory are staged even with NCCL on",
+          "[one-rank]") {
+  if (is_initialized()) shutdown();
+  const std::string status = nccl_status();
+  INFO(status);
+  // A machine with a GPU and NCCL: "NCCL 2.x.y (path)"; this project's CI machine has neither a
+  // GPU nor a driver, and the reason names what is missing.
+  const bool usable = status.rfind("NCCL ", 0) == 0;
+  CHECK((usable || status.find("CUDA") != std::string::npos ||
+         status.find("NCCL module") != std::string::npos ||
+         status.find("NCCL library") != std::string::npos));
+  InitOptions o = ranks(0, 1);
+  o.nccl = NcclMode::On;
+  init(o);
+  CHECK(group().info().nccl == NcclMode::On);
+  Tensor t = Tensor::from_vector<float>({1, 2, 3}, Runtime::global().default_device());
+  all_reduce(t, ReduceOp::Sum);  // no native memory: staged on the local transport
+  CHECK(t.to_vector<float>() == std::vector<float>{1, 2, 3});
+  shutdown();
+}

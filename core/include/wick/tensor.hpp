@@ -77,6 +77,16 @@ struct HostMemoryOptions {
   bool writable = false;
 };
 
+// A tensor's memory as its device's own API names it (Tensor::native_memory, ABI 1.8), for a
+// library that works on device memory itself (NCCL in the distributed layer).
+struct NativeMemory {
+  static constexpr int kCuda = 2;  // DLPack's kDLCUDA: `data` a CUdeviceptr, `queue` a cudaStream_t
+  int kind = 0;                    // DLPack's device type
+  int device_ordinal = 0;          // the device in its API's numbering
+  void* data = nullptr;            // the tensor's first element (storage + offset() elements)
+  void* queue = nullptr;           // the in-order queue the tensor's work runs on
+};
+
 struct Storage;       // a device buffer and the device it lives on
 struct AutogradMeta;  // requires_grad, the gradient and the op that made a tensor (autograd.cpp)
 
@@ -131,6 +141,13 @@ class Tensor {
   // read-only tensor's, and note that such writes bypass autograd's version counter: a backward
   // that saved the tensor cannot tell that it changed.
   void* host_data() const;
+  // The tensor's memory as its device's API names it (buffer_native_memory, ABI 1.8: the cuda
+  // plugin gives a device pointer and its stream), without waiting for anything; nullopt where the
+  // device gives none (cpu-onednn, opencl, an older or isolated plugin) and for an undefined
+  // tensor. Valid while the storage lives; the elements lie at strides() from `data`. Foreign work
+  // must go on `queue` (it then runs after the work Wick queued on the tensor, and before Wick's
+  // later work), and bypasses autograd's version counter as host_data()'s writes do.
+  std::optional<NativeMemory> native_memory() const;
   template <class T>
   static Tensor from_vector(const std::vector<T>& data, const Shape& shape, const Device& device = {}) {
     return from_bytes(data.data(), data.size() * sizeof(T), shape, dtype_of<T>(), device);

@@ -443,7 +443,7 @@ void fill_table(wick_plugin_api& t, size_t slot, const Child& c) {
   t.op_execute = &proxy_op_execute;
   t.device_get_free_memory =
       (h.has & kHasFreeMemory) != 0 ? &proxy_device_get_free_memory : nullptr;
-  // buffer_wrap_host (1.5) and buffer_host_address (1.7) stay NULL: the child's buffers are
+  // buffer_wrap_host (1.5), buffer_host_address (1.7) and buffer_native_memory (1.8) stay NULL: the child's buffers are
   // another process's memory, so the host copies and has no address for them.
   clear_slot(t, h.missing);
 }

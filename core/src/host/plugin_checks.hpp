@@ -47,8 +47,8 @@ inline constexpr const char* kInitializeTimedOut = "initialize did not return wi
 
 // Every capability bit wick_plugin.h defines, in one place: the header's mask for its newest
 // minor. Any other bit a plugin sets is malformed, unless the plugin speaks a newer minor.
-static_assert(WICK_ABI_MINOR == 7, "a new ABI minor: use its WICK_DEVICE_CAP_KNOWN_1_<minor> here");
-inline constexpr uint64_t kKnownDeviceCaps = WICK_DEVICE_CAP_KNOWN_1_7;
+static_assert(WICK_ABI_MINOR == 8, "a new ABI minor: use its WICK_DEVICE_CAP_KNOWN_1_<minor> here");
+inline constexpr uint64_t kKnownDeviceCaps = WICK_DEVICE_CAP_KNOWN_1_8;
 
 // What one device's properties get wrong against the ABI and the plugin's manifest, one line per
 // field ("kind = 42 is not a wick_device_kind ..."): a kind outside the enum, capability bits the

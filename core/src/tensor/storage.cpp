@@ -85,6 +85,24 @@ void* Storage::host_address() const {
   return ask_host_address(device, buffer);
 }
 
+std::optional<NativeMemory> Storage::native_memory() const {
+  if (buffer == nullptr) return std::nullopt;
+  LoadedPlugin& p = device.plugin();
+  const auto fn = p.slot(&wick_plugin_api::buffer_native_memory, 8);
+  if (fn == nullptr) return std::nullopt;
+  wick_native_memory m{};
+  m.struct_size = sizeof m;
+  wick_error* err = p.guard(device.index(), "buffer_native_memory",
+                            [&] { return fn(device.handle(), buffer, &m); });
+  if (err != nullptr && p.api().error_code(err) == WICK_STATUS_UNSUPPORTED) {
+    p.take_message(err);
+    return std::nullopt;
+  }
+  p.check(err, "buffer_native_memory on " + device.name());
+  if (m.kind != WICK_NATIVE_MEMORY_CUDA || m.address == nullptr) return std::nullopt;
+  return NativeMemory{m.kind, m.device_ordinal, m.address, m.queue};
+}
+
 Storage::~Storage() {
   if (buffer == nullptr || process_exiting()) return;  // at exit the system takes it back
   try {

@@ -46,6 +46,10 @@ struct Storage {
   // The host address of the buffer's first byte once the device's queued work is done
   // (device_synchronize, then buffer_host_address, ABI 1.7); nullptr where the device gives none.
   void* host_address() const;
+  // The buffer as its device's API names it (buffer_native_memory, ABI 1.8), without waiting;
+  // nullopt where the device gives none (no slot, an older minor, WICK_STATUS_UNSUPPORTED, or a
+  // kind this host does not know).
+  std::optional<NativeMemory> native_memory() const;
 
   void write(uint64_t offset, const void* src, uint64_t size);
   void read(uint64_t offset, void* dst, uint64_t size) const;

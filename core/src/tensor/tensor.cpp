@@ -158,6 +158,13 @@ void* Tensor::host_data() const {
   return base == nullptr ? nullptr : base + offset_ * static_cast<int64_t>(dtype_size(dtype_));
 }
 
+std::optional<NativeMemory> Tensor::native_memory() const {
+  if (!storage_) return std::nullopt;
+  std::optional<NativeMemory> m = storage_->native_memory();
+  if (m) m->data = static_cast<unsigned char*>(m->data) + offset_ * int64_t(dtype_size(dtype_));
+  return m;
+}
+
 // ---- host access --------------------------------------------------------------------------------
 
 void Tensor::check_host_type(DType requested, const char* what) const {

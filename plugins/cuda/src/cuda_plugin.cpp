@@ -401,6 +401,23 @@ class CudaPlugin final : public sdk::Plugin {
     delete b;
   }
 
+  // ABI 1.8: the device pointer and the stream every op on the buffer runs on, so that NCCL (the
+  // distributed layer) queues its collectives in order with ours. No kernel keeps data derived from
+  // a buffer's contents across calls, so foreign writes need nothing more.
+  wick_native_memory native_memory(wick_device* device, wick_buffer* buffer) override {
+    const CudaDevice& dev = as_device(device);
+    if (buffer->device != device)
+      throw sdk::Error(WICK_STATUS_INVALID_ARGUMENT,
+                       "buffer_native_memory: the buffer belongs to another device than " + dev.label);
+    wick_native_memory m{};
+    m.struct_size = sizeof m;
+    m.kind = WICK_NATIVE_MEMORY_CUDA;
+    m.device_ordinal = dev.ordinal;
+    m.address = as_buffer(buffer).data;
+    m.queue = dev.stream;
+    return m;
+  }
+
   void write(wick_buffer* dst, uint64_t offset, const void* src, uint64_t size) override {
     if (size == 0) return;
     const CudaBuffer& buffer = as_buffer(dst);

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define WICK_ABI_MAJOR 1
-#define WICK_ABI_MINOR 7
+#define WICK_ABI_MINOR 8
 
 /* The one symbol every plugin exports. */
 #define WICK_PLUGIN_ENTRY_SYMBOL "wick_plugin_get_api"
@@ -164,6 +164,8 @@ typedef enum wick_device_kind {
 #define WICK_DEVICE_CAP_KNOWN_1_6 WICK_DEVICE_CAP_KNOWN_1_5
 /* 1.7 appended a slot, no capability bit. */
 #define WICK_DEVICE_CAP_KNOWN_1_7 WICK_DEVICE_CAP_KNOWN_1_6
+/* 1.8 appended a slot and a struct, no capability bit. */
+#define WICK_DEVICE_CAP_KNOWN_1_8 WICK_DEVICE_CAP_KNOWN_1_7
 
 typedef struct wick_device_props {
   size_t struct_size; /* set by the host; the plugin fills only fields inside it */
@@ -425,6 +427,18 @@ typedef enum wick_support {
   WICK_SUPPORT_ERROR = 4
 } wick_support;
 
+/* 1.8: a buffer as its device's own API names it (buffer_native_memory). `kind` is DLPack's device
+ * type (dlpack.h's DLDeviceType), so that the numbers mean the same to every library that reads
+ * them; a host reads only the kinds it knows and treats any other as no answer. */
+#define WICK_NATIVE_MEMORY_CUDA 2 /* address: a CUdeviceptr; queue: a cudaStream_t (CUstream) */
+typedef struct wick_native_memory {
+  size_t struct_size;     /* set by the host; the plugin fills only fields inside it */
+  int32_t kind;           /* WICK_NATIVE_MEMORY_* */
+  int32_t device_ordinal; /* the device in its API's numbering (CUDA's device ordinal) */
+  void* address;          /* the buffer's first byte in the device's address space */
+  void* queue;            /* the in-order queue the plugin runs the buffer's work on */
+} wick_native_memory;
+
 /* ---------------------------------------------------------------------------------------------
  * The plugin table.
  * ------------------------------------------------------------------------------------------- */
@@ -521,6 +535,18 @@ typedef struct wick_plugin_api {
    * (the host or its caller wrote there), so the plugin keeps no data derived from them across
    * calls (a prepacked copy of a weight) once it gave the address. Does not synchronize. */
   wick_error* (*buffer_host_address)(wick_device* device, wick_buffer* buffer, void** out);
+
+  /* --- 1.8 --- */
+  /* The buffer as the device's own API names it (wick_native_memory, above), for a library that
+   * works on device memory itself (NCCL on a CUDA device). OPTIONAL (may be NULL); a plugin that
+   * has no such name for this buffer fails with WICK_STATUS_UNSUPPORTED. The address is the same
+   * on every call and valid until buffer_free. Foreign work on the memory goes on out->queue, the
+   * in-order queue the plugin runs the buffer's work on: queued there after this call, it runs after
+   * the work queued on the buffer before, and the plugin's later work runs after it. From the first
+   * call on, the contents may change between calls (that work wrote there), so the plugin keeps no
+   * data derived from them across calls. Does not synchronize. */
+  wick_error* (*buffer_native_memory)(wick_device* device, wick_buffer* buffer,
+                                      wick_native_memory* out);
 } wick_plugin_api;
 
 /* The size of the table up to and including the last slot of each minor: a plugin whose
@@ -544,6 +570,9 @@ typedef struct wick_plugin_api {
 #define WICK_PLUGIN_API_SIZE_1_7                     \
   (offsetof(wick_plugin_api, buffer_host_address) + \
    sizeof(((wick_plugin_api*)0)->buffer_host_address))
+#define WICK_PLUGIN_API_SIZE_1_8                      \
+  (offsetof(wick_plugin_api, buffer_native_memory) + \
+   sizeof(((wick_plugin_api*)0)->buffer_native_memory))
 
 /* The entry point every plugin exports under WICK_PLUGIN_ENTRY_SYMBOL. No side effects: it may
  * be called before the host decided to use the plugin. Returns a static table, never NULL. */

@@ -14,6 +14,12 @@
 // ranks calling different collectives, or the same one on different dtypes or shapes, get an
 // error naming each rank's call; a rank not heard from within the timeout is named in the error.
 //
+// CUDA tensors (Tensor::native_memory, ABI 1.8) go through NCCL instead where it loads
+// (NcclMode): the header exchange and its checks stay on the transport, the data moves on the
+// device, queued on the tensor's own stream. NCCL's results are bit-identical across ranks too, but
+// rounded as NCCL reduces (in the dtype, in its order; on 2 ranks the same as above); float max and
+// min, whose NaN NCCL does not define as Wick does, and i16, which NCCL lacks, stay staged.
+//
 // Not thread-safe: one thread calls the collectives of a process group, in the same order on every
 // rank.
 #pragma once
@@ -29,6 +35,12 @@ namespace wick::distributed {
 enum class ReduceOp { Sum, Mean, Max, Min };
 const char* reduce_op_name(ReduceOp op);
 
+// Whether the collectives of CUDA tensors run on NCCL (libwick-distributed-nccl.so, which opens
+// libnccl.so.2) instead of being staged through host memory over the transport. Auto: where the
+// module and NCCL load (else staged, with the reason in nccl_status()); On: an error where they do
+// not; Off: always staged.
+enum class NcclMode { Auto, On, Off };
+
 struct InitOptions {
   // Explicit rank and world size (both or neither); unset: from the environment
   // (OMPI_COMM_WORLD_*, PMI_RANK/PMI_SIZE, SLURM_PROCID/SLURM_NTASKS), else a single rank.
@@ -36,6 +48,8 @@ struct InitOptions {
   // Seconds a collective may wait for the other ranks before it throws naming those not heard
   // from; unset: WICK_DISTRIBUTED_TIMEOUT (seconds) or 300.
   std::optional<double> timeout_seconds;
+  // NCCL for CUDA tensors; unset: WICK_DISTRIBUTED_NCCL (auto, on or off), else Auto.
+  std::optional<NcclMode> nccl;
 };
 
 // Where the rank, size and local rank came from: "OMPI_COMM_WORLD_RANK", "explicit", "default".
@@ -44,6 +58,7 @@ struct ProcessGroupInfo {
   std::string source;
   std::string backend;  // "local" (one rank) or "mpi"
   double timeout_seconds = 300;
+  NcclMode nccl = NcclMode::Auto;
 };
 
 class Transport;
@@ -86,6 +101,11 @@ Device device_for_local_rank(const Device& selected, int local_rank);
 
 // What init() would read from this environment, without initialising anything.
 ProcessGroupInfo info_from_environment();
+
+// Whether this process runs collectives of CUDA tensors on NCCL: "NCCL 2.28.9 (libnccl.so.2)",
+// or why not ("off", the module or libnccl that could not be loaded, no CUDA device). Loads the
+// module the first time (without making a communicator).
+std::string nccl_status();
 
 // A collective in flight. wait() completes it (the tensor then holds the result) and throws what
 // the collective would have thrown; a destroyed handle that was never waited for waits.

@@ -179,6 +179,14 @@ class Plugin {
   virtual void* host_address(wick_device* /*device*/, wick_buffer* /*buffer*/) {
     throw Error(WICK_STATUS_UNSUPPORTED, "buffer_host_address is not implemented");
   }
+
+  // buffer_native_memory (1.8): the buffer as the device's own API names it (a CUDA device pointer
+  // and the stream its work runs on), the same on every call and valid until free(). Once given,
+  // foreign work queued on `queue` may change the contents between calls: keep no data derived
+  // from them across calls. The default declines (the host then stages through host memory).
+  virtual wick_native_memory native_memory(wick_device* /*device*/, wick_buffer* /*buffer*/) {
+    throw Error(WICK_STATUS_UNSUPPORTED, "buffer_native_memory is not implemented");
+  }
 };
 
 // Checks that [offset, offset + size) lies inside a buffer; every plugin needs it for write/read.
@@ -421,6 +429,21 @@ struct Bridge {
     });
   }
 
+  static wick_error* buffer_native_memory(wick_device* device, wick_buffer* buffer,
+                                          wick_native_memory* out) {
+    return guarded([&] {
+      if (out == nullptr || buffer == nullptr)
+        throw Error(WICK_STATUS_INVALID_ARGUMENT, "buffer_native_memory: NULL argument");
+      if (out->struct_size < sizeof(wick_native_memory))
+        throw Error(WICK_STATUS_INVALID_ARGUMENT,
+                    "buffer_native_memory: struct_size " + std::to_string(out->struct_size) +
+                        " is smaller than 1.8's wick_native_memory");
+      const size_t size = out->struct_size;
+      *out = self().native_memory(device, buffer);
+      out->struct_size = size;
+    });
+  }
+
   static const wick_plugin_api* api(const char* name, const char* version, bool with_copy) {
     static const wick_plugin_api table = [&] {
       plugin_name() = name;
@@ -449,6 +472,7 @@ struct Bridge {
       t.device_get_free_memory = &device_get_free_memory;
       t.buffer_wrap_host = &buffer_wrap_host;
       t.buffer_host_address = &buffer_host_address;
+      t.buffer_native_memory = &buffer_native_memory;
       return t;
     }();
     return &table;
