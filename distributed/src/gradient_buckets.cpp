@@ -130,7 +130,9 @@ DataParallel::DataParallel(std::vector<Tensor> params, size_t bucket_bytes, int 
   for (size_t i = 0; i < params.size(); ++i) {
     try {
       hooks_.push_back(
-          autograd::on_grad_ready(params[i], [buckets, i] { buckets->mark_ready(i); }));
+          autograd::on_grad_ready(params[i], [this, buckets, i] {
+            if (!accumulating_) buckets->mark_ready(i);
+          }));
     } catch (const Error& e) {
       throw Error("wick::distributed::DataParallel: parameter " + std::to_string(i) + ": " +
                   e.what());
@@ -141,6 +143,10 @@ DataParallel::DataParallel(std::vector<Tensor> params, size_t bucket_bytes, int 
 DataParallel::~DataParallel() = default;
 
 void DataParallel::synchronize() {
+  if (accumulating_)
+    throw Error("wick::distributed::DataParallel: synchronize() inside no_sync(): the gradients of "
+                "the passes under no_sync() are averaged at the synchronize() after the first "
+                "backward() outside it");
   started_in_backward_ = buckets_->started_before_finish();
   buckets_->finish();
 }

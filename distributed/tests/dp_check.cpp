@@ -1,11 +1,13 @@
 // wick-distributed-dp-check — data-parallel training equals one process on the global batch.
 //   mpirun -n 2 wick-distributed-dp-check [--optimizer sgd|adam] [--epochs 2] [--overlap]
+//                                         [--accumulate]
 // Each rank trains a small MLP on its share of every global batch (DistributedSampler, gradients
 // averaged by all_reduce_gradients after backward, or with --overlap by DataParallel during
 // backward, which must then have started a bucket before backward returned) and, beside it, the
 // same MLP the way one process would: the whole global batch, no collectives. The data-parallel
 // model starts from another seed on every rank but 0, so the broadcast of rank 0's parameters is
-// needed for the two to agree. After each step every parameter must be within 1e-6 of the
+// needed for the two to agree. With --accumulate (DataParallel), each rank's share goes through
+// two backward passes, the first under no_sync(). After each step every parameter must be within 1e-6 of the
 // single-process one (max |a - b| / max |b|) and bit-identical across the ranks. The device is the
 // selected one (WICK_DEVICE picks it). Exit status 0 when all hold, 1 naming the step and tensor
 // that differ.
@@ -46,8 +48,9 @@ struct Trainer {
   }
   void backward(const data::Batch& b) {
     opt->zero_grad();
-    nn::cross_entropy(model(b.images), b.labels).backward();
+    accumulate(b);
   }
+  void accumulate(const data::Batch& b) { nn::cross_entropy(model(b.images), b.labels).backward(); }
 };
 
 // max |a - b| / max |b| over one tensor.
@@ -87,16 +90,38 @@ bool compare(const Trainer& dp, const Trainer& ref, const std::string& when, dou
   return true;
 }
 
+// --accumulate: this rank's share in two halves, the first under no_sync() (gradients only
+// accumulated), the second starting the buckets. Each half's loss is its mean, so the rank's
+// gradient is the sum of two half-batch means, and their mean over the ranks is twice the global
+// batch's mean gradient (double_gradients makes the single process's the same).
+void accumulate_halves(Trainer& dp, dist::DataParallel& wrapper, data::Dataset& ds,
+                       const std::vector<int64_t>& share, const data::BatchOptions& options) {
+  const auto half = share.begin() + static_cast<std::ptrdiff_t>(share.size() / 2);
+  dp.opt->zero_grad();
+  {
+    auto accumulating = wrapper.no_sync();
+    dp.accumulate(ds.samples(std::vector<int64_t>(share.begin(), half), options));
+  }
+  dp.accumulate(ds.samples(std::vector<int64_t>(half, share.end()), options));
+}
+
+void double_gradients(Trainer& t) {
+  autograd::NoGradGuard no_grad;
+  for (Tensor p : t.store.trainable()) p.set_grad(p.grad() * 2.0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
   std::string optimizer = "sgd";
   int epochs = 2;
-  bool overlap = false;
+  bool overlap = false, accumulate = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--overlap")
       overlap = true;
+    else if (a == "--accumulate")
+      accumulate = overlap = true;
     else if (a == "--optimizer" && i + 1 < argc)
       optimizer = argv[++i];
     else if (a == "--epochs" && i + 1 < argc)
@@ -124,7 +149,10 @@ int main(int argc, char** argv) try {
     sampler.set_epoch(uint64_t(epoch));
     ds.shuffle(11 + uint64_t(epoch));  // the single process's order: the same permutation
     for (int64_t b = 0; b < sampler.num_batches(kGlobalBatch) && ok; ++b, ++steps) {
-      dp.backward(ds.samples(sampler.batch_indices(b, kGlobalBatch), global));
+      if (accumulate)
+        accumulate_halves(dp, *wrapper, ds, sampler.batch_indices(b, kGlobalBatch), global);
+      else
+        dp.backward(ds.samples(sampler.batch_indices(b, kGlobalBatch), global));
       if (wrapper) {
         wrapper->synchronize();
         // The buckets of the last layer's gradients are complete before backward reaches the first.
@@ -139,6 +167,7 @@ int main(int argc, char** argv) try {
       }
       dp.opt->step();
       ref.backward(ds.batch(b, global));
+      if (accumulate) double_gradients(ref);
       ref.opt->step();
       ok = ok && compare(dp, ref, "epoch " + std::to_string(epoch) + " step " + std::to_string(b),
                          &worst);
@@ -146,7 +175,8 @@ int main(int argc, char** argv) try {
   }
   std::printf(
       "dp_check: rank %d of %d on %s, %s%s: %d steps, largest relative difference %.3g: %s\n",
-      g.rank(), g.size(), device.name().c_str(), optimizer.c_str(), overlap ? ", overlapped" : "",
+      g.rank(), g.size(), device.name().c_str(), optimizer.c_str(),
+      accumulate ? ", overlapped, two passes a step (no_sync)" : overlap ? ", overlapped" : "",
       steps, worst, ok ? "PASS" : "FAIL");
   dist::shutdown();
   return ok ? 0 : 1;

@@ -1,4 +1,5 @@
 // The process group from the environment, run as one process without MPI ([one-rank]).
+#include <wick/distributed/data_parallel.hpp>
 #include <wick/distributed/distributed.hpp>
 #include <wick/error.hpp>
 #include <wick/registry.hpp>
@@ -162,5 +163,28 @@ TEST_CASE("nccl_status names NCCL's version, or why NCCL cannot be used here, an
   Tensor t = Tensor::from_vector<float>({1, 2, 3}, Runtime::global().default_device());
   all_reduce(t, ReduceOp::Sum);  // no native memory: staged on the local transport
   CHECK(t.to_vector<float>() == std::vector<float>{1, 2, 3});
+  shutdown();
+}
+
+TEST_CASE("DataParallel::no_sync accumulates without starting buckets; synchronize inside it is an "
+          "error",
+          "[one-rank]") {
+  if (is_initialized()) shutdown();
+  init(ranks(0, 1));
+  {
+    const Device dev = Runtime::global().default_device();
+    Tensor w = Tensor::from_vector<float>({1, 2}, dev).set_requires_grad();
+    DataParallel dp({w});
+    {
+      auto accumulating = dp.no_sync();
+      (w * 3.0).sum().backward();  // d/dw = 3
+      CHECK_THROWS_WITH(dp.synchronize(), Catch::Contains("synchronize() inside no_sync()"));
+    }
+    CHECK(dp.buckets_started_in_backward() == 0);
+    (w * 4.0).sum().backward();  // accumulates to 7, and starts the bucket
+    dp.synchronize();
+    CHECK(dp.buckets_started_in_backward() == 1);
+    CHECK(w.grad().to_vector<float>() == std::vector<float>{7, 7});  // the mean over one rank
+  }
   shutdown();
 }

@@ -79,6 +79,24 @@ class DataParallel {
   DataParallel& operator=(const DataParallel&) = delete;
 
   void synchronize();
+
+  // Gradient accumulation over micro-batches: while the returned guard lives, backward() passes
+  // only accumulate each rank's gradients (no bucket starts, no transfer); the first backward()
+  // after it ends starts the buckets as usual, and synchronize() then averages the accumulated
+  // gradients over the ranks (PyTorch's DistributedDataParallel.no_sync()). synchronize() inside
+  // the guard is an error.
+  class NoSync {
+   public:
+    explicit NoSync(DataParallel& dp) : dp_(&dp) { dp_->accumulating_ = true; }
+    ~NoSync() { dp_->accumulating_ = false; }
+    NoSync(const NoSync&) = delete;
+    NoSync& operator=(const NoSync&) = delete;
+
+   private:
+    DataParallel* dp_;
+  };
+  [[nodiscard]] NoSync no_sync() { return NoSync(*this); }
+
   // How many buckets the last backward() started before it returned (the overlap; for tests and
   // benchmarks), and how many buckets there are.
   size_t buckets_started_in_backward() const;
@@ -88,6 +106,7 @@ class DataParallel {
   std::unique_ptr<GradientBuckets> buckets_;
   std::vector<autograd::GradReadyHook> hooks_;  // destroyed first: no hook outlives buckets_
   size_t started_in_backward_ = 0;
+  bool accumulating_ = false;  // inside no_sync()
 };
 
 }  // namespace wick::distributed
