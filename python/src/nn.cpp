@@ -301,13 +301,16 @@ std::vector<Tensor> param_list(nb::handle params) {
 }
 
 void bind_optim(nb::module_ m) {
-  nb::class_<optim::Optimizer>(m, "Optimizer", "The optimizers' base: step(), zero_grad(), state_dict().")
+  nb::class_<optim::Optimizer>(m, "Optimizer", "The optimizers' base: step(), zero_grad(), state_dict(), load_state_dict().")
       .def("step", &optim::Optimizer::step, Release(), "One update of every parameter that has a gradient.")
       .def("zero_grad", [](optim::Optimizer& o, bool set_to_none) {
         (void)set_to_none;  // Wick clears gradients; the next backward makes fresh ones
         o.zero_grad();
       }, nb::arg("set_to_none") = true, "Clears every parameter's gradient (.grad becomes None).")
       .def("state_dict", &optim::Optimizer::state_dict, "The state by '<param index>.<name>' and 'step'.")
+      .def("load_state_dict", &optim::Optimizer::load_state_dict, nb::arg("state"),
+           "Replaces the state with what state_dict() gave for the same parameters (resuming from a "
+           "checkpoint); a missing, unknown or misshapen entry is an error naming it.")
       .def_prop_ro("params", &optim::Optimizer::params);
 
   nb::class_<optim::SGD, optim::Optimizer>(m, "SGD", "torch.optim.SGD's update, with momentum and Nesterov.")

@@ -170,6 +170,31 @@ def test_optimizer_steps_match_torch(which):
     assert all(p.grad is None for p in store.parameters())
 
 
+def test_adam_resumed_from_its_state_dict_matches_torch_uninterrupted():
+    store, model = _mlp(seed=6)
+    tm = _torch_copy(store)
+    topt = torch.optim.Adam(tm.parameters(), lr=1e-2)
+    opt = optim.Adam(store.parameters(), lr=1e-2)
+    rng = np.random.default_rng(2)
+    for step in range(4):
+        if step == 2:  # a new optimizer, resumed from the first one's state (m, v and the step count)
+            state = opt.state_dict()
+            opt = optim.Adam(store.parameters(), lr=1e-2)
+            opt.load_state_dict(state)
+        x = rng.standard_normal((8, 6)).astype(np.float32)
+        t = rng.standard_normal((8, 4)).astype(np.float32)
+        opt.zero_grad()
+        nn.mse_loss(model(wick.asarray(x)), wick.asarray(t)).backward()
+        opt.step()
+        topt.zero_grad()
+        torch.nn.functional.mse_loss(tm(torch.from_numpy(x)), torch.from_numpy(t)).backward()
+        topt.step()
+    for name, p in tm.named_parameters():
+        np.testing.assert_allclose(np.asarray(store[name]), p.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+    with pytest.raises(Exception):
+        optim.Adam(store.parameters(), lr=1e-2).load_state_dict({"no such entry": wick.zeros((1,))})
+
+
 def test_sgd_step_hand_worked():
     p = leaf([1.0, -1.0])
     opt = optim.SGD([p], lr=0.1)
