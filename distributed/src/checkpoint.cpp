@@ -5,18 +5,22 @@
 #include <wick/autograd.hpp>
 #include <wick/distributed/checkpoint.hpp>
 #include <wick/error.hpp>
+#include <wick/random.hpp>
 #include <wick/safetensors.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace wick::distributed {
 namespace {
 
 const std::string kOptimizerPrefix = "optimizer.";
+// Every rank's generator state (wick/random.hpp), row r rank r's: [N, 2] i64, seed and offset.
+const std::string kGenerators = "wick.generators";
 
 bool several_ranks() {
   return is_initialized() && group().size() > 1;
@@ -53,9 +57,34 @@ void share_outcome(const std::string& rank0_error, const std::string& what) {
               " failed on rank 0: " + message);
 }
 
+// The generator states of all ranks (a collective when there are several).
+Tensor generator_states(const Device& device) {
+  const GeneratorState g = generator_state();
+  const Tensor mine = Tensor::from_vector<int64_t>(
+      {static_cast<int64_t>(g.seed), static_cast<int64_t>(g.offset)}, Shape{2}, device);
+  return several_ranks() ? all_gather(mine) : mine.reshape({1, 2});
+}
+
+// This rank's row of a checkpoint's generator states, where the job has as many ranks as the one
+// that saved it (otherwise each rank keeps its generator: the data is split differently too).
+void restore_generator(const Tensor& states, const std::string& path) {
+  const int ranks = several_ranks() ? group().size() : 1;
+  if (states.dtype() != DType::I64 || states.rank() != 2 || states.shape()[1] != 2)
+    throw Error("wick::distributed::load_checkpoint: " + path + ": '" + kGenerators + "' is " +
+                std::string(dtype_name(states.dtype())) + " " + shape_to_string(states.shape()) +
+                ", not i64 [ranks, 2]");
+  if (states.shape()[0] != ranks) return;
+  const std::vector<int64_t> v = states.to_vector<int64_t>();
+  const size_t at = 2 * static_cast<size_t>(my_rank());
+  set_generator_state({static_cast<uint64_t>(v[at]), static_cast<uint64_t>(v[at + 1])});
+}
+
 std::map<std::string, Tensor> checkpoint_tensors(const nn::VarStore& store,
                                                  const optim::Optimizer& optimizer) {
   std::map<std::string, Tensor> all = store.state_dict();
+  if (!all.emplace(kGenerators, generator_states(store.device())).second)
+    throw Error("wick::distributed::save_checkpoint: the model has a tensor named '" + kGenerators +
+                "', the name of the generators' state");
   for (const auto& [name, t] : optimizer.state_dict()) {
     if (!all.emplace(kOptimizerPrefix + name, t).second)
       throw Error("wick::distributed::save_checkpoint: the model has a tensor named '" +
@@ -124,8 +153,11 @@ TrainingPosition load_checkpoint(const std::string& path, nn::VarStore& store,
   const safetensors::File f =
       safetensors::load_bytes(bytes.data(), bytes.size(), store.device(), path);
   std::map<std::string, Tensor> model, state;
+  std::optional<Tensor> generators;  // absent from a checkpoint of an older Wick
   for (const auto& [name, t] : f.tensors) {
-    if (name.rfind(kOptimizerPrefix, 0) == 0)
+    if (name == kGenerators)
+      generators = t;
+    else if (name.rfind(kOptimizerPrefix, 0) == 0)
       state.emplace(name.substr(kOptimizerPrefix.size()), t);
     else
       model.emplace(name, t);
@@ -137,6 +169,7 @@ TrainingPosition load_checkpoint(const std::string& path, nn::VarStore& store,
   std::map<std::string, Tensor> mine = store.state_dict();
   safetensors::check_state_dict(mine, model, path);
   optimizer.load_state_dict(state);
+  if (generators) restore_generator(*generators, path);
   autograd::NoGradGuard no_grad;
   for (auto& [name, t] : mine) nn::assign(t, model.at(name));
   return position;

@@ -29,12 +29,12 @@ inline data::Dataset make_data() {
                        Tensor::from_vector(y, {kSamples}));
 }
 
-// 12-32-4 with a ReLU between.
-inline nn::Sequential mlp(const nn::Path& root) {
+// 12-32-4 with a ReLU between (and, with `dropout` > 0, a Dropout after it: random draws).
+inline nn::Sequential mlp(const nn::Path& root, double dropout = 0) {
   nn::Sequential m;
-  m.add(nn::Linear(root / "0", kFeatures, 32))
-      .add(nn::relu)
-      .add(nn::Linear(root / "2", 32, kClasses));
+  m.add(nn::Linear(root / "0", kFeatures, 32)).add(nn::relu);
+  if (dropout > 0) m.add(nn::Dropout(dropout));
+  m.add(nn::Linear(root / "2", 32, kClasses));
   return m;
 }
 

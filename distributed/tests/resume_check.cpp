@@ -6,8 +6,10 @@
 //   mpirun -n 2 wick-distributed-resume-check --steps 15 --resume ckpt.safetensors --out
 //   resumed.safetensors wick-distributed-resume-check --compare full.safetensors
 //   resumed.safetensors --tolerance 0
-// Common options: --dtype f32|f64, --optimizer sgd|adam (SGD with momentum), and, for the test's
-// negative control, --drop-optimizer-state (the resumed run starts a fresh optimizer). The files
+// Common options: --dtype f32|f64, --optimizer sgd|adam (SGD with momentum), --dropout (a Dropout
+// of 0.25 after the ReLU, each rank drawing from its own seed), and, for the test's negative
+// controls, --drop-optimizer-state (the resumed run starts a fresh optimizer) and
+// --drop-generator-state (its generator starts over instead of going on from the checkpoint). The files
 // are save_checkpoint's: the model, the optimizer's state and the position. --compare exits 1
 // naming the first tensor whose max |a - b| / max |b| exceeds the tolerance (or that is missing).
 #include "mlp_fixture.hpp"
@@ -35,7 +37,7 @@ struct Options {
   std::string dtype = "f32", optimizer = "sgd", resume, out, compare_a, compare_b;
   int64_t steps = 15, stop_after = -1;
   double tolerance = 0;
-  bool drop_optimizer_state = false;
+  bool drop_optimizer_state = false, dropout = false, drop_generator_state = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -62,6 +64,10 @@ Options parse(int argc, char** argv) {
       o.tolerance = std::stod(value());
     else if (a == "--drop-optimizer-state")
       o.drop_optimizer_state = true;
+    else if (a == "--dropout")
+      o.dropout = true;
+    else if (a == "--drop-generator-state")
+      o.drop_generator_state = true;
     else if (a == "--compare") {
       o.compare_a = value();
       o.compare_b = value();
@@ -86,13 +92,15 @@ int train(const Options& o) {
   data::Dataset ds = dp_fixture::make_data();
   // Another seed on each rank: the broadcast (DataParallel) or the checkpoint must set the weights.
   nn::VarStore store(device, dtype, 5 + uint64_t(g.rank()));
-  const nn::Sequential model = dp_fixture::mlp(store.root());
+  const nn::Sequential model = dp_fixture::mlp(store.root(), o.dropout ? 0.25 : 0.0);
+  manual_seed(100 + uint64_t(g.rank()));  // Dropout's draws: another stream on each rank
   std::unique_ptr<optim::Optimizer> opt = make_optimizer(o, store);
   dist::DataParallel dp(store.trainable(), /*bucket_bytes=*/1024);
   dist::TrainingPosition at;
   if (!o.resume.empty()) {
     at = dist::load_checkpoint(o.resume, store, *opt);
     if (o.drop_optimizer_state) opt = make_optimizer(o, store);
+    if (o.drop_generator_state) manual_seed(100 + uint64_t(g.rank()));  // the draws start over
   }
   dist::DistributedSampler sampler(dp_fixture::kSamples, g.rank(), g.size(), /*seed=*/11);
   const data::BatchOptions bo{

@@ -4,6 +4,7 @@
 #include <wick/dispatch.hpp>
 #include "tensor/autograd_rules.hpp"
 #include "tensor/ops_common.hpp"
+#include <wick/random.hpp>
 #include <wick/shape.hpp>
 
 #include <wick/sdk/ops.hpp>
@@ -270,6 +271,19 @@ void manual_seed(uint64_t seed) {
   std::lock_guard<std::mutex> lock(g.mutex);
   g.seed = seed;
   g.offset = 0;
+}
+
+GeneratorState generator_state() {
+  Generator& g = generator();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  return GeneratorState{g.seed, g.offset};
+}
+
+void set_generator_state(const GeneratorState& state) {
+  Generator& g = generator();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  g.seed = state.seed;
+  g.offset = state.offset;
 }
 
 // ---- unary

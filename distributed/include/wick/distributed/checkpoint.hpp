@@ -9,9 +9,12 @@
 // A checkpoint is one safetensors file: the store's tensors under their own names (as
 // VarStore::save writes them, so VarStore::load and PyTorch read the model part), the optimizer's
 // state (Optimizer::state_dict: momentum buffers, Adam's moments and step count) under
-// "optimizer.<name>", and the position in the metadata ("wick.epoch", "wick.batch"). Data order is
-// not state: DistributedSampler's order is a function of the seed and the epoch. Random draws
-// during training (Dropout's) are not saved.
+// "optimizer.<name>", every rank's generator state (wick/random.hpp: what rand, randn and Dropout
+// draw from) as "wick.generators" ([ranks, 2] i64), and the position in the metadata
+// ("wick.epoch", "wick.batch"). Data order is not state: DistributedSampler's order is a function
+// of the seed and the epoch. A job resumed on as many ranks as saved draws what the uninterrupted
+// job would have; on another number of ranks each rank keeps its own generator (the data is split
+// differently then too).
 #pragma once
 
 #include <wick/nn/nn.hpp>
