@@ -29,16 +29,47 @@ int fail(char* err, size_t n, const std::string& what, int code = 0) {
   return 1;
 }
 
-// MPI counts are ints: a message is at most INT_MAX bytes.
-bool count_of(size_t bytes, int* count, char* err, size_t n, const char* op) {
-  if (bytes > static_cast<size_t>(INT_MAX)) {
-    fail(err, n,
-         std::string(op) + ": " + std::to_string(bytes) + " bytes is more than MPI's " +
-             std::to_string(INT_MAX) + "-byte message limit");
+// A message of `bytes` as MPI counts it (MPI counts are ints): `count` of `type`. Up to INT_MAX
+// bytes, that many MPI_BYTEs; beyond, one element of a derived type made of 1 GiB blocks and the
+// rest, which the caller frees (type_free) once the operation is started (MPI keeps it while the
+// operation needs it).
+struct Message {
+  int count = 0;
+  MPI_Datatype type = MPI_BYTE;
+  bool derived = false;
+};
+
+bool message_of(size_t bytes, Message* m, char* err, size_t n, const char* op) {
+  if (bytes <= static_cast<size_t>(INT_MAX)) {
+    m->count = static_cast<int>(bytes);
+    return true;
+  }
+  constexpr size_t kBlock = size_t(1) << 30;
+  MPI_Datatype block = MPI_DATATYPE_NULL, body = MPI_DATATYPE_NULL;
+  const size_t blocks = bytes / kBlock, rest = bytes % kBlock;
+  int rc = MPI_Type_contiguous(static_cast<int>(kBlock), MPI_BYTE, &block);
+  if (rc == MPI_SUCCESS) rc = MPI_Type_contiguous(static_cast<int>(blocks), block, &body);
+  if (rc == MPI_SUCCESS) {
+    int lengths[2] = {1, static_cast<int>(rest)};
+    MPI_Aint offsets[2] = {0, static_cast<MPI_Aint>(blocks * kBlock)};
+    MPI_Datatype types[2] = {body, MPI_BYTE};
+    rc = MPI_Type_create_struct(rest ? 2 : 1, lengths, offsets, types, &m->type);
+  }
+  if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&m->type);
+  if (block != MPI_DATATYPE_NULL) MPI_Type_free(&block);
+  if (body != MPI_DATATYPE_NULL) MPI_Type_free(&body);
+  if (rc != MPI_SUCCESS) {
+    fail(err, n, std::string(op) + ": a datatype for a message of " + std::to_string(bytes) +
+                     " bytes", rc);
     return false;
   }
-  *count = static_cast<int>(bytes);
+  m->count = 1;
+  m->derived = true;
   return true;
+}
+
+void type_free(Message& m) {
+  if (m.derived) MPI_Type_free(&m.type);
 }
 
 // Starts one request: `start` fills a heap MPI_Request handed back as *req.
@@ -78,27 +109,33 @@ void finalize() {
 }
 
 int ibcast(void* buf, size_t bytes, int root, void** req, char* err, size_t n) {
-  int count = 0;
-  if (!count_of(bytes, &count, err, n, "MPI_Ibcast")) return 1;
-  return start_request(req, err, n, "MPI_Ibcast", [&](MPI_Request* r) {
-    return MPI_Ibcast(buf, count, MPI_BYTE, root, MPI_COMM_WORLD, r);
+  Message m;
+  if (!message_of(bytes, &m, err, n, "MPI_Ibcast")) return 1;
+  const int rc = start_request(req, err, n, "MPI_Ibcast", [&](MPI_Request* r) {
+    return MPI_Ibcast(buf, m.count, m.type, root, MPI_COMM_WORLD, r);
   });
+  type_free(m);
+  return rc;
 }
 
 int igather(const void* send, size_t bytes, void* recv, int root, void** req, char* err, size_t n) {
-  int count = 0;
-  if (!count_of(bytes, &count, err, n, "MPI_Igather")) return 1;
-  return start_request(req, err, n, "MPI_Igather", [&](MPI_Request* r) {
-    return MPI_Igather(send, count, MPI_BYTE, recv, count, MPI_BYTE, root, MPI_COMM_WORLD, r);
+  Message m;
+  if (!message_of(bytes, &m, err, n, "MPI_Igather")) return 1;
+  const int rc = start_request(req, err, n, "MPI_Igather", [&](MPI_Request* r) {
+    return MPI_Igather(send, m.count, m.type, recv, m.count, m.type, root, MPI_COMM_WORLD, r);
   });
+  type_free(m);
+  return rc;
 }
 
 int iallgather(const void* send, size_t bytes, void* recv, void** req, char* err, size_t n) {
-  int count = 0;
-  if (!count_of(bytes, &count, err, n, "MPI_Iallgather")) return 1;
-  return start_request(req, err, n, "MPI_Iallgather", [&](MPI_Request* r) {
-    return MPI_Iallgather(send, count, MPI_BYTE, recv, count, MPI_BYTE, MPI_COMM_WORLD, r);
+  Message m;
+  if (!message_of(bytes, &m, err, n, "MPI_Iallgather")) return 1;
+  const int rc = start_request(req, err, n, "MPI_Iallgather", [&](MPI_Request* r) {
+    return MPI_Iallgather(send, m.count, m.type, recv, m.count, m.type, MPI_COMM_WORLD, r);
   });
+  type_free(m);
+  return rc;
 }
 
 int ibarrier(void** req, char* err, size_t n) {
@@ -107,19 +144,23 @@ int ibarrier(void** req, char* err, size_t n) {
 }
 
 int isend(const void* buf, size_t bytes, int peer, int tag, void** req, char* err, size_t n) {
-  int count = 0;
-  if (!count_of(bytes, &count, err, n, "MPI_Isend")) return 1;
-  return start_request(req, err, n, "MPI_Isend", [&](MPI_Request* r) {
-    return MPI_Isend(buf, count, MPI_BYTE, peer, tag, MPI_COMM_WORLD, r);
+  Message m;
+  if (!message_of(bytes, &m, err, n, "MPI_Isend")) return 1;
+  const int rc = start_request(req, err, n, "MPI_Isend", [&](MPI_Request* r) {
+    return MPI_Isend(buf, m.count, m.type, peer, tag, MPI_COMM_WORLD, r);
   });
+  type_free(m);
+  return rc;
 }
 
 int irecv(void* buf, size_t bytes, int peer, int tag, void** req, char* err, size_t n) {
-  int count = 0;
-  if (!count_of(bytes, &count, err, n, "MPI_Irecv")) return 1;
-  return start_request(req, err, n, "MPI_Irecv", [&](MPI_Request* r) {
-    return MPI_Irecv(buf, count, MPI_BYTE, peer, tag, MPI_COMM_WORLD, r);
+  Message m;
+  if (!message_of(bytes, &m, err, n, "MPI_Irecv")) return 1;
+  const int rc = start_request(req, err, n, "MPI_Irecv", [&](MPI_Request* r) {
+    return MPI_Irecv(buf, m.count, m.type, peer, tag, MPI_COMM_WORLD, r);
   });
+  type_free(m);
+  return rc;
 }
 
 int test(void* req, int* done, char* err, size_t n) {
