@@ -140,6 +140,18 @@ def test_mlp_gradients_match_torch():
                                    err_msg=name)
 
 
+def _step_both(rng, model, opt, tm, topt):
+    """One MSE step on the same random batch in Wick and in PyTorch."""
+    x = rng.standard_normal((8, 6)).astype(np.float32)
+    t = rng.standard_normal((8, 4)).astype(np.float32)
+    opt.zero_grad()
+    nn.mse_loss(model(wick.asarray(x)), wick.asarray(t)).backward()
+    opt.step()
+    topt.zero_grad()
+    torch.nn.functional.mse_loss(tm(torch.from_numpy(x)), torch.from_numpy(t)).backward()
+    topt.step()
+
+
 @pytest.mark.parametrize("which", ["sgd", "adam", "adamw"])
 def test_optimizer_steps_match_torch(which):
     store, model = _mlp(seed=5)
@@ -155,14 +167,7 @@ def test_optimizer_steps_match_torch(which):
         topt = torch.optim.AdamW(tm.parameters(), lr=1e-2)
     rng = np.random.default_rng(1)
     for _ in range(4):
-        x = rng.standard_normal((8, 6)).astype(np.float32)
-        t = rng.standard_normal((8, 4)).astype(np.float32)
-        opt.zero_grad()
-        nn.mse_loss(model(wick.asarray(x)), wick.asarray(t)).backward()
-        opt.step()
-        topt.zero_grad()
-        torch.nn.functional.mse_loss(tm(torch.from_numpy(x)), torch.from_numpy(t)).backward()
-        topt.step()
+        _step_both(rng, model, opt, tm, topt)
     for name, p in tm.named_parameters():
         np.testing.assert_allclose(np.asarray(store[name]), p.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
     assert all(p.grad is not None for p in store.parameters())
@@ -181,14 +186,7 @@ def test_adam_resumed_from_its_state_dict_matches_torch_uninterrupted():
             state = opt.state_dict()
             opt = optim.Adam(store.parameters(), lr=1e-2)
             opt.load_state_dict(state)
-        x = rng.standard_normal((8, 6)).astype(np.float32)
-        t = rng.standard_normal((8, 4)).astype(np.float32)
-        opt.zero_grad()
-        nn.mse_loss(model(wick.asarray(x)), wick.asarray(t)).backward()
-        opt.step()
-        topt.zero_grad()
-        torch.nn.functional.mse_loss(tm(torch.from_numpy(x)), torch.from_numpy(t)).backward()
-        topt.step()
+        _step_both(rng, model, opt, tm, topt)
     for name, p in tm.named_parameters():
         np.testing.assert_allclose(np.asarray(store[name]), p.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
     with pytest.raises(Exception):
