@@ -100,7 +100,8 @@ Tensor grouped_attention(const Tensor& q, const Tensor& k, const Tensor& v,
     // A decoding step: each group's queries are the rows of one problem against its shared head,
     // [B, Hkv, H / Hkv, D] against k, v [B, Hkv, S, D] as they are. A broadcast head dim (below)
     // is densified by the CPU plugin's matmul: H / Hkv copies of the cache per layer and step.
-    const Tensor out = Tensor::attention(q.reshape({b, hkv, h / hkv, d}), k, v, mask.additive, scale, false);
+    const Tensor out =
+        Tensor::attention(q.reshape({b, hkv, h / hkv, d}), k, v, mask.additive, scale, false);
     return out.reshape({b, h, t, d});
   }
   // [B, Hkv, H / Hkv, T, D] against k, v [B, Hkv, 1, S, D]: the shared heads broadcast, uncopied.
