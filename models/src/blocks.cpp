@@ -96,6 +96,14 @@ Tensor grouped_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                          const AttentionMask& mask, double scale) {
   const int64_t b = q.dim(0), h = q.dim(1), t = q.dim(2), d = q.dim(3), hkv = k.dim(1);
   if (h == hkv) return Tensor::attention(q, k, v, mask.additive, scale, mask.causal);
+  if (t == 1 && !mask.causal) {
+    // A decoding step: each group's queries are the rows of one problem against its shared head,
+    // [B, Hkv, H / Hkv, D] against k, v [B, Hkv, S, D] as they are. A broadcast head dim (below)
+    // is densified by the CPU plugin's matmul: H / Hkv copies of the cache per layer and step.
+    const Tensor out =
+        Tensor::attention(q.reshape({b, hkv, h / hkv, d}), k, v, mask.additive, scale, false);
+    return out.reshape({b, h, t, d});
+  }
   // [B, Hkv, H / Hkv, T, D] against k, v [B, Hkv, 1, S, D]: the shared heads broadcast, uncopied.
   const Tensor qg = q.reshape({b, hkv, h / hkv, t, d});
   const Tensor m = mask.additive.defined() ? mask.additive.unsqueeze(1) : Tensor();
