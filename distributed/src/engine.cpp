@@ -43,15 +43,17 @@ void check_headers(const std::vector<CallHeader>& hs, int rank) {
 }
 
 // The header messages: this rank's (`out`: its header, then any inline payload) to every other
-// rank, and theirs into its slots of `slot` bytes each (rank r's at inbox + r * slot).
+// rank, and theirs into its slots of `slot` bytes each (rank r's at inbox + r * slot). The sends
+// are started first, so that every rank's message leaves before it posts its receives: 0.02-0.04
+// more of MPI's speed at 1 and 4 KiB on 2 ranks (three alternating runs of 3000 rounds each).
 void post_header_exchange(ProcessGroup& g, const uint8_t* out, size_t out_bytes, uint8_t* inbox,
                           size_t slot, std::vector<Pending>& pending) {
   Transport& t = g.transport();
-  for (int r = 0; r < g.size(); ++r) {
-    if (r == g.rank()) continue;
-    pending.push_back({t.irecv(inbox + size_t(r) * slot, slot, r, kHeaderTag), r});
-    pending.push_back({t.isend(out, out_bytes, r, kHeaderTag), -2});
-  }
+  for (int r = 0; r < g.size(); ++r)
+    if (r != g.rank()) pending.push_back({t.isend(out, out_bytes, r, kHeaderTag), -2});
+  for (int r = 0; r < g.size(); ++r)
+    if (r != g.rank())
+      pending.push_back({t.irecv(inbox + size_t(r) * slot, slot, r, kHeaderTag), r});
 }
 
 // The other ranks' headers out of their slots, for the check.
