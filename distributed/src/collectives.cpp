@@ -20,19 +20,6 @@ Bytes host_bytes(const Tensor& t) {
   return b;
 }
 
-CallHeader header_of(CallHeader::Kind kind, DType dtype, const Shape& shape) {
-  CallHeader h;
-  h.kind = kind;
-  h.dtype = static_cast<int64_t>(dtype);
-  h.ndim = static_cast<int64_t>(shape.size());
-  h.numel = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    h.numel *= shape[i];
-    if (i < 8) h.shape[i] = shape[i];
-  }
-  return h;
-}
-
 // Writes host bytes back into `t` (in place, on its device: a staged copy off the host).
 void write_back(Tensor& t, const Bytes& bytes) {
   if (bytes->empty()) return;
@@ -49,12 +36,16 @@ std::string what_of(const char* op, DType dtype, const Shape& shape, const std::
 
 // `t`'s own memory when the collective may work in it directly: a contiguous, writable tensor on a
 // device whose buffers are host memory (host_data(), ABI 1.7), outside a recorded write (copy_'s
-// refusal is kept for the staged path). Else an empty buffer.
-HostBuffer own_memory(const Tensor& t) {
+// refusal is kept for the staged path). Else null.
+uint8_t* own_bytes(const Tensor& t) {
   if (t.numel() == 0 || !t.is_contiguous() || t.is_read_only() ||
       (t.requires_grad() && autograd::grad_enabled()))
-    return {};
-  auto* data = static_cast<uint8_t*>(t.host_data());
+    return nullptr;
+  return static_cast<uint8_t*>(t.host_data());
+}
+// The same, as a buffer that keeps `t` alive while a Work uses it; else an empty one.
+HostBuffer own_memory(const Tensor& t) {
+  uint8_t* data = own_bytes(t);
   if (!data) return {};
   return HostBuffer{data, static_cast<size_t>(t.numel()) * dtype_size(t.dtype()),
                     std::make_shared<const Tensor>(t)};
@@ -212,6 +203,8 @@ Work all_reduce_async(Tensor& t, ReduceOp op) {
                           [target, b](Work::State&) mutable { write_back(target, b); });
 }
 void all_reduce(Tensor& t, ReduceOp op) {
+  // A small tensor in its own memory: completed at once, without a Work (engine.hpp).
+  if (uint8_t* data = own_bytes(t); data && all_reduce_now(data, t.dtype(), t.shape(), op)) return;
   all_reduce_async(t, op).wait();
 }
 

@@ -103,6 +103,10 @@ struct Work::State {
 // at least 4 KiB.
 size_t inline_limit(int world_size);
 
+// The header of a collective of `kind` on values (`dtype`, `shape`); the caller sets root or
+// reduce_op, begin_call or all_reduce_now the sequence number.
+CallHeader header_of(CallHeader::Kind kind, DType dtype, const Shape& shape);
+
 // A state for `header` on the group, whose first step exchanges the headers (and checks them).
 // A `payload` (at most inline_limit bytes, copied now) rides in the header messages to every peer:
 // a small collective then needs no other transfer.
@@ -113,6 +117,14 @@ Pending device_pending(Work::State& s, DevicePoll poll);
 
 // Starts the collective (its first step); the Work advances it.
 Work launch(std::shared_ptr<Work::State> state);
+
+// A small all_reduce of the values (`dtype`, `shape`) at `data`, in place, completed before it
+// returns: the same header exchange and check, inline payload and rank-order reduction as
+// all_reduce_bytes, the same timeout, but without a Work (no allocation, no steps), for the fixed
+// per-call cost of a blocking all_reduce of a few KiB. Returns false, having done nothing, where it
+// does not apply: one rank, more than inline_limit bytes, or a collective of this rank still in
+// flight (which must move its data first); all_reduce_bytes then.
+bool all_reduce_now(uint8_t* data, DType dtype, const Shape& shape, ReduceOp op);
 
 // All-reduce of the values (`dtype`, `shape`) in `buffer`, in place (the host half of all_reduce
 // and reduce_scatter): the elements are cut into one part per rank, rank r owning part r; every

@@ -67,7 +67,8 @@ class MpiTransport final : public Transport {
   bool test(Request request) override {
     if (!request) return true;
     int done = 0;
-    char err[512] = "";
+    char err[512];  // not zeroed: test() runs in every poll, and the module writes a message
+    err[0] = '\0';
     if (t_->test(request, &done, err, sizeof err) != 0)
       throw Error(std::string("wick::distributed: ") + err);
     return done != 0;

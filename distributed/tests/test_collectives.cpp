@@ -279,6 +279,41 @@ TEST_CASE("async collectives complete on wait, in the order they were started", 
   barrier();
 }
 
+TEST_CASE(
+    "a blocking small all_reduce agrees with an async one on another rank, and waits behind "
+    "one in flight",
+    "[collectives]") {
+  // A blocking all_reduce of a small tensor in its own memory completes without a Work (the
+  // engine's all_reduce_now); all_reduce_async takes the steps. Rank 0 takes the first, the others
+  // the second: the same messages, the same result.
+  const int n = pg().size(), r = pg().rank();
+  Tensor t = rank_input(DType::F32, r);
+  if (r == 0)
+    all_reduce(t, ReduceOp::Sum);
+  else
+    all_reduce_async(t, ReduceOp::Sum).wait();
+  CHECK(t.to_vector<float>()[4] == float(5 * n * (n + 1) / 2));
+  require_same_bits_everywhere(t);
+  // The same disagreeing on the shape: every rank gets the error naming each call.
+  Tensor shape = Tensor::zeros({r == 0 ? 3 : 4}, DType::F32);
+  // (Catch's combined matchers hold their parts by reference: each is written out in its check.)
+  if (n > 1 && r == 0)
+    CHECK_THROWS_WITH(all_reduce(shape),
+                      Catch::Contains("the ranks called different collectives") &&
+                          Catch::Contains("(f32 [3], sum)") && Catch::Contains("(f32 [4], sum)"));
+  if (n > 1 && r != 0)
+    CHECK_THROWS_WITH(all_reduce_async(shape, ReduceOp::Sum).wait(),
+                      Catch::Contains("the ranks called different collectives") &&
+                          Catch::Contains("(f32 [3], sum)") && Catch::Contains("(f32 [4], sum)"));
+  // With an async all_reduce in flight, a blocking one goes after it (MPI's order on every rank).
+  Tensor first = rank_input(DType::I64, r), second = rank_input(DType::F64, r);
+  Work w = all_reduce_async(first, ReduceOp::Max);
+  all_reduce(second, ReduceOp::Min);
+  w.wait();
+  CHECK(first.to_vector<int64_t>()[4] == int64_t(5 * n));
+  CHECK(second.to_vector<double>()[4] == 5.0);
+}
+
 // ctest runs this file again with WICK_DEVICE=opencl: every tensor above is then on the OpenCL
 // device, staged through host memory by each collective.
 TEST_CASE("a collective leaves its tensor on the selected device", "[collectives]") {

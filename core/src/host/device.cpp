@@ -52,9 +52,10 @@ std::optional<uint64_t> Device::free_memory() const {
 }
 
 void Device::synchronize() const {
-  plugin_->check(plugin_->guard(index_, "device_synchronize",
-                                [&] { return plugin_->api().device_synchronize(handle_); }),
-                 "device_synchronize on " + name());
+  wick_error* err = plugin_->guard(index_, "device_synchronize",
+                                   [&] { return plugin_->api().device_synchronize(handle_); });
+  // The message only on failure: a call that has nothing to wait for costs less than its text.
+  if (err != nullptr) plugin_->check(err, "device_synchronize on " + name());
 }
 
 }  // namespace wick

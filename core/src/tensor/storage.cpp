@@ -37,7 +37,7 @@ void* ask_host_address(const Device& device, wick_buffer* buffer) {
     p.take_message(err);
     return nullptr;
   }
-  p.check(err, "buffer_host_address on " + device.name());
+  if (err != nullptr) p.check(err, "buffer_host_address on " + device.name());
   return address;
 }
 
