@@ -6,7 +6,7 @@
 # machine lacks (oneDNN, libgomp, the OpenCL ICD loader oneDNN links, toml++, Boost.Filesystem),
 # and the ONNX node tests. The GPU machine has CUDA, CMake, ninja and PyTorch but none of the Debian
 # -dev packages and no network, and at most 64 MiB travels: everything goes into one xz archive,
-# gpu-carry/wick-gpu.tar.xz (about 10 MB).
+# gpu-carry/wick-gpu.tar.xz (about 14 MB).
 #
 #   scripts/gpu-package.sh            # build dir: $WICK_BUILD_DIR or build/ (needs the CUDA toolkit)
 # then, with the device tool:  run(command="bash scripts/gpu-check.sh", carry=["gpu-carry"])
