@@ -8,7 +8,6 @@
 #include <wick/random.hpp>
 #include <wick/safetensors.hpp>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -29,21 +28,17 @@ int my_rank() {
   return is_initialized() ? group().rank() : 0;
 }
 
-// Broadcasts `bytes` from rank 0 in place (resized on the others to rank 0's size first), in
-// pieces of at most 1 GiB (MPI counts are ints).
+// Broadcasts `bytes` from rank 0 in place (resized on the others to rank 0's size first; the
+// transport takes messages of any size).
 void broadcast_from_rank0(std::string& bytes) {
   int64_t size = static_cast<int64_t>(bytes.size());
   broadcast_bytes(HostBuffer{reinterpret_cast<uint8_t*>(&size), sizeof size, nullptr}, DType::I64,
                   Shape{1}, 0, nullptr)
       .wait();
   bytes.resize(static_cast<size_t>(size));
-  constexpr size_t kPiece = size_t(1) << 30;
-  for (size_t at = 0; at < bytes.size(); at += kPiece) {
-    const size_t n = std::min(kPiece, bytes.size() - at);
-    broadcast_bytes(HostBuffer{reinterpret_cast<uint8_t*>(bytes.data()) + at, n, nullptr},
-                    DType::U8, Shape{static_cast<int64_t>(n)}, 0, nullptr)
-        .wait();
-  }
+  broadcast_bytes(HostBuffer{reinterpret_cast<uint8_t*>(bytes.data()), bytes.size(), nullptr},
+                  DType::U8, Shape{size}, 0, nullptr)
+      .wait();
 }
 
 // Every rank learns whether rank 0's part succeeded: "" when it did, else its message (which

@@ -6,7 +6,6 @@
 #include "nccl.hpp"
 #include "reduce.hpp"
 
-#include <wick/autograd.hpp>
 #include <wick/error.hpp>
 
 namespace wick::distributed {
@@ -29,18 +28,10 @@ void write_back(Tensor& t, const Bytes& bytes) {
                                    t.device()));
 }
 
-std::string what_of(const char* op, DType dtype, const Shape& shape, const std::string& extra) {
-  return std::string(op) + " (" + describe(dtype, shape) + (extra.empty() ? "" : ", " + extra) +
-         ")";
-}
-
-// `t`'s own memory when the collective may work in it directly: a contiguous, writable tensor on a
-// device whose buffers are host memory (host_data(), ABI 1.7), outside a recorded write (copy_'s
-// refusal is kept for the staged path). Else null.
+// `t`'s own memory when the collective may work in it directly (may_write_in_place) on a device
+// whose buffers are host memory (host_data(), ABI 1.7). Else null.
 uint8_t* own_bytes(const Tensor& t) {
-  if (t.numel() == 0 || !t.is_contiguous() || t.is_read_only() ||
-      (t.requires_grad() && autograd::grad_enabled()))
-    return nullptr;
+  if (t.numel() == 0 || !may_write_in_place(t)) return nullptr;
   return static_cast<uint8_t*>(t.host_data());
 }
 // The same, as a buffer that keeps `t` alive while a Work uses it; else an empty one.

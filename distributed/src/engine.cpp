@@ -2,6 +2,7 @@
 #include "engine.hpp"
 #include "reduce.hpp"
 
+#include <wick/autograd.hpp>
 #include <wick/error.hpp>
 
 #include <algorithm>
@@ -247,7 +248,7 @@ bool all_reduce_now(uint8_t* data, DType dtype, const Shape& shape, ReduceOp op)
   h.reduce_op = static_cast<int64_t>(op);
   h.sequence = static_cast<int64_t>(g.next_sequence());
   auto what = [&] {
-    return "all_reduce (" + describe(dtype, shape) + ", " + reduce_op_name(op) + ") #" +
+    return what_of("all_reduce", dtype, shape, reduce_op_name(op)) + " #" +
            std::to_string(h.sequence);
   };
   if (!g_now) g_now = new NowBuffers;
@@ -325,6 +326,15 @@ CallHeader header_of(CallHeader::Kind kind, DType dtype, const Shape& shape) {
     if (i < 8) h.shape[i] = shape[i];
   }
   return h;
+}
+
+std::string what_of(const char* op, DType dtype, const Shape& shape, const std::string& extra) {
+  return std::string(op) + " (" + describe(dtype, shape) + (extra.empty() ? "" : ", " + extra) +
+         ")";
+}
+
+bool may_write_in_place(const Tensor& t) {
+  return t.is_contiguous() && !t.is_read_only() && !(t.requires_grad() && autograd::grad_enabled());
 }
 
 size_t inline_limit(int world_size) {

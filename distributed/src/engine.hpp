@@ -107,6 +107,13 @@ size_t inline_limit(int world_size);
 // reduce_op, begin_call or all_reduce_now the sequence number.
 CallHeader header_of(CallHeader::Kind kind, DType dtype, const Shape& shape);
 
+// A collective as errors name it: "all_reduce (f32 [4, 3], sum)" (`extra` may be empty).
+std::string what_of(const char* op, DType dtype, const Shape& shape, const std::string& extra);
+
+// Whether a collective may write its result into `t`'s own memory: contiguous, writable, and
+// outside a recorded write (copy_'s refusal is kept for the paths that write through a copy).
+bool may_write_in_place(const Tensor& t);
+
 // A state for `header` on the group, whose first step exchanges the headers (and checks them).
 // A `payload` (at most inline_limit bytes, copied now) rides in the header messages to every peer:
 // a small collective then needs no other transfer.

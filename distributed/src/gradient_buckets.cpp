@@ -18,8 +18,11 @@ GradientBuckets::GradientBuckets(std::vector<Tensor> params, const std::vector<s
     const Tensor& p = params_.at(i);
     const size_t bytes = static_cast<size_t>(p.numel()) * dtype_size(p.dtype());
     if (buckets_.empty() || buckets_.back().dtype != p.dtype() ||
-        (buckets_.back().bytes && buckets_.back().bytes + bytes > bucket_bytes))
-      buckets_.emplace_back().dtype = p.dtype();
+        (buckets_.back().bytes && buckets_.back().bytes + bytes > bucket_bytes)) {
+      Bucket& b = buckets_.emplace_back();
+      b.dtype = p.dtype();
+      b.on_native_device = p.native_memory().has_value();  // asked once, not every pass
+    }
     buckets_.back().members.push_back(i);
     buckets_.back().bytes += bytes;
     bucket_of_[i] = buckets_.size() - 1;
@@ -58,7 +61,7 @@ void GradientBuckets::start_on_device(Bucket& b) {
 }
 
 void GradientBuckets::start(Bucket& b) {
-  if (params_[b.members.front()].native_memory()) return start_on_device(b);
+  if (b.on_native_device) return start_on_device(b);
   b.data = staging_bytes(b.bytes);
   size_t at = 0;
   for (size_t i : b.members) {

@@ -35,6 +35,7 @@ class GradientBuckets {
     size_t ready = 0;  // members whose gradient is final this pass
     std::shared_ptr<HostBytes> data;  // the gradients packed in host memory, or
     Tensor on_device;                 // on their device (one that names its memory: CUDA)
+    bool on_native_device = false;    // whether they go on_device
     std::optional<Work> work;
   };
   void start(Bucket& b);

@@ -36,7 +36,8 @@ const Module* load_module(std::string* why) {
     if (!handle) {
       const char* e = dlerror();
       failure = "the NCCL module could not be loaded from " + path + " (" + (e ? e : "?") +
-                "): build Wick with the CUDA toolkit and nccl.h, or set WICK_DISTRIBUTED_NCCL_MODULE";
+                "): build Wick with the CUDA toolkit and nccl.h, or set "
+                "WICK_DISTRIBUTED_NCCL_MODULE";
       return nullptr;
     }
     auto entry = reinterpret_cast<wick_dist_nccl_entry>(dlsym(handle, WICK_DIST_NCCL_ENTRY));
@@ -86,12 +87,16 @@ struct Plan {
   const Module* module;
   Communicator* comm;
 };
-std::optional<Plan> plan(ProcessGroup& g, const Tensor& t, bool takes, const std::string& what) {
+// `op` and `extra` name the collective in an error (what_of: built only then, since every
+// collective of every tensor asks here first).
+std::optional<Plan> plan(ProcessGroup& g, const Tensor& t, bool takes, const char* op,
+                         const std::string& extra) {
   const NcclMode mode = g.info().nccl;
   if (mode == NcclMode::Off || !takes || t.numel() == 0 || t.dtype() == DType::I16)
     return std::nullopt;
   const std::optional<NativeMemory> memory = t.native_memory();
   if (!memory || memory->kind != NativeMemory::kCuda) return std::nullopt;
+  const std::string what = what_of(op, t.dtype(), t.shape(), extra);
   std::string why;
   const Module* module = load_module(&why);
   if (!module) {
@@ -200,27 +205,11 @@ Work launch_nccl(ProcessGroup& g, const Plan& p, CallHeader h, std::string what,
   return launch(std::move(s));
 }
 
-CallHeader header(CallHeader::Kind kind, const Tensor& t) {
-  CallHeader h;
-  h.kind = kind;
-  h.dtype = static_cast<int64_t>(t.dtype());
-  h.ndim = static_cast<int64_t>(t.rank());
-  h.numel = t.numel();
-  for (size_t i = 0; i < t.shape().size() && i < 8; ++i) h.shape[i] = t.shape()[i];
-  return h;
-}
-
-std::string what_of(const char* op, const Tensor& t, const std::string& extra) {
-  return std::string(op) + " (" + describe(t.dtype(), t.shape()) + (extra.empty() ? "" : ", ") +
-         extra + ")";
-}
-
 // An in-place collective (all_reduce, broadcast) on `t`: in t's own memory where NCCL may write
-// there (contiguous, writable, outside a recorded write), else on a copy whose result then goes
-// into t with copy_ (which refuses what the staged path refuses).
+// there (may_write_in_place), else on a copy whose result then goes into t with copy_ (which
+// refuses what the staged path refuses).
 Work in_place(ProcessGroup& g, Plan p, Tensor& t, CallHeader h, std::string what, Call call) {
-  const bool direct =
-      t.is_contiguous() && !t.is_read_only() && !(t.requires_grad() && autograd::grad_enabled());
+  const bool direct = may_write_in_place(t);
   Tensor work = t;
   if (!direct) {
     autograd::NoGradGuard no_grad;
@@ -241,10 +230,11 @@ Work in_place(ProcessGroup& g, Plan p, Tensor& t, CallHeader h, std::string what
 
 std::optional<Work> nccl_all_reduce(Tensor& t, ReduceOp op) {
   ProcessGroup& g = group();
-  std::string what = what_of("all_reduce", t, reduce_op_name(op));
-  const std::optional<Plan> p = plan(g, t, nccl_reduces(t.dtype(), op), what);
+  const std::optional<Plan> p =
+      plan(g, t, nccl_reduces(t.dtype(), op), "all_reduce", reduce_op_name(op));
   if (!p) return std::nullopt;
-  CallHeader h = header(CallHeader::AllReduce, t);
+  std::string what = what_of("all_reduce", t.dtype(), t.shape(), reduce_op_name(op));
+  CallHeader h = header_of(CallHeader::AllReduce, t.dtype(), t.shape());
   h.reduce_op = static_cast<int64_t>(op);
   Call call{WICK_NCCL_ALL_REDUCE, nullptr, nullptr, 0, t.dtype()};
   call.op = static_cast<int>(op);
@@ -253,10 +243,11 @@ std::optional<Work> nccl_all_reduce(Tensor& t, ReduceOp op) {
 
 std::optional<Work> nccl_broadcast(Tensor& t, int root) {
   ProcessGroup& g = group();
-  std::string what = what_of("broadcast", t, "root " + std::to_string(root));
-  const std::optional<Plan> p = plan(g, t, true, what);
+  const std::string extra = "root " + std::to_string(root);
+  const std::optional<Plan> p = plan(g, t, true, "broadcast", extra);
   if (!p) return std::nullopt;
-  CallHeader h = header(CallHeader::Broadcast, t);
+  std::string what = what_of("broadcast", t.dtype(), t.shape(), extra);
+  CallHeader h = header_of(CallHeader::Broadcast, t.dtype(), t.shape());
   h.root = root;
   Call call{WICK_NCCL_BROADCAST, nullptr, nullptr, 0, t.dtype()};
   call.root = root;
@@ -265,30 +256,32 @@ std::optional<Work> nccl_broadcast(Tensor& t, int root) {
 
 std::optional<Work> nccl_all_gather(const Tensor& t) {
   ProcessGroup& g = group();
-  std::string what = what_of("all_gather", t, "");
-  std::optional<Plan> p = plan(g, t, true, what);
+  const std::optional<Plan> p = plan(g, t, true, "all_gather", "");
   if (!p) return std::nullopt;
+  std::string what = what_of("all_gather", t.dtype(), t.shape(), "");
   const Tensor src = t.contiguous();
   Shape shape = t.shape();
   shape.insert(shape.begin(), g.size());
   const Tensor out = Tensor::empty(shape, t.dtype(), t.device());
   const Call call{WICK_NCCL_ALL_GATHER, src.native_memory()->data, out.native_memory()->data,
                   static_cast<size_t>(t.numel()), t.dtype()};
-  return launch_nccl(g, *p, header(CallHeader::AllGather, t), std::move(what), call, {src, out},
+  return launch_nccl(g, *p, header_of(CallHeader::AllGather, t.dtype(), t.shape()), std::move(what),
+                     call, {src, out},
                      [out](Work::State& s) { s.result = out; });
 }
 
 std::optional<Work> nccl_reduce_scatter(const Tensor& t, ReduceOp op) {
   ProcessGroup& g = group();
-  std::string what = what_of("reduce_scatter", t, reduce_op_name(op));
   // The first axis's check is collectives.cpp's, before this is asked.
-  std::optional<Plan> p = plan(g, t, nccl_reduces(t.dtype(), op), what);
+  const std::optional<Plan> p =
+      plan(g, t, nccl_reduces(t.dtype(), op), "reduce_scatter", reduce_op_name(op));
   if (!p) return std::nullopt;
+  std::string what = what_of("reduce_scatter", t.dtype(), t.shape(), reduce_op_name(op));
   const Tensor src = t.contiguous();
   Shape part = t.shape();
   part[0] /= g.size();
   const Tensor out = Tensor::empty(part, t.dtype(), t.device());
-  CallHeader h = header(CallHeader::ReduceScatter, t);
+  CallHeader h = header_of(CallHeader::ReduceScatter, t.dtype(), t.shape());
   h.reduce_op = static_cast<int64_t>(op);
   const Call call{WICK_NCCL_REDUCE_SCATTER, src.native_memory()->data, out.native_memory()->data,
                   static_cast<size_t>(out.numel()), t.dtype(), static_cast<int>(op)};

@@ -1,6 +1,8 @@
 // save_checkpoint and load_checkpoint (wick/distributed/checkpoint.hpp), run as one process and
 // under mpirun -n 2 (rank 0 writes and reads the file, the others get its bytes by broadcast). The
 // values are worked by hand: numbers a binary fraction holds, so every step is exact in f64.
+#include "test_group.hpp"
+
 #include <wick/autograd.hpp>
 #include <wick/distributed/checkpoint.hpp>
 #include <wick/distributed/distributed.hpp>
@@ -19,11 +21,6 @@ using namespace wick;
 using namespace wick::distributed;
 
 namespace {
-
-ProcessGroup& pg() {
-  if (!is_initialized()) init();
-  return group();
-}
 
 // A file name rank 0 writes (each rank makes its own; only rank 0's is used).
 std::string temp_path(const std::string& name) {

@@ -3,6 +3,8 @@
 // its rank, so the expected results follow by hand: rank r holds x_i = (r + 1) * (i + 1) (i the
 // element's index), so over N ranks sum_i = (i + 1) * N (N + 1) / 2, max_i = N (i + 1),
 // min_i = (i + 1), mean_i = (i + 1) (N + 1) / 2.
+#include "test_group.hpp"
+
 #include <wick/distributed/distributed.hpp>
 #include <wick/error.hpp>
 #include <wick/runtime.hpp>
@@ -18,11 +20,6 @@ using namespace wick;
 using namespace wick::distributed;
 
 namespace {
-
-ProcessGroup& pg() {
-  if (!is_initialized()) init();
-  return group();
-}
 
 constexpr int64_t kCount = 5;
 
