@@ -219,6 +219,58 @@ struct Problem {
   bool causal;
 };
 
+// Whether a step's softmax rows take one fused pass each (softmax_row): f32 on the vector kernels,
+// no mask and a positive scale. Elsewhere softmax_rows' passes over the whole block.
+template <class C, class T>
+bool fused_softmax(const Problem<C, T>& p) {
+  return std::is_same_v<C, float> && vecmath::kAvailable && p.m == nullptr && p.scale > 0;
+}
+
+// One row of n scores of which the first `valid` count (the causal prefix) made its unnormalised
+// weights exp((x - max) · scale) in one pass after its max, 0 past the prefix; returns 1 / their
+// sum. A row whose every score is -inf gets weights 0 and returns 0, as shift_row's do.
+template <class C>
+C softmax_row(C* row, int64_t n, int64_t valid, C scale) {
+  const C m = row_max(row, valid);
+  C sum = 0;
+  if (m == -std::numeric_limits<C>::infinity()) {
+    valid = 0;
+  } else if constexpr (std::is_same_v<C, float> && vecmath::kAvailable) {
+    sum = vecmath::exp_shift_sum(row, valid, m, scale);
+  } else {
+    for (int64_t j = 0; j < valid; ++j) sum += row[j] = std::exp((row[j] - m) * scale);
+  }
+  std::fill(row + valid, row + n, C(0));
+  return sum == C(0) ? C(0) : C(1) / sum;
+}
+
+// The softmax of a step's `lines` rows of `keys` scores in passes over the whole block: each row
+// shifted (shift_row: scale, mask, max), one exp over the block, then the rows' sums; inv gets
+// 1 / each row's sum (0 for a fully masked row: any other row has a weight exp(0) = 1).
+template <class C, class T, class Valid>
+void softmax_rows(const Context& ctx, const Problem<C, T>& p, C* scores, int64_t lines,
+                  int64_t keys, int64_t rows, const std::vector<int64_t>& mask_at, Valid valid,
+                  std::vector<C>& inv) {
+  const int r = p.r;
+  const T* mp = p.m != nullptr ? data_of<const T>(*p.m) : nullptr;
+  const int64_t n = lines * keys;
+  const bool parallel = ctx.threads > 1 && lines > 1 && n >= kParallelThreshold;
+#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
+  for (int64_t line = 0; line < lines; ++line) {
+    const int64_t b = line / rows, i = line % rows;
+    const T* mrow =
+        mp != nullptr ? mp + mask_at[static_cast<size_t>(b)] + i * p.m->strides[r - 2] : nullptr;
+    shift_row(scores + line * keys, keys, valid(line), p.scale, mrow,
+              p.m != nullptr ? p.m->strides[r - 1] : 0);
+  }
+  exp_block(ctx, scores, n);
+#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
+  for (int64_t line = 0; line < lines; ++line) {
+    const C sum = row_sum(scores + line * keys, valid(line));
+    inv[static_cast<size_t>(line)] = sum == C(0) ? C(0) : C(1) / sum;
+  }
+}
+
 // One step: batch dims [0, nb) at `start` (dims before the cut at one index, the cut dim from
 // start[cut] for `count` indices), query rows [i0, i0 + rows).
 template <class C, class T>
@@ -261,27 +313,18 @@ void attention_step(Context& ctx, const Problem<C, T>& p, const std::vector<int6
       p.m != nullptr ? batch_offsets(sc.shape.data(), nb, p.m->strides, offset(*p.m, true))
                      : std::vector<int64_t>{};
   C* scores = data_of<C>(sc.desc);
-  const T* mp = p.m != nullptr ? data_of<const T>(*p.m) : nullptr;
   const int64_t lines = n / std::max<int64_t>(keys, 1);
   const bool parallel = ctx.threads > 1 && lines > 1 && n >= kParallelThreshold;
   auto valid = [&](int64_t line) { return p.causal ? std::min(keys, i0 + line % rows + 1) : keys; };
-#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
-  for (int64_t line = 0; line < lines; ++line) {
-    const int64_t b = line / rows, i = line % rows;
-    const T* mrow =
-        mp != nullptr ? mp + mask_at[static_cast<size_t>(b)] + i * p.m->strides[r - 2] : nullptr;
-    shift_row(scores + line * keys, keys, valid(line), p.scale, mrow,
-              p.m != nullptr ? p.m->strides[r - 1] : 0);
-  }
-  exp_block(ctx, scores, n);
-  // 1 / each row's sum: the output rows are scaled by it after P v, which is cheaper than
-  // normalising the scores (Ev values a row against S). A sum of 0 is a fully masked row (any
-  // other row has a weight exp(0) = 1): scaled by 0, its output is 0.
   std::vector<C> inv(static_cast<size_t>(lines));
+  if (fused_softmax(p)) {
+    // The output rows are scaled by 1 / their sums after P v, which is cheaper than normalising
+    // the scores (Ev values a row against S).
 #pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
-  for (int64_t line = 0; line < lines; ++line) {
-    const C sum = row_sum(scores + line * keys, valid(line));
-    inv[static_cast<size_t>(line)] = sum == C(0) ? C(0) : C(1) / sum;
+    for (int64_t line = 0; line < lines; ++line)
+      inv[static_cast<size_t>(line)] = softmax_row(scores + line * keys, keys, valid(line), p.scale);
+  } else {
+    softmax_rows(ctx, p, scores, lines, keys, rows, mask_at, valid, inv);
   }
   run_matmul(ctx, sc.desc, v.desc, o.desc);
   const std::vector<int64_t> out_at = batch_offsets(o.shape.data(), nb, o.strides.data(), 0);

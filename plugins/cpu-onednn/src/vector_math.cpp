@@ -97,6 +97,11 @@ Isa active_isa() {
   return isa;
 }
 
+float exp_shift_sum(float* x, int64_t n, float shift, float scale) {
+  static const Kernels& k = kernels_of(active_isa());
+  return k.exp_shift_sum(x, n, shift, scale);
+}
+
 void apply(Fn fn, const float* in, float* out, int64_t n, float alpha) {
   static const Kernels& k = kernels_of(active_isa());
   k.f32(fn, in, out, n, alpha);

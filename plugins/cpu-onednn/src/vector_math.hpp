@@ -1,5 +1,6 @@
 // vector_math.hpp — transcendental functions over contiguous f32 and f64 runs on SLEEF's vector
-// functions (libsleef, 1-ULP "u10" variants; erfc 1.5 ULP, tanh 3.5 ULP), one translation unit
+// functions (libsleef, 1-ULP "u10" variants; erfc 1.5 ULP, f64 tanh 3.5 ULP; f32 tanh and the GELUs on
+// SLEEF's exp, vector_math_kernels.inc), one translation unit
 // per ISA (vector_math_{sse2,sse4,avx2,avx512}.cpp, each built with its own -m flags) and the
 // widest the CPU has picked at run time, capped by ONEDNN_MAX_CPU_ISA as oneDNN is.
 //
@@ -44,6 +45,9 @@ const char* fn_name(Fn fn);
 struct Kernels {
   void (*f32)(Fn fn, const float* in, float* out, int64_t n, float alpha);
   void (*f64)(Fn fn, const double* in, double* out, int64_t n, double alpha);
+  // A softmax row's weights in place, x[i] = exp((x[i] - shift) * scale) for i < n, and their
+  // sum (one vector accumulator, its lanes added at the end).
+  float (*exp_shift_sum)(float* x, int64_t n, float shift, float scale);
 };
 
 // Whether this CPU (and OS) can run `isa`'s kernels.
@@ -59,6 +63,9 @@ std::optional<Isa> parse_isa_cap(std::string_view value);
 // The ISA the plugin's kernels run on: the widest cpu_has, at most the cap of
 // ONEDNN_MAX_CPU_ISA as read at the first call (oneDNN too reads it once).
 Isa active_isa();
+
+// Kernels::exp_shift_sum on active_isa()'s kernels.
+float exp_shift_sum(float* x, int64_t n, float shift, float scale);
 
 // f over a contiguous run on active_isa()'s kernels.
 void apply(Fn fn, const float* in, float* out, int64_t n, float alpha = 0.0f);
