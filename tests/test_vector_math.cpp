@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -241,4 +242,40 @@ TEST_CASE("vector math: ONEDNN_MAX_CPU_ISA caps the ISA as it caps oneDNN", "[ve
   INFO("ONEDNN_MAX_CPU_ISA=" << (env != nullptr ? env : "(unset)"));
   CHECK(vm::active_isa() == want);
   if (cap) CHECK(vm::active_isa() <= *cap);
+}
+
+TEST_CASE("vector math: a softmax row's max ignores NaN, and its weights and sum match a double reference", "[vector_math]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const Isa isa : isas_here()) {
+    const vm::Kernels& k = vm::kernels_of(isa);
+    for (const int64_t n : {0, 1, 15, 16, 17, 63, 64, 65, 100, 515}) {
+      INFO(vm::isa_name(isa) << " n " << n);
+      std::vector<float> x(static_cast<size_t>(n) + 4, 99.0f);  // 99: past the end, never read
+      for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = std::sin(0.37f * static_cast<float>(i)) * 6.0f;
+      float want = -inf;
+      for (int64_t i = 0; i < n; ++i) want = std::max(want, x[static_cast<size_t>(i)]);
+      CHECK(k.max_f32(x.data(), n) == want);
+      if (n > 2) {  // NaNs anywhere are passed over; a row of -inf and NaN has max -inf
+        std::vector<float> y = x;
+        y[0] = y[static_cast<size_t>(n) - 1] = std::numeric_limits<float>::quiet_NaN();
+        float w = -inf;
+        for (int64_t i = 1; i + 1 < n; ++i) w = std::max(w, y[static_cast<size_t>(i)]);
+        CHECK(k.max_f32(y.data(), n) == w);
+        for (int64_t i = 1; i + 1 < n; ++i) y[static_cast<size_t>(i)] = -inf;
+        CHECK(k.max_f32(y.data(), n) == -inf);
+      }
+      // exp((x - max) * 0.3) in place and the sum; nothing past n written.
+      const float shift = n > 0 ? want : 0.0f;
+      std::vector<float> e = x;
+      const float sum = k.exp_shift_sum(e.data(), n, shift, 0.3f);
+      double ref_sum = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double r = std::exp(static_cast<double>((x[static_cast<size_t>(i)] - shift) * 0.3f));
+        ref_sum += r;
+        CHECK(e[static_cast<size_t>(i)] == Approx(r).epsilon(3e-7));
+      }
+      CHECK(sum == Approx(ref_sum).epsilon(1e-6));
+      for (size_t i = static_cast<size_t>(n); i < e.size(); ++i) CHECK(e[i] == 99.0f);
+    }
+  }
 }

@@ -231,7 +231,9 @@ bool fused_softmax(const Problem<C, T>& p) {
 // sum. A row whose every score is -inf gets weights 0 and returns 0, as shift_row's do.
 template <class C>
 C softmax_row(C* row, int64_t n, int64_t valid, C scale) {
-  const C m = row_max(row, valid);
+  C m;
+  if constexpr (std::is_same_v<C, float> && vecmath::kAvailable) m = vecmath::max_f32(row, valid);
+  else m = row_max(row, valid);
   C sum = 0;
   if (m == -std::numeric_limits<C>::infinity()) {
     valid = 0;

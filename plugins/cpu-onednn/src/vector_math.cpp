@@ -102,6 +102,11 @@ float exp_shift_sum(float* x, int64_t n, float shift, float scale) {
   return k.exp_shift_sum(x, n, shift, scale);
 }
 
+float max_f32(const float* x, int64_t n) {
+  static const Kernels& k = kernels_of(active_isa());
+  return k.max_f32(x, n);
+}
+
 void apply(Fn fn, const float* in, float* out, int64_t n, float alpha) {
   static const Kernels& k = kernels_of(active_isa());
   k.f32(fn, in, out, n, alpha);

@@ -48,6 +48,8 @@ struct Kernels {
   // A softmax row's weights in place, x[i] = exp((x[i] - shift) * scale) for i < n, and their
   // sum (one vector accumulator, its lanes added at the end).
   float (*exp_shift_sum)(float* x, int64_t n, float shift, float scale);
+  // The largest of x[0, n) ignoring NaN (-Inf for none), as a row's softmax wants it.
+  float (*max_f32)(const float* x, int64_t n);
 };
 
 // Whether this CPU (and OS) can run `isa`'s kernels.
@@ -64,8 +66,9 @@ std::optional<Isa> parse_isa_cap(std::string_view value);
 // ONEDNN_MAX_CPU_ISA as read at the first call (oneDNN too reads it once).
 Isa active_isa();
 
-// Kernels::exp_shift_sum on active_isa()'s kernels.
+// Kernels::exp_shift_sum and max_f32 on active_isa()'s kernels.
 float exp_shift_sum(float* x, int64_t n, float shift, float scale);
+float max_f32(const float* x, int64_t n);
 
 // f over a contiguous run on active_isa()'s kernels.
 void apply(Fn fn, const float* in, float* out, int64_t n, float alpha = 0.0f);
