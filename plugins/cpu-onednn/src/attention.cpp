@@ -219,31 +219,20 @@ struct Problem {
   bool causal;
 };
 
-// Whether a step's softmax rows take one fused pass each (softmax_row): f32 on the vector kernels,
-// no mask and a positive scale. Elsewhere softmax_rows' passes over the whole block.
-template <class C, class T>
-bool fused_softmax(const Problem<C, T>& p) {
-  return std::is_same_v<C, float> && vecmath::kAvailable && p.m == nullptr && p.scale > 0;
-}
-
-// One row of n scores of which the first `valid` count (the causal prefix) made its unnormalised
-// weights exp((x - max) · scale) in one pass after its max, 0 past the prefix; returns 1 / their
-// sum. A row whose every score is -inf gets weights 0 and returns 0, as shift_row's do.
+// One f32 row of n scores of which the first `valid` count (the causal prefix) made its
+// unnormalised weights exp((x - max) · scale) in one pass after its max, 0 past the prefix, on the
+// vector kernels; returns 1 / their sum. A row whose every score is -inf gets weights 0 and
+// returns 0, as shift_row's do. Taken by rows without a mask and with a positive scale; other
+// rows take softmax_rows' passes over the whole block. (A template: instantiated only where the
+// plugin has the vector kernels.)
 template <class C>
 C softmax_row(C* row, int64_t n, int64_t valid, C scale) {
-  C m;
-  if constexpr (std::is_same_v<C, float> && vecmath::kAvailable) m = vecmath::max_f32(row, valid);
-  else m = row_max(row, valid);
-  C sum = 0;
-  if (m == -std::numeric_limits<C>::infinity()) {
-    valid = 0;
-  } else if constexpr (std::is_same_v<C, float> && vecmath::kAvailable) {
-    sum = vecmath::exp_shift_sum(row, valid, m, scale);
-  } else {
-    for (int64_t j = 0; j < valid; ++j) sum += row[j] = std::exp((row[j] - m) * scale);
-  }
-  std::fill(row + valid, row + n, C(0));
-  return sum == C(0) ? C(0) : C(1) / sum;
+  const float m = vecmath::max_f32(row, valid);
+  float sum = 0;
+  if (m == -std::numeric_limits<float>::infinity()) valid = 0;
+  else sum = vecmath::exp_shift_sum(row, valid, m, scale);
+  std::fill(row + valid, row + n, 0.0f);
+  return sum == 0.0f ? 0.0f : 1.0f / sum;
 }
 
 // The softmax of a step's `lines` rows of `keys` scores in passes over the whole block: each row
@@ -319,14 +308,15 @@ void attention_step(Context& ctx, const Problem<C, T>& p, const std::vector<int6
   const bool parallel = ctx.threads > 1 && lines > 1 && n >= kParallelThreshold;
   auto valid = [&](int64_t line) { return p.causal ? std::min(keys, i0 + line % rows + 1) : keys; };
   std::vector<C> inv(static_cast<size_t>(lines));
-  if (fused_softmax(p)) {
+  constexpr bool kVectorF32 = std::is_same_v<C, float> && vecmath::kAvailable;
+  if (!kVectorF32 || p.m != nullptr || !(p.scale > 0)) {
+    softmax_rows(ctx, p, scores, lines, keys, rows, mask_at, valid, inv);
+  } else if constexpr (kVectorF32) {
     // The output rows are scaled by 1 / their sums after P v, which is cheaper than normalising
     // the scores (Ev values a row against S).
 #pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
     for (int64_t line = 0; line < lines; ++line)
       inv[static_cast<size_t>(line)] = softmax_row(scores + line * keys, keys, valid(line), p.scale);
-  } else {
-    softmax_rows(ctx, p, scores, lines, keys, rows, mask_at, valid, inv);
   }
   run_matmul(ctx, sc.desc, v.desc, o.desc);
   const std::vector<int64_t> out_at = batch_offsets(o.shape.data(), nb, o.strides.data(), 0);
