@@ -1,7 +1,9 @@
 // Max pooling forward (window_max) and backward (window_scatter_max) on cpu-onednn against a
-// float64 loop over every window tap. Where oneDNN runs max pooling (window.cpp's rule: AVX-512)
-// finite f32 takes its primitives and f64 or a NaN input the plugin's loops; below AVX-512
-// (ONEDNN_MAX_CPU_ISA=AVX2, SSE41) every case takes the loops. Both must give docs/ops/nn.md's
+// float64 loop over every window tap. On AVX-512 f32 2x2 windows of stride 2 take the vector
+// kernels (vector_math_avx512.cpp: full 16-window vectors, masked tails, NaN, signed zeros and
+// strided rows are covered below), other finite f32 pooling oneDNN's primitives, and f64 or a NaN
+// input the plugin's loops; below AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2, SSE41) every case takes the
+// loops. Both must give docs/ops/nn.md's
 // answer: the window's maximum, and each window's gradient added at its first maximum in C order.
 #include "test_support.hpp"
 
@@ -40,6 +42,8 @@ const std::vector<PoolCase>& cases() {
   static const std::vector<PoolCase> all = {
       {"2x2 s2 (the CNN's)", {3, 4, 8, 8}, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1},
       {"2x2 s2, last row and column unread", {2, 3, 7, 9}, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1},
+      {"2x2 s2, 28 wide (14 windows: a masked vector)", {2, 3, 28, 28}, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1},
+      {"2x2 s2, 67 wide (33 windows: two vectors and a tail)", {1, 2, 5, 67}, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1},
       {"3x3 s2 p1 (ResNet's)", {2, 5, 11, 12}, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
       {"3x3 s1 p1, overlapping", {2, 3, 6, 7}, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
       {"2x3 s1,2, asymmetric padding (ceil mode)", {1, 4, 9, 10}, 2, 3, 1, 2, 0, 1, 1, 2, 1, 1},
@@ -105,8 +109,9 @@ std::vector<double> values(const Tensor& t) {
   return t.to(DType::F64).to_vector<double>();
 }
 
-// Forward and backward of case c in dtype t on input x, against the float64 loop.
-void check_case(const PoolCase& c, const std::vector<double>& x, DType t) {
+// Forward and backward of case c in dtype t on input x (as `made`, when given: a view), against
+// the float64 loop; a zero must come with its sign.
+void check_case(const PoolCase& c, const std::vector<double>& x, DType t, const Tensor* made = nullptr) {
   const std::vector<int64_t> best = first_maxima(c, x);
   const std::vector<double> g = random_values(best.size(), 7);
   std::vector<double> y(best.size()), dx(x.size(), 0.0);
@@ -114,16 +119,18 @@ void check_case(const PoolCase& c, const std::vector<double>& x, DType t) {
     y[k] = x[static_cast<size_t>(best[k])];
     dx[static_cast<size_t>(best[k])] += g[k];
   }
-  const Tensor xt = tensor_of(x, c.x, t);
+  const Tensor xt = made != nullptr ? *made : tensor_of(x, c.x, t);
   const std::vector<double> got_y =
       values(xt.window_reduce("max", c.window(), c.strides(), c.padding(), c.dilations()));
   REQUIRE(got_y.size() == y.size());
   for (size_t k = 0; k < y.size(); ++k) {
     INFO("output " << k);
-    if (std::isnan(y[k]))
+    if (std::isnan(y[k])) {
       CHECK(std::isnan(got_y[k]));
-    else
+    } else {
       CHECK(got_y[k] == y[k]);
+      CHECK(std::signbit(got_y[k]) == std::signbit(y[k]));
+    }
   }
   if (c.dh != 1 || c.dw != 1) return;  // window_scatter has no dilations
   const std::vector<double> got_dx = values(
@@ -155,11 +162,39 @@ TEST_CASE("max pooling and its backward match a float64 loop", "[nn][window][poo
 
 TEST_CASE("max pooling backward of a window holding NaN routes to its first NaN",
           "[nn][window][pool][edge]") {
-  const PoolCase& c = cases()[2];
+  const PoolCase& c = cases()[4];  // 3x3 s2 p1
   std::vector<double> x = tied_values(c.x, 11);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   x[3] = x[40] = x[41] = nan;
   check_case(c, x, DType::F32);
+}
+
+TEST_CASE("2x2 max pooling: NaN in every tap position, signed zeros, and strided rows",
+          "[nn][window][pool][edge]") {
+  const PoolCase& c = cases()[3];  // 67 wide: full vectors and a tail
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  SECTION("NaN") {
+    std::vector<double> x = tied_values(c.x, 19);
+    // Windows (row pair 0) 0, 1, 2, 3 get a NaN at tap a, b, c, d; window 20 at b and d (b wins);
+    // window 32 (the tail) at c; window 17 of row pair 1 at d.
+    const Plane in{c.x};
+    for (const auto& [r, q] : std::vector<std::pair<int64_t, int64_t>>{
+             {0, 0}, {0, 3}, {1, 4}, {1, 7}, {0, 41}, {1, 41}, {1, 64}, {3, 35}})
+      x[in.at(0, 1, r, q)] = nan;
+    check_case(c, x, DType::F32);
+  }
+  SECTION("signed zeros: the first of -0 and +0 wins") {
+    std::vector<double> x = tied_values(c.x, 23);
+    for (size_t k = 0; k < x.size(); ++k)
+      if (x[k] >= 0) x[k] = k % 3 == 0 ? -0.0 : 0.0;
+    check_case(c, x, DType::F32);
+  }
+  SECTION("rows of a wider tensor (a view, unaligned)") {
+    const Shape wide{c.x[0], c.x[1], c.x[2], c.x[3] + 5};
+    const std::vector<double> all = random_values(static_cast<size_t>(wide[0] * wide[1] * wide[2] * wide[3]), 29);
+    const Tensor view = tensor_of(all, wide, DType::F32).narrow(3, 3, c.x[3]);
+    check_case(c, view.to(DType::F64).contiguous().to_vector<double>(), DType::F32, &view);
+  }
 }
 
 TEST_CASE("max_pool2d's gradient is the select-and-scatter of the output's gradient",

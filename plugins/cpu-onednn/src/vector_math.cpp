@@ -97,6 +97,11 @@ Isa active_isa() {
   return isa;
 }
 
+const Kernels& active_kernels() {
+  static const Kernels& k = kernels_of(active_isa());
+  return k;
+}
+
 float exp_shift_sum(float* x, int64_t n, float shift, float scale) {
   static const Kernels& k = kernels_of(active_isa());
   return k.exp_shift_sum(x, n, shift, scale);

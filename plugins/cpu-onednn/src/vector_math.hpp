@@ -50,6 +50,12 @@ struct Kernels {
   float (*exp_shift_sum)(float* x, int64_t n, float shift, float scale);
   // The largest of x[0, n) ignoring NaN (-Inf for none), as a row's softmax wants it.
   float (*max_f32)(const float* x, int64_t n);
+  // 2x2, stride-2 max pooling of one f32 plane and its backward (window_scatter_max), with the
+  // plugin's loops' semantics (window.cpp: the first maximum of a b / c d, the first NaN before
+  // it); null on ISAs without them (AVX-512 has them). Rows are xrow, srow and yrow floats apart.
+  void (*max_pool_2x2)(const float* x, int64_t xrow, float* y, int64_t yrow, int64_t oh, int64_t ow);
+  void (*max_pool_2x2_grad)(const float* x, int64_t xrow, const float* s, int64_t srow, float* y,
+                            int64_t yrow, int64_t h, int64_t w, int64_t oh, int64_t ow, float fill);
 };
 
 // Whether this CPU (and OS) can run `isa`'s kernels.
@@ -65,6 +71,9 @@ std::optional<Isa> parse_isa_cap(std::string_view value);
 // The ISA the plugin's kernels run on: the widest cpu_has, at most the cap of
 // ONEDNN_MAX_CPU_ISA as read at the first call (oneDNN too reads it once).
 Isa active_isa();
+
+// active_isa()'s kernels.
+const Kernels& active_kernels();
 
 // Kernels::exp_shift_sum and max_f32 on active_isa()'s kernels.
 float exp_shift_sum(float* x, int64_t n, float shift, float scale);

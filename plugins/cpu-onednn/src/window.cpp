@@ -1,14 +1,17 @@
 // Window reductions (WICK_OP_WINDOW_SUM/PROD/MAX/MIN) and the select-and-scatter of max-pool
 // backward (WICK_OP_WINDOW_SCATTER_MAX/MIN), any rank, every numeric dtype.
 //
-// window_max and window_scatter_max of f32 pooling shapes (windows over 1-3 axes after [N, C],
-// never wholly in padding) run oneDNN's max pooling and its backward when the input is finite
+// window_max and window_scatter_max of f32 [N, C, H, W] with 2x2 windows of stride 2 (the usual
+// max pooling) run the vector kernels where the ISA has them (AVX-512: vecmath::Kernels, NaN
+// handled as the loops handle it, no copy, no workspace). Other f32 pooling shapes (windows over
+// 1-3 axes after [N, C], never wholly in padding) run oneDNN's max pooling and its backward when the input is finite
 // (oneDNN 2.6.3 returns the largest number of a window that holds a NaN, and docs/ops.md says max
 // propagates NaN) and oneDNN has JIT code for them on this CPU's ISA (onednn_pooling_preferred);
 // elsewhere the plugin's loops, with the last axis as the vector dimension. window_max of bf16 and
 // of shapes the [N, C, H, W] loop does not take runs oneDNN on any ISA.
 #include "nn.hpp"
 #include "onednn.hpp"
+#include "vector_math.hpp"
 
 #include <wick/sdk/op_shapes.hpp>
 
@@ -404,11 +407,76 @@ bool window_reduce_2d(const Context& ctx, const WindowGeometry& g, const wick_te
   }
 }
 
+// 2x2 windows of stride 2 over H and W of [N, C, H, W], without padding, dilation or a window
+// past the edge, on f32 operands whose rows are contiguous: the vector kernels' case.
+bool tiles_2x2(const WindowGeometry& g, std::initializer_list<const wick_tensor_desc*> operands) {
+  if (g.rank != 4) return false;
+  for (size_t i = 0; i < 4; ++i) {
+    const int64_t k = i < 2 ? 1 : 2;
+    if (g.window[i] != k || g.stride[i] != k || g.dil[i] != 1 || g.lo[i] != 0 || g.out[i] * k > g.in[i])
+      return false;
+  }
+  for (const wick_tensor_desc* d : operands)
+    if (d->dtype != WICK_DTYPE_F32 || strides_of(*d)[3] != 1) return false;
+  return true;
+}
+
+// window_max of tiles_2x2 on the vector kernels, planes in parallel; false where they do not run.
+bool max_pool_2x2_vector(const Context& ctx, const WindowGeometry& g, const wick_tensor_desc& x,
+                         const wick_tensor_desc& y) {
+#ifdef WICK_CPU_VECTOR_MATH
+  const auto pool = vecmath::active_kernels().max_pool_2x2;
+  if (pool == nullptr || !tiles_2x2(g, {&x, &y})) return false;
+  const std::vector<int64_t> xs = strides_of(x), ys = strides_of(y);
+  const float* px = data_of<const float>(x);
+  float* py = data_of<float>(y);
+  const int64_t channels = g.in[1], planes = g.in[0] * channels;
+  const bool parallel = ctx.threads > 1 && planes > 1 && numel_of(x) >= kParallelThreshold;
+#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const int64_t n = plane / channels, c = plane % channels;
+    pool(px + n * xs[0] + c * xs[1], xs[2], py + n * ys[0] + c * ys[1], ys[2], g.out[2], g.out[3]);
+  }
+  return true;
+#else
+  (void)ctx, (void)g, (void)x, (void)y;
+  return false;
+#endif
+}
+
+// window_scatter_max of tiles_2x2 on the vector kernels; false where they do not run.
+bool max_pool_2x2_grad_vector(const Context& ctx, const WindowGeometry& g, const wick_op_desc& op) {
+#ifdef WICK_CPU_VECTOR_MATH
+  const auto grad = vecmath::active_kernels().max_pool_2x2_grad;
+  const wick_tensor_desc &x = op.inputs[0], &src = op.inputs[1], &y = op.outputs[0];
+  if (grad == nullptr || !tiles_2x2(g, {&x, &src, &y})) return false;
+  const auto& p = *static_cast<const wick_window_params*>(op.params);
+  const float fill = cast_value<float>(static_cast<double>(p.init_value));
+  const std::vector<int64_t> xs = strides_of(x), ss = strides_of(src), ys = strides_of(y);
+  const float* px = data_of<const float>(x);
+  const float* ps = data_of<const float>(src);
+  float* py = data_of<float>(y);
+  const int64_t channels = g.in[1], planes = g.in[0] * channels;
+  const bool parallel = ctx.threads > 1 && planes > 1 && numel_of(x) >= kParallelThreshold;
+#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const int64_t n = plane / channels, c = plane % channels;
+    grad(px + n * xs[0] + c * xs[1], xs[2], ps + n * ss[0] + c * ss[1], ss[2], py + n * ys[0] + c * ys[1],
+         ys[2], g.in[2], g.in[3], g.out[2], g.out[3], fill);
+  }
+  return true;
+#else
+  (void)ctx, (void)g, (void)op;
+  return false;
+#endif
+}
+
 template <int Code>
 void window_execute(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
   if (numel_of(y) == 0) return;
   const WindowGeometry g = *window_geometry(op, x, y);
+  if (Code == WICK_OP_WINDOW_MAX && max_pool_2x2_vector(ctx, g, x, y)) return;
   if (Code == WICK_OP_WINDOW_MAX && onednn_pooling_preferred() &&
       max_pool_onednn(ctx, g, x, y, true))
     return;
@@ -680,6 +748,7 @@ void scatter_execute(Context& ctx, const wick_op_desc& op) {
   const wick_tensor_desc &x = op.inputs[0], &y = op.outputs[0];
   if (numel_of(y) == 0) return;
   const WindowGeometry g = *window_geometry(op, x, op.inputs[1]);
+  if (Max && max_pool_2x2_grad_vector(ctx, g, op)) return;
   if (Max && onednn_pooling_preferred() && max_pool_grad_onednn(ctx, g, op)) return;
   sdk::visit_dtype(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
