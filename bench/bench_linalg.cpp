@@ -6,6 +6,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -163,39 +164,74 @@ void onednn_conv(benchmark::State& state, DType t, bool plain_io) {
   state.SetLabel(pd.impl_info_str());
 }
 
-// ---- pooling (informational: no target) -----------------------------------------------------
+// ---- pooling -------------------------------------------------------------------------------------
 
-constexpr int64_t kPoolN = 16, kPoolC = 64, kPoolHW = 112;
-
-void wick_max_pool(benchmark::State& state) {
-  const Tensor x = random({kPoolN, kPoolC, kPoolHW, kPoolHW}, DType::F32, 1);
-  for (auto _ : state) {
-    Tensor y = x.max_pool2d({3}, {2}, {1});
-    benchmark::DoNotOptimize(y);
+// Max pooling of [n, c, hw, hw] with k x k windows, stride st, padding p on each side.
+struct PoolShape {
+  int64_t n, c, hw, k, st, p;
+  int64_t out() const { return (hw + 2 * p - k) / st + 1; }
+  double bytes() const { return 4.0 * static_cast<double>(n * c * hw * hw); }
+  std::string name() const {  // snprintf: GCC 12 warns (-Wrestrict) on the chain of + it would be
+    char s[96];
+    std::snprintf(s, sizeof s, "n%lldc%lldh%lldk%llds%lld", static_cast<long long>(n), static_cast<long long>(c),
+                  static_cast<long long>(hw), static_cast<long long>(k), static_cast<long long>(st));
+    return p > 0 ? s + std::string("p") + std::to_string(p) : std::string(s);
   }
-  report_bytes(state, 4.0 * static_cast<double>(kPoolN * kPoolC * kPoolHW * kPoolHW));
+};
+
+// Forward only, or (train) forward and backward, as a training step runs them: Wick's window_max
+// then window_scatter of a gradient.
+void wick_max_pool(benchmark::State& state, PoolShape ps, bool train) {
+  const Tensor x = random({ps.n, ps.c, ps.hw, ps.hw}, DType::F32, 1);
+  const Tensor g = random({ps.n, ps.c, ps.out(), ps.out()}, DType::F32, 2);
+  for (auto _ : state) {
+    Tensor y = x.max_pool2d({ps.k}, {ps.st}, {ps.p});
+    benchmark::DoNotOptimize(y);
+    if (train) {
+      Tensor dx = x.window_scatter("max", g, {1, 1, ps.k, ps.k}, {1, 1, ps.st, ps.st},
+                                   {{0, 0}, {0, 0}, {ps.p, ps.p}, {ps.p, ps.p}});
+      benchmark::DoNotOptimize(dx);
+    }
+  }
+  report_bytes(state, ps.bytes());
 }
 
-// oneDNN max pooling on plain NCHW memory, as a NCHW user runs it. Wick does not use it: it drops
-// NaN (docs/ops/nn.md).
-void onednn_max_pool(benchmark::State& state) {
+// oneDNN max pooling on plain NCHW memory, as a NCHW user runs it: forward inference, or (train)
+// forward training (its workspace records each window's winner) and the backward primitive.
+void onednn_max_pool(benchmark::State& state, PoolShape ps, bool train) {
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
-  const int64_t out = (kPoolHW + 2 - 3) / 2 + 1;
-  const memory::desc src_md({kPoolN, kPoolC, kPoolHW, kPoolHW}, memory::data_type::f32, tag::nchw);
-  const memory::desc dst_md({kPoolN, kPoolC, out, out}, memory::data_type::f32, tag::nchw);
-  dnnl::pooling_v2_forward::primitive_desc pd(
-      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
-                                     dnnl::algorithm::pooling_max, src_md, dst_md, {2, 2}, {3, 3},
-                                     {0, 0}, {1, 1}, {1, 1}),
-      eng);
-  dnnl::pooling_v2_forward pool(pd);
-  memory src = filled(src_md, eng, s, 1), dst(dst_md, eng);
+  const memory::desc src_md({ps.n, ps.c, ps.hw, ps.hw}, memory::data_type::f32, tag::nchw);
+  const memory::desc dst_md({ps.n, ps.c, ps.out(), ps.out()}, memory::data_type::f32, tag::nchw);
+  const auto desc = [&](dnnl::prop_kind prop) {
+    return dnnl::pooling_v2_forward::desc(prop, dnnl::algorithm::pooling_max, src_md, dst_md, {ps.st, ps.st},
+                                          {ps.k, ps.k}, {0, 0}, {ps.p, ps.p}, {ps.p, ps.p});
+  };
+  const dnnl::pooling_v2_forward::primitive_desc pd(
+      desc(train ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference), eng);
+  const dnnl::pooling_v2_forward pool(pd);
+  memory src = filled(src_md, eng, s, 1), dst(dst_md, eng), diff_dst = filled(dst_md, eng, s, 2),
+         diff_src(src_md, eng);
+  std::optional<dnnl::pooling_v2_backward> back;
+  memory workspace;
+  if (train) {
+    const dnnl::pooling_v2_backward::primitive_desc bpd(
+        dnnl::pooling_v2_backward::desc(dnnl::algorithm::pooling_max, src_md, dst_md, {ps.st, ps.st},
+                                        {ps.k, ps.k}, {0, 0}, {ps.p, ps.p}, {ps.p, ps.p}),
+        eng, pd);
+    back.emplace(bpd);
+    workspace = memory(pd.workspace_desc(), eng);
+  }
   for (auto _ : state) {
-    pool.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    if (!train) {
+      pool.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    } else {
+      pool.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, workspace}});
+      back->execute(s, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}, {DNNL_ARG_WORKSPACE, workspace}});
+    }
     s.wait();
   }
-  report_bytes(state, 4.0 * static_cast<double>(kPoolN * kPoolC * kPoolHW * kPoolHW));
+  report_bytes(state, ps.bytes());
   state.SetLabel(pd.impl_info_str());
 }
 
@@ -248,14 +284,18 @@ void register_linalg() {
           ->MinTime(0.3);
     }
   }
-  benchmark::RegisterBenchmark("maxpool2d_f32_n16c64h112k3s2p1/wick", wick_max_pool)
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime()
-      ->MinTime(0.2);
-  benchmark::RegisterBenchmark("maxpool2d_f32_n16c64h112k3s2p1/onednn", onednn_max_pool)
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime()
-      ->MinTime(0.2);
+  // ResNet's stem pooling, and the two of the CNN example (bench/train_vs_pytorch.py).
+  for (const PoolShape& ps : {PoolShape{16, 64, 112, 3, 2, 1}, PoolShape{128, 16, 28, 2, 2, 0},
+                              PoolShape{128, 32, 14, 2, 2, 0}}) {
+    for (const bool train : {false, true}) {
+      const std::string name = std::string(train ? "maxpool2d_train_f32_" : "maxpool2d_f32_") + ps.name();
+      for (const auto& [suffix, fn] : {std::pair{"/wick", &wick_max_pool}, std::pair{"/onednn", &onednn_max_pool}})
+        benchmark::RegisterBenchmark((name + suffix).c_str(), fn, ps, train)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->MinTime(0.2);
+    }
+  }
 }
 
 }  // namespace wick::bench

@@ -72,7 +72,7 @@ def ratio(m, case, wick, ref):
 
 def case_order(case):
     """matmul f32, matmul bf16, conv, add, sum; sizes ascending within each."""
-    families = ["matmul_f32", "matmul_bf16", "conv2d_f32", "conv2d_bf16", "maxpool2d_f32", "attention_f32", "add_f32", "sum_f32",
+    families = ["matmul_f32", "matmul_bf16", "conv2d_f32", "conv2d_bf16", "maxpool2d_f32", "maxpool2d_train_f32", "attention_f32", "add_f32", "sum_f32",
                 "cl_matmul_f32", "cl_add_f32"]
     family = next((i for i, f in enumerate(families) if case.startswith(f + "_")), len(families))
     numbers = [int(n) for n in re.findall(r"\d+", case[len(families[family]) if family < len(families) else 0:])]

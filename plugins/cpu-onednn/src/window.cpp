@@ -195,7 +195,8 @@ wick_support window_supports(const wick_op_desc& op) {
 //   2x2 s2, 128x16x28x28 (the CNN's first pool)    1.2-1.9 -> 0.57    5.3-5.9 -> 1.5
 //   2x2 s2, 128x32x14x14 (its second)              1.4-2.0 -> 0.31    2.7-2.9 -> 0.66-0.81
 //   3x3 s2 p1, 16x64x112x112                       12.6-21 -> 7.6-9.6   155-164 -> 20
-// and with ONEDNN_MAX_CPU_ISA=AVX2 (simple_nchw), loop -> oneDNN:
+// (2x2 windows of stride 2 now take the AVX-512 vector kernels first: max_pool_2x2_vector, whose
+// numbers are in docs/benchmarks.md) and with ONEDNN_MAX_CPU_ISA=AVX2 (simple_nchw), loop -> oneDNN:
 //   1.2 -> 15.7 / 5.3 -> 26;   1.4 -> 9.7 / 2.7 -> 12.9;   12.2 -> 199 / 167 -> 257.
 bool onednn_pooling_preferred() {
   static const bool preferred = [] {
