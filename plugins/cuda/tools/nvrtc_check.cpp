@@ -1,7 +1,7 @@
 // wick-nvrtc-check OUTDIR ARCH...: compiles every kernel unit of the GPU plugins' shared
-// description, rendered to CUDA C, with NVRTC to PTX for each architecture (80 for sm_80, ...),
-// writing OUTDIR/<unit>.sm_<arch>.ptx. No driver or GPU needed. Exit 1 naming each unit that fails,
-// with NVRTC's log; 2 when NVRTC cannot be opened.
+// description, rendered to CUDA C, with NVRTC to PTX for each virtual architecture (80 for
+// compute_80, ...), writing OUTDIR/<unit>.sm_<arch>.ptx. No driver or GPU needed. Exit 1 naming
+// each unit that fails, with NVRTC's log; 2 when NVRTC cannot be opened.
 #include "nvrtc.hpp"
 
 #include <wick/gpu/kernels.hpp>

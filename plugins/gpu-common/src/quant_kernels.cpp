@@ -44,6 +44,28 @@ WK_FN void wk_dequant32(WK_G const wk_u8* row, wk_i64 j, int type, float* v) {
       const int q = ((qs[l % 16] >> (l < 16 ? 0 : 4)) & 0x0F) | (int)(((high >> l) & 1u) << 4);
       v[l] = type == 6 ? WK_MUL_RN((float)(q - 16), d) : WK_ADD_RN(WK_MUL_RN((float)q, d), wk_half_at(b + 2));
     }
+  } else if (type == 10) {  /* Q2_K: scales[16], qs[64], d, dmin; sub-blocks of 16 */
+    const int sub = (int)(j % 8);
+    WK_G const wk_u8* b = row + (j / 8) * 84;
+    const float d = wk_half_at(b + 80), dmin = wk_half_at(b + 82);
+    WK_G const wk_u8* qs = b + 16 + 32 * (sub / 4);
+    for (int l = 0; l < 32; ++l) {
+      const int sc = b[2 * sub + l / 16], q = (qs[l] >> (2 * (sub % 4))) & 3;
+      v[l] = WK_SUB_RN(WK_MUL_RN(WK_MUL_RN(d, (float)(sc & 0xF)), (float)q), WK_MUL_RN(dmin, (float)(sc >> 4)));
+    }
+  } else if (type == 11) {  /* Q3_K: hmask[32], qs[64], scales[12], d; sub-blocks of 16 */
+    const int sub = (int)(j % 8);
+    WK_G const wk_u8* b = row + (j / 8) * 110;
+    const float d = wk_half_at(b + 108);
+    WK_G const wk_u8* qs = b + 32 + 32 * (sub / 4);
+    WK_G const wk_u8* s = b + 96;
+    for (int l = 0; l < 32; ++l) {
+      const int k = 2 * sub + l / 16;  /* the sub-block of 16 */
+      const int low = k < 8 ? (s[k] & 0xF) : (s[k - 8] >> 4);
+      const int sc = (low | (((s[8 + k % 4] >> (2 * (k / 4))) & 3) << 4)) - 32;
+      const int q = ((qs[l] >> (2 * (sub % 4))) & 3) - ((b[l] >> sub) & 1 ? 0 : 4);
+      v[l] = WK_MUL_RN(WK_MUL_RN(d, (float)sc), (float)q);
+    }
   } else if (type == 12 || type == 13) {  /* Q4_K, Q5_K: 8 sub-blocks of a 256-value block */
     const int sub = (int)(j % 8);
     WK_G const wk_u8* b = row + (j / 8) * (type == 12 ? 144 : 176);
@@ -86,7 +108,8 @@ bool decodes(sdk::ggml::Type type) {
   using sdk::ggml::Type;
   switch (type) {
     case Type::Q4_0: case Type::Q4_1: case Type::Q5_0: case Type::Q5_1: case Type::Q8_0:
-    case Type::Q8_1: case Type::Q4_K: case Type::Q5_K: case Type::Q6_K: case Type::Q8_K:
+    case Type::Q8_1: case Type::Q2_K: case Type::Q3_K: case Type::Q4_K: case Type::Q5_K:
+    case Type::Q6_K: case Type::Q8_K:
       return true;
     default: return false;
   }
