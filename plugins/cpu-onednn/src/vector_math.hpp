@@ -1,6 +1,7 @@
 // vector_math.hpp — transcendental functions over contiguous f32 and f64 runs on SLEEF's vector
-// functions (libsleef, 1-ULP "u10" variants; erfc 1.5 ULP, tanh 3.5 ULP; on AVX-512 an inline f32
-// exp and tanh of the plugin's own, vector_math_avx512.cpp), one translation unit
+// functions (libsleef, 1-ULP "u10" variants; erfc 1.5 ULP, tanh 3.5 ULP; on AVX2 and AVX-512 the
+// f32 tanh and GELU (erf) as fitted rational functions, on AVX-512 an inline f32 exp of the
+// plugin's own, vector_math_avx512.cpp, which also holds 2x2 max pooling), one translation unit
 // per ISA (vector_math_{sse2,sse4,avx2,avx512}.cpp, each built with its own -m flags) and the
 // widest the CPU has picked at run time, capped by ONEDNN_MAX_CPU_ISA as oneDNN is.
 //
