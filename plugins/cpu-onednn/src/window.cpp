@@ -422,6 +422,15 @@ bool tiles_2x2(const WindowGeometry& g, std::initializer_list<const wick_tensor_
   return true;
 }
 
+// fn(n, c) for each [H, W] plane of an [N, C, H, W] operand, in parallel where it is large enough.
+template <class F>
+void for_each_plane(const Context& ctx, const WindowGeometry& g, F fn) {
+  const int64_t channels = g.in[1], planes = g.in[0] * channels;
+  const bool parallel = ctx.threads > 1 && planes > 1 && planes * g.in[2] * g.in[3] >= kParallelThreshold;
+#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
+  for (int64_t plane = 0; plane < planes; ++plane) fn(plane / channels, plane % channels);
+}
+
 // window_max of tiles_2x2 on the vector kernels, planes in parallel; false where they do not run.
 bool max_pool_2x2_vector(const Context& ctx, const WindowGeometry& g, const wick_tensor_desc& x,
                          const wick_tensor_desc& y) {
@@ -431,13 +440,9 @@ bool max_pool_2x2_vector(const Context& ctx, const WindowGeometry& g, const wick
   const std::vector<int64_t> xs = strides_of(x), ys = strides_of(y);
   const float* px = data_of<const float>(x);
   float* py = data_of<float>(y);
-  const int64_t channels = g.in[1], planes = g.in[0] * channels;
-  const bool parallel = ctx.threads > 1 && planes > 1 && numel_of(x) >= kParallelThreshold;
-#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const int64_t n = plane / channels, c = plane % channels;
+  for_each_plane(ctx, g, [&](int64_t n, int64_t c) {
     pool(px + n * xs[0] + c * xs[1], xs[2], py + n * ys[0] + c * ys[1], ys[2], g.out[2], g.out[3]);
-  }
+  });
   return true;
 #else
   (void)ctx, (void)g, (void)x, (void)y;
@@ -457,14 +462,10 @@ bool max_pool_2x2_grad_vector(const Context& ctx, const WindowGeometry& g, const
   const float* px = data_of<const float>(x);
   const float* ps = data_of<const float>(src);
   float* py = data_of<float>(y);
-  const int64_t channels = g.in[1], planes = g.in[0] * channels;
-  const bool parallel = ctx.threads > 1 && planes > 1 && numel_of(x) >= kParallelThreshold;
-#pragma omp parallel for num_threads(ctx.threads) schedule(static) if (parallel)
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const int64_t n = plane / channels, c = plane % channels;
+  for_each_plane(ctx, g, [&](int64_t n, int64_t c) {
     grad(px + n * xs[0] + c * xs[1], xs[2], ps + n * ss[0] + c * ss[1], ss[2], py + n * ys[0] + c * ys[1],
          ys[2], g.in[2], g.in[3], g.out[2], g.out[3], fill);
-  }
+  });
   return true;
 #else
   (void)ctx, (void)g, (void)op;
