@@ -103,23 +103,19 @@ const Kernels& active_kernels() {
 }
 
 float exp_shift_sum(float* x, int64_t n, float shift, float scale) {
-  static const Kernels& k = kernels_of(active_isa());
-  return k.exp_shift_sum(x, n, shift, scale);
+  return active_kernels().exp_shift_sum(x, n, shift, scale);
 }
 
 float max_f32(const float* x, int64_t n) {
-  static const Kernels& k = kernels_of(active_isa());
-  return k.max_f32(x, n);
+  return active_kernels().max_f32(x, n);
 }
 
 void apply(Fn fn, const float* in, float* out, int64_t n, float alpha) {
-  static const Kernels& k = kernels_of(active_isa());
-  k.f32(fn, in, out, n, alpha);
+  active_kernels().f32(fn, in, out, n, alpha);
 }
 
 void apply(Fn fn, const double* in, double* out, int64_t n, double alpha) {
-  static const Kernels& k = kernels_of(active_isa());
-  k.f64(fn, in, out, n, alpha);
+  active_kernels().f64(fn, in, out, n, alpha);
 }
 
 }  // namespace wick::cpu::vecmath

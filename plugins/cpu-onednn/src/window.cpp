@@ -418,7 +418,7 @@ bool tiles_2x2(const WindowGeometry& g, std::initializer_list<const wick_tensor_
       return false;
   }
   for (const wick_tensor_desc* d : operands)
-    if (d->dtype != WICK_DTYPE_F32 || strides_of(*d)[3] != 1) return false;
+    if (d->dtype != WICK_DTYPE_F32 || d->strides[3] != 1) return false;  // rank 4, as g's
   return true;
 }
 
