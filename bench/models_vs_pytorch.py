@@ -47,6 +47,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+from openblas_core import with_coretype  # noqa: E402
+
+os.environ.update(with_coretype(os.environ))  # before torch loads OpenBLAS (bench/openblas_core.py)
+
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402

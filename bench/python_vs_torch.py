@@ -23,6 +23,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+from openblas_core import with_coretype
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -35,6 +37,7 @@ def configure(threads):
         f.write('[devices]\npriority = ["cpu-onednn"]\n[plugins.cpu-onednn]\nthreads = %d\n' % threads)
     os.environ["WICK_CONFIG"] = path
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    os.environ.update(with_coretype(os.environ))  # bench/openblas_core.py
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
     return path
 

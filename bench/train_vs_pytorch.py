@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from openblas_core import coretype, with_coretype
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = [("mlp", 128), ("mlp", 32), ("cnn", 128)]
 
@@ -56,14 +58,18 @@ def main():
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="wick-train-bench-")
     rows = []
-    print("PyTorch BLAS: " + blas(), flush=True)
+    print("PyTorch BLAS: %s, OPENBLAS_CORETYPE=%s" % (blas(), os.environ.get("OPENBLAS_CORETYPE", coretype())),
+          flush=True)
     for threads in [int(t) for t in a.threads.split(",")]:
         config = os.path.join(tmp, "threads%d.toml" % threads)
         with open(config, "w") as f:
             f.write("[devices]\npriority = [\"cpu-onednn\"]\n[plugins.cpu-onednn]\nthreads = %d\n" % threads)
         # PyTorch runs its own OpenMP threads; OpenBLAS's pool on top of them oversubscribes the cores
         # (measured: 3x slower at 2 threads), so OpenBLAS gets one thread, PyTorch's best setting.
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1", WICK_PLUGIN_PATH="")
+        # OPENBLAS_CORETYPE: OpenBLAS's kernels for this CPU, where it does not recognise it
+        # (bench/openblas_core.py).
+        env = with_coretype(dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1",
+                                 WICK_PLUGIN_PATH=""))
         configs = [(c.split(":")[0], int(c.split(":")[1])) for c in a.configs.split(",")] if a.configs else CONFIGS
         for model, batch in configs:
             limit = ["--limit", str(a.limit)] if a.limit else []

@@ -33,8 +33,11 @@ if [[ "${1:-}" == "--libtorch" ]]; then
   cmake -DWICK_BENCH_LIBTORCH=ON "$build" >/dev/null
   ninja -C "$build" -j "${WICK_BUILD_JOBS:-$(nproc)}" wick_bench_libtorch
   out="${WICK_BENCH_OUT:-$build/bench_libtorch.json}"
-  # OpenBLAS's own thread pool on top of libtorch's oversubscribes the cores: one thread.
-  OPENBLAS_NUM_THREADS=1 "$build/bin/wick_bench_libtorch" --benchmark_repetitions="${WICK_BENCH_REPETITIONS:-10}" \
+  # OpenBLAS's own thread pool on top of libtorch's oversubscribes the cores: one thread. And its
+  # kernels for this CPU's features, where it does not recognise the CPU's model (a VM's generic
+  # one gets its Prescott kernels: bench/openblas_core.py).
+  coretype="$(cd "$root/bench" && /usr/bin/python3 -c 'import openblas_core; print(openblas_core.coretype() or "")')"
+  OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-$coretype}" OPENBLAS_NUM_THREADS=1 "$build/bin/wick_bench_libtorch" --benchmark_repetitions="${WICK_BENCH_REPETITIONS:-10}" \
     --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
     --benchmark_out="$out" --benchmark_out_format=json "$@" >&2
   exec /usr/bin/python3 "$root/bench/report.py" "$out"

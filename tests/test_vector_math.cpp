@@ -283,3 +283,34 @@ TEST_CASE("vector math: a softmax row's max ignores NaN, and its weights and sum
     }
   }
 }
+
+TEST_CASE("vector math: one row times W^T (dot_rows_f32) matches a double reference for every n and k tail, and writes only its outputs", "[vector_math]") {
+  for (const Isa isa : isas_here()) {
+    const vm::Kernels& k = vm::kernels_of(isa);
+    if (k.dot_rows_f32 == nullptr) continue;  // ISAs without FMA: matmul.cpp's own loop
+    for (const int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 13}) {
+      for (const int64_t depth : {1, 3, 8, 15, 16, 17, 31, 32, 33, 47, 64, 100, 257}) {
+        INFO(vm::isa_name(isa) << " n " << n << " k " << depth);
+        const int64_t bn = depth + 5, on = 3;  // W's rows padded, z strided
+        std::vector<float> x(static_cast<size_t>(depth)), w(static_cast<size_t>(n * bn), 1e30f);
+        for (int64_t p = 0; p < depth; ++p) x[static_cast<size_t>(p)] = std::sin(0.7f * static_cast<float>(p) + 0.1f);
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t p = 0; p < depth; ++p)
+            w[static_cast<size_t>(j * bn + p)] = std::cos(0.3f * static_cast<float>(j * depth + p));
+        std::vector<float> z(static_cast<size_t>(n * on), 99.0f);
+        k.dot_rows_f32(x.data(), w.data(), bn, z.data(), on, n, depth);
+        for (int64_t j = 0; j < n; ++j) {
+          double want = 0, scale = 0;
+          for (int64_t p = 0; p < depth; ++p) {
+            const double t = static_cast<double>(x[static_cast<size_t>(p)]) * w[static_cast<size_t>(j * bn + p)];
+            want += t;
+            scale += std::fabs(t);
+          }
+          // f32 accumulation: within a few ULP of the sum of |terms|.
+          CHECK(std::fabs(z[static_cast<size_t>(j * on)] - want) <= 1e-6 * scale + 1e-30);
+          for (int64_t q = 1; q < on; ++q) CHECK(z[static_cast<size_t>(j * on + q)] == 99.0f);
+        }
+      }
+    }
+  }
+}

@@ -6,6 +6,7 @@
 #include "matmul.hpp"
 
 #include "onednn.hpp"
+#include "vector_math.hpp"
 
 #include <atomic>
 #include <optional>
@@ -251,12 +252,16 @@ void matmul_onednn(Context& ctx, const wick_tensor_desc& a_in, const wick_tensor
   if (c != &c_in) pc.store(c_in);
 }
 
-// x W^T for one row in f32: z[j * on] = sum_p x[p] * y[j * bn + p] for j < n, four outputs at a
-// time (four independent sums share each x load), cloned for AVX2 and AVX-512 where the omp simd
-// reductions run 8 or 16 lanes wide (the baseline: SSE2's 4). A small layer at batch 1 (an MLP's
-// 256x128) spends most of its time here.
-__attribute__((target_clones("default", "avx2", "avx512f"))) void dot_rows_f32(
-    const float* x, const float* y, int64_t bn, float* z, int64_t on, int64_t n, int64_t k) {
+// x W^T for one row in f32: z[j * on] = sum_p x[p] * y[j * bn + p] for j < n. On the vector
+// math's kernel where the ISA has one (AVX2, AVX-512: vector_math_kernels.inc); elsewhere four
+// outputs at a time (four independent sums share each x load) in SSE2's 4 lanes. A small layer at
+// batch 1 (an MLP's 256x128) spends most of its time here.
+void dot_rows_f32(const float* x, const float* y, int64_t bn, float* z, int64_t on, int64_t n,
+                  int64_t k) {
+  if constexpr (vecmath::kAvailable) {
+    if (const auto kernel = vecmath::active_kernels().dot_rows_f32)
+      return kernel(x, y, bn, z, on, n, k);
+  }
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) {
     const float *y0 = y + j * bn, *y1 = y0 + bn, *y2 = y1 + bn, *y3 = y2 + bn;

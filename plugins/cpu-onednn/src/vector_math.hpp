@@ -57,6 +57,10 @@ struct Kernels {
   void (*max_pool_2x2)(const float* x, int64_t xrow, float* y, int64_t yrow, int64_t oh, int64_t ow);
   void (*max_pool_2x2_grad)(const float* x, int64_t xrow, const float* s, int64_t srow, float* y,
                             int64_t yrow, int64_t h, int64_t w, int64_t oh, int64_t ow, float fill);
+  // z[j * on] = sum over p < k of x[p] * y[j * bn + p], for j < n: one row of x times W^T (W's
+  // rows bn floats apart), the small matmuls' inner loop; null on ISAs without FMA.
+  void (*dot_rows_f32)(const float* x, const float* y, int64_t bn, float* z, int64_t on,
+                       int64_t n, int64_t k);
 };
 
 // Whether this CPU (and OS) can run `isa`'s kernels.

@@ -10,6 +10,7 @@
 #define WICK_VM_EXPF(x) exp_avx512(x)
 #define WICK_VM_DIVF(n, d) div_avx512(n, d)
 #define WICK_VM_POOL_2X2 1  // max_pool_2x2 and max_pool_2x2_grad below
+#define WICK_VM_HSUM4 hsum4
 #include <immintrin.h>
 
 namespace wick::cpu::vecmath_isa_avx512 {
@@ -50,6 +51,17 @@ inline __m512 div_avx512(__m512 n, __m512 d) {
   const __m512 r = _mm512_maskz_rcp14_ps(kAll, d);
   const __m512 q = _mm512_mul_ps(n, r);
   return _mm512_fnmadd_ps(_mm512_fmsub_ps(d, q, n), r, q);
+}
+
+// out[0..3] = the lane sums of a, b, c and d: each one's four 128-bit quarters added (two
+// shuffles of the quarters), then two horizontal adds of the four together.
+inline void hsum4(__m512 a, __m512 b, __m512 c, __m512 d, float* out) {
+  auto fold = [](__m512 v) {
+    v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, 0x4E));  // quarters 2 3 0 1
+    v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, 0xB1));  // quarters 1 0 3 2
+    return _mm512_maskz_extractf32x4_ps(0xF, v, 0);
+  };
+  _mm_storeu_ps(out, _mm_hadd_ps(_mm_hadd_ps(fold(a), fold(b)), _mm_hadd_ps(fold(c), fold(d))));
 }
 
 // ---- 2x2, stride-2 max pooling of f32 planes (vector_math.hpp's Kernels::max_pool_2x2*) ----------
