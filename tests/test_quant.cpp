@@ -1,18 +1,21 @@
 // wick/quant.hpp: GGML block-quantized tensors through the op table's QUANTIZE, DEQUANTIZE and
 // MATMUL_QUANT. Bytes and values against tests/data/ggml_quants/fixtures.bin (the `gguf` package's
 // and llama.cpp's references, never Wick's), the matmul against a double loop over the fixture's
-// dequantized weights, on cpu-onednn (its kernels) and opencl (which lacks the ops: the CPU runs
-// quantize/dequantize and the matmul is composed on the device), and the refusals.
+// dequantized weights, on cpu-onednn (its kernels) and opencl (gpu-common's kernels; the core
+// quantizes the K-quants' weight types on the host), and the refusals.
 #include "ggml_fixtures.hpp"
 #include "test_support.hpp"
 
 #include <wick/autograd.hpp>
 #include <wick/quant.hpp>
+#include <wick/sdk/ggml_quants.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -51,7 +54,57 @@ std::vector<float> ramp(int64_t n, double scale) {
   return v;
 }
 
+// Rows no fixture has: subnormal, huge and mixed magnitudes, zeros, ties, NaN and infinity. The
+// expected bytes are the SDK's reference quantizer's (wick/sdk/ggml_quants.hpp, itself checked
+// against the gguf package's bytes above and in test_ggml_quants), the kernels under test a port
+// of it: opencl's QUANTIZE kernel (its divisions in integers), cpu-onednn's.
+std::vector<float> hostile_rows(int64_t rows) {
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const float scales[] = {1e-42f, 3e-39f, 1e-30f, 1e-5f, 0.7f, 1.0f, 300.0f, 1e7f, 1e20f, 3e37f};
+  std::vector<float> v(static_cast<size_t>(rows * kRow));
+  for (int64_t r = 0; r < rows; ++r) {
+    float* x = v.data() + r * kRow;
+    const float scale = scales[r % 10];
+    for (int64_t i = 0; i < kRow; ++i) x[i] = normal(gen) * scale;
+    if (r % 7 == 1) for (int64_t i = 0; i < 64; ++i) x[i] = 0.0f;                     // zero blocks
+    if (r % 7 == 2) for (int64_t i = 0; i < kRow; ++i) x[i] = float(i % 16) - 8.0f;   // ties
+    if (r % 7 == 3) x[5] = std::numeric_limits<float>::quiet_NaN();
+    if (r % 7 == 4) x[40] = -std::numeric_limits<float>::infinity();
+    if (r % 7 == 5) for (int64_t i = 0; i < kRow; i += 3) x[i] *= 1e-25f;              // mixed
+    if (r % 7 == 6) x[17] = -x[3] + 0.0f, x[3] = std::fabs(x[3]);                       // |max| twice
+  }
+  return v;
+}
+
 }  // namespace
+
+TEST_CASE("quantize on every device is the reference quantizer's, bit for bit, on hostile and random rows, from f32, f16 and f64", "[quant]") {
+  const int64_t rows = 70;
+  const std::vector<float> input = hostile_rows(rows);
+  for (const Device& dev : test::cpu_and_opencl()) {
+    for (const DType dtype : {DType::F32, DType::F16, DType::F64}) {
+      const Tensor x = Tensor::from_vector(input, {rows, kRow}, dev).to(dtype);
+      // The values the quantizer sees: the input as stored in dtype, as f32 (f64 widens exactly).
+      const std::vector<float> seen = x.to(DType::F32).to_vector<float>();
+      for (const TypeCase& t : kTypes) {
+        INFO(dev.name() << " " << t.name << " from " << dtype_name(dtype));
+        const auto type = static_cast<sdk::ggml::Type>(static_cast<int>(t.type));
+        const int64_t row_bytes = kRow / int64_t(sdk::ggml::traits(type).block_size) * int64_t(sdk::ggml::traits(type).type_size);
+        std::vector<uint8_t> want(static_cast<size_t>(rows * row_bytes));
+        for (int64_t r = 0; r < rows; ++r)
+          sdk::ggml::quantize_row(type, seen.data() + r * kRow, want.data() + r * row_bytes, kRow);
+        const std::vector<uint8_t> got = host_bytes(quant::quantize(x, t.type).data());
+        REQUIRE(got.size() == want.size());
+        size_t first_bad = got.size();
+        for (size_t i = 0; i < got.size() && first_bad == got.size(); ++i)
+          if (got[i] != want[i]) first_bad = i;
+        INFO("first differing byte " << first_bad << " (row " << int64_t(first_bad) / row_bytes << ")");
+        CHECK(first_bad == got.size());
+      }
+    }
+  }
+}
 
 TEST_CASE("quantize and dequantize give the gguf package's and llama.cpp's bytes and values", "[quant]") {
   const std::vector<float> input = floats("input");

@@ -123,6 +123,7 @@ void add_rng_params(KernelCall& call, const wick_op_desc& op, bool wide_is_doubl
 wick_support check_call(const wick_op_desc& op) {
   if (op.op == WICK_OP_MATMUL) return detail::check_matmul(op);
   if (op.op == WICK_OP_DEQUANTIZE) return detail::check_dequantize(op);
+  if (op.op == WICK_OP_QUANTIZE) return detail::check_quantize(op);
   if (op.op == WICK_OP_MATMUL_QUANT) return detail::check_matmul_quant(op);
   const sdk::OpKind kind = sdk::op_info(op.op)->kind;
   if (kind == sdk::OpKind::REDUCE || kind == sdk::OpKind::SCAN) return detail::check_lines(op);
@@ -223,7 +224,7 @@ static KernelCall plan_call(const wick_op_desc& op, const void* const* handles,
 
 Launch plan_launch(const wick_op_desc& op, const void* const* handles, size_t handle_size,
                    const Target& target) {
-  if (op.op == WICK_OP_DEQUANTIZE || op.op == WICK_OP_MATMUL_QUANT)
+  if (op.op == WICK_OP_QUANTIZE || op.op == WICK_OP_DEQUANTIZE || op.op == WICK_OP_MATMUL_QUANT)
     return {{detail::plan_quant(op, handles, handle_size)}, 0};
   if (op.op == WICK_OP_CONV) {
     sdk::check_operands_inside(op);

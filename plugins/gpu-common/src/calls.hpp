@@ -61,7 +61,8 @@ void plan_batch_norm(KernelCall& call, const wick_op_desc& op, const void* const
 void plan_attention(KernelCall& call, const wick_op_desc& op, const void* const* handles,
                     size_t handle_size);
 
-// quant_kernels.cpp: dequantize, matmul_quant (the launch of either: plan_quant).
+// quant_kernels.cpp: quantize, dequantize, matmul_quant (the launch of each: plan_quant).
+wick_support check_quantize(const wick_op_desc& op);
 wick_support check_dequantize(const wick_op_desc& op);
 wick_support check_matmul_quant(const wick_op_desc& op);
 KernelCall plan_quant(const wick_op_desc& op, const void* const* handles, size_t handle_size);

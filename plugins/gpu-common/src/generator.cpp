@@ -133,7 +133,7 @@ Units emit_units() {
     if (is_float(t.dtype)) {
       emit_rng(make, t);
       // A unit of their own: only a process that runs GGML blocks compiles them.
-      emit_dequantize(u.body(std::string(t.name) + ".quant"), t);
+      emit_quant(u.body(std::string(t.name) + ".quant"), t);
     }
     std::string& lines = u.body(std::string(t.name) + ".lines");
     emit_reductions(lines, t);
@@ -218,12 +218,12 @@ sdk::DTypeSet generated_dtypes(wick_op_code op) {
   const sdk::OpInfo* info = sdk::op_info(op);
   if (info == nullptr) return 0;
   const sdk::DTypeSet all = sdk::dtypes_of(sdk::DTypeClass::ANY);
-  // No kernels yet: the fused convolutions (the core composes conv, add, relu) and quantize (the
-  // core runs the reference on the host).
-  if (op == WICK_OP_CONV_BIAS || op == WICK_OP_CONV_BIAS_RELU || op == WICK_OP_QUANTIZE) return 0;
-  // Dequantize's dtype is its input's, u8; the kernel is the output dtype's. matmul_quant's is x's.
+  // No kernels yet: the fused convolutions (the core composes conv, add, relu).
+  if (op == WICK_OP_CONV_BIAS || op == WICK_OP_CONV_BIAS_RELU) return 0;
+  // Dequantize's dtype is its input's, u8; the kernel is the output dtype's. Quantize's and
+  // matmul_quant's is x's (quantize declines the K-quants' weight types: quant_kernels.cpp).
   if (op == WICK_OP_DEQUANTIZE) return sdk::dtype_bit(WICK_DTYPE_U8);
-  if (op == WICK_OP_MATMUL_QUANT) return sdk::kFloatDTypes;
+  if (op == WICK_OP_MATMUL_QUANT || op == WICK_OP_QUANTIZE) return sdk::kFloatDTypes;
   switch (info->kind) {
     case sdk::OpKind::UNARY:
     case sdk::OpKind::BINARY:
@@ -295,6 +295,7 @@ std::string kernel_name(wick_op_code op, wick_dtype t, wick_dtype to) {
   if (op == WICK_OP_CAST) return "cast_" + dt + "_" + detail::type_info(to).name;
   if (op == WICK_OP_IOTA) return "iota_" + dt;
   if (op == WICK_OP_DEQUANTIZE) return "dequantize_" + std::string(detail::type_info(to).name);
+  if (op == WICK_OP_QUANTIZE) return "quantize_" + dt;
   if (op == WICK_OP_RNG_UNIFORM) return "rng_uniform_" + dt;
   if (op == WICK_OP_RNG_NORMAL) return "rng_normal_" + dt;
   static const char* const kBits[] = {"", "u8", "u16", "", "u32", "", "", "", "u64"};

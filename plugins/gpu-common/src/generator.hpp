@@ -78,8 +78,9 @@ void emit_softmax(std::string& out, const TypeInfo& t);
 void emit_norm(std::string& out, const TypeInfo& t);
 void emit_batch_norm(std::string& out, const TypeInfo& t);
 void emit_attention(std::string& out, const TypeInfo& t);
-// quant_kernels.cpp: dequantize_<dt> (GGML blocks to a float dtype)
-void emit_dequantize(std::string& out, const TypeInfo& t);
+// quant_kernels.cpp: quantize_<dt>, dequantize_<dt> and matmul_quant_<dt> (GGML blocks from and to
+// a float dtype)
+void emit_quant(std::string& out, const TypeInfo& t);
 // nn_kernels.cpp
 void emit_matmul(std::string& out, const TypeInfo& t);
 void emit_window(std::string& out, const TypeInfo& t);

@@ -4,8 +4,11 @@
 // and friends in CUDA, whose compiler contracts to FMAs otherwise), in the reference's order. One
 // work-item per 32 values of a row (a block of the 32-value types, a sub-block of the K-quants).
 // MATMUL_QUANT: one work-item per output, each weight group decoded by the same function and
-// dotted with x (a plain kernel: correct on every device, not tuned). QUANTIZE has no kernel: the
-// core quantizes on the host (ggml's search for scales is long serial code).
+// dotted with x (a plain kernel: correct on every device, not tuned). QUANTIZE: one work-item per
+// block, the SDK's reference operation for operation (its divisions correctly rounded: WK_DIV_RN),
+// for the types whose scale is a block's maximum (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, and Q8_K, the
+// activations' type); the K-quants' weight types search for their scales (long serial code), and
+// the core quantizes them on the host.
 #include "calls.hpp"
 #include "generator.hpp"
 
@@ -101,6 +104,135 @@ WK_FN void wk_dequant32(WK_G const wk_u8* row, wk_i64 j, int type, float* v) {
 }
 )K";
 
+// QUANTIZE's pieces: a correctly rounded division (CUDA's __fdiv_rn; in OpenCL, whose `/` may be
+// 2.5 ULP off, the exact quotient of the significands in 64-bit integers, rounded to nearest even),
+// C's (int)v as x86 computes it (the SDK's trunc_int), an f16 stored little-endian, and one block
+// of 32 values of the 32-value types from v.
+const char* const kQuantFn = R"K(
+#ifdef __CUDACC__
+#define WK_DIV_RN(a, b) __fdiv_rn(a, b)
+#define WK_ROUND_AWAY(v) roundf(v)
+#else
+#define WK_DIV_RN(a, b) wk_div_rn(a, b)
+#define WK_ROUND_AWAY(v) round(v)
+WK_FN float wk_div_rn(float a, float b) {
+  const wk_u32 xa = WK_F32_BITS(a), xb = WK_F32_BITS(b);
+  const wk_u32 sign = (xa ^ xb) & 0x80000000u, aa = xa & 0x7fffffffu, ab = xb & 0x7fffffffu;
+  if (aa > 0x7f800000u || ab > 0x7f800000u) return WK_NAN_F;
+  if (aa == 0x7f800000u) return ab == 0x7f800000u ? WK_NAN_F : WK_BITS_F32(sign | 0x7f800000u);
+  if (ab == 0x7f800000u) return WK_BITS_F32(sign);
+  if (ab == 0u) return aa == 0u ? WK_NAN_F : WK_BITS_F32(sign | 0x7f800000u);
+  if (aa == 0u) return WK_BITS_F32(sign);
+  /* a = ma 2^(ea - 150), b = mb 2^(eb - 150), ma and mb normalised to 24 bits */
+  int ea = (int)(aa >> 23), eb = (int)(ab >> 23);
+  wk_u64 ma = aa & 0x7fffffu, mb = ab & 0x7fffffu;
+  if (ea == 0) ea = 1; else ma |= 0x800000u;
+  if (eb == 0) eb = 1; else mb |= 0x800000u;
+  while (ma < 0x800000u) { ma <<= 1; --ea; }
+  while (mb < 0x800000u) { mb <<= 1; --eb; }
+  const wk_u64 q = (ma << 40) / mb;  /* a / b = (q + a fraction) 2^e, q of 40 or 41 bits */
+  const int sticky = (ma << 40) % mb != 0u;
+  const int e = ea - eb - 40;
+  int shift = (q >> 40) != 0u ? 17 : 16;  /* down to 24 bits */
+  if (e + shift < -149) shift = -149 - e;  /* a subnormal result keeps fewer */
+  if (shift > 62) shift = 62;              /* below half the least subnormal: 0 */
+  wk_u64 m = q >> shift;
+  const wk_u64 rest = q & ((((wk_u64)1) << shift) - 1u), halfway = ((wk_u64)1) << (shift - 1);
+  if (rest > halfway || (rest == halfway && (sticky || (m & 1u)))) ++m;
+  int ex = e + shift;  /* the result is m 2^ex */
+  if (m == 0x1000000u) { m >>= 1; ++ex; }
+  if (m < 0x800000u) return WK_BITS_F32(sign | (wk_u32)m);  /* subnormal (ex = -149) or 0 */
+  if (ex + 150 >= 255) return WK_BITS_F32(sign | 0x7f800000u);
+  return WK_BITS_F32(sign | ((wk_u32)(ex + 150) << 23) | ((wk_u32)m & 0x7fffffu));
+}
+#endif
+/* The low byte of x as a signed 8-bit value (C's (int8_t)x). */
+WK_FN int wk_low_i8(int x) { return ((x & 0xFF) ^ 0x80) - 0x80; }
+WK_FN int wk_trunc_int(float v) { return v >= -2147483648.0f && v < 2147483648.0f ? (int)v : (int)0x80000000u; }
+WK_FN int wk_finite(float v) { return (WK_F32_BITS(v) & 0x7fffffffu) < 0x7f800000u; }
+WK_FN void wk_put_half(WK_G wk_u8* p, float v) {
+  const wk_u16 h = wk_f32_to_f16(v);
+  p[0] = (wk_u8)(h & 0xFFu);
+  p[1] = (wk_u8)(h >> 8);
+}
+/* The value of largest magnitude, signed (the first on a tie; 0 for none). */
+WK_FN float wk_signed_absmax(const float* v, int n) {
+  float max = 0.0f, amax = 0.0f;
+  for (int l = 0; l < n; ++l) {
+    const float a = WK_BITS_F32(WK_F32_BITS(v[l]) & 0x7fffffffu);
+    if (a > amax) { amax = a; max = v[l]; }
+  }
+  return max;
+}
+/* Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1 (type numbers 2, 3, 6, 7, 8, 9): the block of v at b. */
+WK_FN void wk_quant32(const float* v, int type, WK_G wk_u8* b) {
+  const int size = type == 2 ? 18 : type == 3 ? 20 : type == 6 ? 22 : type == 7 ? 24 : type == 8 ? 34 : 36;
+  for (int i = 0; i < size; ++i) b[i] = 0;
+  int finite = 1;
+  for (int l = 0; l < 32; ++l) finite &= wk_finite(v[l]);
+  const int has_m = type == 3 || type == 7 || type == 9;  /* a second half after d: m, or Q8_1's s */
+  if (!finite) {
+    wk_put_half(b, WK_NAN_F);
+    if (has_m) wk_put_half(b + 2, WK_NAN_F);
+    return;
+  }
+  float lo = 3.40282347e38f, hi = -3.40282347e38f;
+  for (int l = 0; l < 32; ++l) {
+    if (v[l] < lo) lo = v[l];
+    if (v[l] > hi) hi = v[l];
+  }
+  float d, id;
+  if (type == 8 || type == 9) {
+    float amax = 0.0f;
+    for (int l = 0; l < 32; ++l) {
+      const float a = WK_BITS_F32(WK_F32_BITS(v[l]) & 0x7fffffffu);
+      amax = amax < a ? a : amax;
+    }
+    d = WK_DIV_RN(amax, 127.0f);
+    id = d != 0.0f ? WK_DIV_RN(1.0f, d) : 0.0f;
+    int sum = 0;
+    for (int l = 0; l < 32; ++l) {
+      const int q = wk_low_i8(wk_trunc_int(WK_ROUND_AWAY(WK_MUL_RN(v[l], id))));
+      b[(type == 8 ? 2 : 4) + l] = (wk_u8)(q & 0xFF);
+      sum += q;
+    }
+    wk_put_half(b, d);
+    if (type == 9) wk_put_half(b + 2, WK_MUL_RN((float)sum, d));
+    return;
+  }
+  if (type == 2 || type == 6) {
+    d = WK_DIV_RN(wk_signed_absmax(v, 32), type == 2 ? -8.0f : -16.0f);
+  } else {
+    d = WK_DIV_RN(WK_SUB_RN(hi, lo), type == 3 ? 15.0f : 31.0f);
+    wk_put_half(b + 2, lo);
+  }
+  id = d != 0.0f ? WK_DIV_RN(1.0f, d) : 0.0f;
+  wk_put_half(b, d);
+  int q[32];
+  for (int l = 0; l < 32; ++l) {
+    if (type == 2 || type == 6) {  /* the offset 8 or 16, + 0.5 */
+      const int t = wk_low_i8(wk_trunc_int(WK_ADD_RN(WK_MUL_RN(v[l], id), type == 2 ? 8.5f : 16.5f)));
+      q[l] = (t < (type == 2 ? 15 : 31) ? t : (type == 2 ? 15 : 31)) & 0xFF;
+    } else if (type == 3) {
+      const int t = wk_low_i8(wk_trunc_int(WK_ADD_RN(WK_MUL_RN(WK_SUB_RN(v[l], lo), id), 0.5f)));
+      q[l] = (t < 15 ? t : 15) & 0xFF;
+    } else {  /* Q5_1: not clamped, as ggml */
+      q[l] = wk_trunc_int(WK_ADD_RN(WK_MUL_RN(WK_SUB_RN(v[l], lo), id), 0.5f)) & 0xFF;
+    }
+  }
+  WK_G wk_u8* qs = b + (type == 2 ? 2 : type == 3 ? 4 : type == 6 ? 6 : 8);
+  wk_u32 qh = 0;
+  const int q4 = type == 2 || type == 3;  /* Q4's quants are at most 15; Q5's low nibbles */
+  for (int l = 0; l < 16; ++l) {
+    qs[l] = (wk_u8)((q4 ? q[l] | (q[l + 16] << 4) : (q[l] & 0x0F) | ((q[l + 16] & 0x0F) << 4)) & 0xFF);
+    qh |= (wk_u32)((q[l] & 0x10) >> 4) << l;
+    qh |= (wk_u32)((q[l + 16] & 0x10) >> 4) << (l + 16);
+  }
+  if (type == 6 || type == 7)
+    for (int i = 0; i < 4; ++i) b[(type == 6 ? 2 : 4) + i] = (wk_u8)((qh >> (8 * i)) & 0xFFu);
+}
+)K";
+
 bool dense(const wick_tensor_desc& d) { return sdk::is_c_dense(d.shape, d.strides, d.rank); }
 
 // The GGML types the kernel decodes (numbers as in the file).
@@ -115,11 +247,93 @@ bool decodes(sdk::ggml::Type type) {
   }
 }
 
+// The GGML types the quantize kernel writes: those whose scale is a block's maximum.
+bool quantizes(sdk::ggml::Type type) {
+  using sdk::ggml::Type;
+  switch (type) {
+    case Type::Q4_0: case Type::Q4_1: case Type::Q5_0: case Type::Q5_1: case Type::Q8_0:
+    case Type::Q8_1: case Type::Q8_K:
+      return true;
+    default: return false;
+  }
+}
+
+// The shapes QUANTIZE and DEQUANTIZE share: `blocks` u8 [..., k / block_size * type_size] and
+// `values` a float [..., k], both dense, of type p.type (`ok`: the kernel takes the type).
+wick_support check_blocks(const wick_quant_params& p, bool ok, const wick_tensor_desc& blocks,
+                          const wick_tensor_desc& values) {
+  const auto traits = sdk::ggml::type_traits(static_cast<uint32_t>(p.type));
+  if (p.type < 0 || !traits || !ok || p.k <= 0 || p.k % traits->block_size != 0 ||
+      sdk::quant_flags(p) != 0)
+    return WICK_SUPPORT_NO_PARAMS;
+  if (blocks.dtype != WICK_DTYPE_U8 || !sdk::has_dtype(sdk::kFloatDTypes, values.dtype) ||
+      blocks.rank < 1 || blocks.rank != values.rank || !dense(blocks) || !dense(values))
+    return WICK_SUPPORT_NO_PARAMS;
+  const int last = values.rank - 1;
+  for (int i = 0; i < last; ++i)
+    if (blocks.shape[i] != values.shape[i]) return WICK_SUPPORT_NO_PARAMS;
+  if (values.shape[last] != p.k ||
+      blocks.shape[last] != p.k / traits->block_size * traits->type_size)
+    return WICK_SUPPORT_NO_PARAMS;
+  return WICK_SUPPORT_YES;
+}
+
 }  // namespace
 
-void emit_dequantize(std::string& out, const TypeInfo& t) {
+// quantize_<dt>: one work-item per block; Q8_K (type 15) reads its 256 values twice (its maximum,
+// then its quants) rather than holding them.
+std::string quantize_kernel(const TypeInfo& t) {
+  const std::string x = "(float)" + load(t, "x", "l");
+  const std::string xs = "(float)" + load(t, "x", "16 * s + l");
+  return std::string(kQuantFn) + "WK_KERNEL quantize_" + t.name + "(WK_G wk_u8* out, WK_G const " +
+         t.storage +
+         "* in, wk_i64 out_off, wk_i64 in_off, wk_i64 blocks, wk_i64 per_row, wk_i64 row_bytes, "
+         "wk_i32 type) {\n"
+         "  const int n = type == 15 ? 256 : 32, size = (int)(row_bytes / per_row);\n"
+         "  for (wk_i64 g = WK_GID; g < blocks; g += WK_GSIZE) {\n"
+         "    const wk_i64 r = g / per_row, j = g % per_row;\n"
+         "    WK_G const " + t.storage + "* x = in + in_off + (r * per_row + j) * n;\n"
+         "    WK_G wk_u8* b = out + out_off + r * row_bytes + j * size;\n"
+         "    if (type != 15) {\n"
+         "      float v[32];\n"
+         "      for (int l = 0; l < 32; ++l) v[l] = " + x + ";\n"
+         "      wk_quant32(v, type, b);\n"
+         "      continue;\n"
+         "    }\n"
+         "    int finite = 1;\n"
+         "    float max = 0.0f, amax = 0.0f;\n"
+         "    for (int l = 0; l < 256; ++l) {\n"
+         "      const float v = " + x + ", a = WK_BITS_F32(WK_F32_BITS(v) & 0x7fffffffu);\n"
+         "      finite &= wk_finite(v);\n"
+         "      if (a > amax) { amax = a; max = v; }\n"
+         "    }\n"
+         "    for (int i = 0; i < 292; ++i) b[i] = 0;\n"
+         "    wk_u32 d_bits = 0x7fc00000u;  /* a NaN d for a block with a NaN or infinity */\n"
+         "    if (finite && max != 0.0f) {\n"
+         "      const float iscale = WK_DIV_RN(-127.0f, max);\n"
+         "      for (int s = 0; s < 16; ++s) {\n"
+         "        int sum = 0;\n"
+         "        for (int l = 0; l < 16; ++l) {\n"
+         "          const float shifted = WK_ADD_RN(WK_MUL_RN(iscale, " + xs + "), 12582912.0f);\n"
+         "          int q = (int)(WK_F32_BITS(shifted) & 0x7fffffu) - 0x400000;\n"
+         "          q = wk_low_i8(q < 127 ? q : 127);\n"
+         "          b[4 + 16 * s + l] = (wk_u8)(q & 0xFF);\n"
+         "          sum += q;\n"
+         "        }\n"
+         "        b[260 + 2 * s] = (wk_u8)(sum & 0xFF);\n"
+         "        b[261 + 2 * s] = (wk_u8)((sum >> 8) & 0xFF);\n"
+         "      }\n"
+         "      d_bits = WK_F32_BITS(WK_DIV_RN(1.0f, iscale));\n"
+         "    } else if (finite) {\n"
+         "      d_bits = 0u;  /* all zero */\n"
+         "    }\n"
+         "    for (int i = 0; i < 4; ++i) b[i] = (wk_u8)((d_bits >> (8 * i)) & 0xFFu);\n"
+         "  }\n}\n";
+}
+
+void emit_quant(std::string& out, const TypeInfo& t) {
   const std::string dt = t.name, st = t.storage, acc = t.compute;
-  std::string k = kGroupFn;
+  std::string k = kGroupFn + quantize_kernel(t);
   // dequantize_<dt>: one work-item per group of 32 values.
   k += "WK_KERNEL dequantize_" + dt + "(WK_G " + st +
        "* out, WK_G const wk_u8* in, wk_i64 out_off, wk_i64 in_off, wk_i64 groups, wk_i64 per_row, "
@@ -149,24 +363,16 @@ void emit_dequantize(std::string& out, const TypeInfo& t) {
   guarded(out, t, k);
 }
 
+wick_support check_quantize(const wick_op_desc& op) {
+  if (op.params == nullptr || op.num_inputs != 1 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
+  const auto& p = *static_cast<const wick_quant_params*>(op.params);
+  return check_blocks(p, quantizes(static_cast<sdk::ggml::Type>(p.type)), op.outputs[0], op.inputs[0]);
+}
+
 wick_support check_dequantize(const wick_op_desc& op) {
   if (op.params == nullptr || op.num_inputs != 1 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
   const auto& p = *static_cast<const wick_quant_params*>(op.params);
-  const auto type = static_cast<sdk::ggml::Type>(p.type);
-  const auto traits = sdk::ggml::type_traits(static_cast<uint32_t>(p.type));
-  if (p.type < 0 || !traits || !decodes(type) || p.k <= 0 || p.k % traits->block_size != 0 ||
-      sdk::quant_flags(p) != 0)
-    return WICK_SUPPORT_NO_PARAMS;
-  const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
-  if (in.dtype != WICK_DTYPE_U8 || !sdk::has_dtype(sdk::kFloatDTypes, out.dtype) || in.rank < 1 ||
-      in.rank != out.rank || !dense(in) || !dense(out))
-    return WICK_SUPPORT_NO_PARAMS;
-  const int last = out.rank - 1;
-  for (int i = 0; i < last; ++i)
-    if (in.shape[i] != out.shape[i]) return WICK_SUPPORT_NO_PARAMS;
-  if (out.shape[last] != p.k || in.shape[last] != p.k / traits->block_size * traits->type_size)
-    return WICK_SUPPORT_NO_PARAMS;
-  return WICK_SUPPORT_YES;
+  return check_blocks(p, decodes(static_cast<sdk::ggml::Type>(p.type)), op.inputs[0], op.outputs[0]);
 }
 
 wick_support check_matmul_quant(const wick_op_desc& op) {
@@ -209,17 +415,19 @@ void plan_matmul_quant(KernelCall& call, const wick_op_desc& op, const void* con
   call.numel = rows * n;
 }
 
-void plan_dequantize(KernelCall& call, const wick_op_desc& op, const void* const* handles,
-                     size_t handle_size) {
+// Dequantize: one work-item per 32 values; quantize: one per block (32 or, for Q8_K, 256 values).
+// `values` is the float tensor, `blocks` the u8 one.
+void plan_blocks(KernelCall& call, const wick_op_desc& op, const void* const* handles,
+                 size_t handle_size, const wick_tensor_desc& values, const wick_tensor_desc& blocks) {
   const auto& p = *static_cast<const wick_quant_params*>(op.params);
-  const wick_tensor_desc &in = op.inputs[0], &out = op.outputs[0];
   add_handles(call, handles, 2, handle_size);
-  const int64_t per_row = p.k / 32, rows = sdk::shape_numel(out.shape, out.rank) / p.k;
-  call.add(element_offset(out));
-  call.add(element_offset(in));
+  const int64_t group = op.op == WICK_OP_QUANTIZE ? sdk::ggml::traits(static_cast<sdk::ggml::Type>(p.type)).block_size : 32;
+  const int64_t per_row = p.k / group, rows = sdk::shape_numel(values.shape, values.rank) / p.k;
+  call.add(element_offset(op.outputs[0]));
+  call.add(element_offset(op.inputs[0]));
   call.add(static_cast<int64_t>(rows * per_row));
   call.add(per_row);
-  call.add(static_cast<int64_t>(in.shape[in.rank - 1]));
+  call.add(static_cast<int64_t>(blocks.shape[blocks.rank - 1]));
   call.add(static_cast<int32_t>(p.type));
   call.numel = rows * per_row;
 }
@@ -231,7 +439,9 @@ KernelCall plan_quant(const wick_op_desc& op, const void* const* handles, size_t
   KernelCall call;
   call.kernel = kernel_name(op.op, sdk::op_dtype(op), op.outputs[0].dtype);
   if (op.op == WICK_OP_DEQUANTIZE)
-    plan_dequantize(call, op, handles, handle_size);
+    plan_blocks(call, op, handles, handle_size, op.outputs[0], op.inputs[0]);
+  else if (op.op == WICK_OP_QUANTIZE)
+    plan_blocks(call, op, handles, handle_size, op.inputs[0], op.outputs[0]);
   else
     plan_matmul_quant(call, op, handles, handle_size);
   return call;
