@@ -81,6 +81,8 @@ void emit_attention(std::string& out, const TypeInfo& t);
 // quant_kernels.cpp: quantize_<dt>, dequantize_<dt> and matmul_quant_<dt> (GGML blocks from and to
 // a float dtype)
 void emit_quant(std::string& out, const TypeInfo& t);
+// quant_k_kernels.cpp: the K-quants' weight types' quantizers (wk_quant_k), for quantize_<dt>.
+extern const char* const kQuantKFn;
 // nn_kernels.cpp
 void emit_matmul(std::string& out, const TypeInfo& t);
 void emit_window(std::string& out, const TypeInfo& t);

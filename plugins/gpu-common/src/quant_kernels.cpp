@@ -6,9 +6,8 @@
 // MATMUL_QUANT: one work-item per output, each weight group decoded by the same function and
 // dotted with x (a plain kernel: correct on every device, not tuned). QUANTIZE: one work-item per
 // block, the SDK's reference operation for operation (its divisions correctly rounded: WK_DIV_RN),
-// for the types whose scale is a block's maximum (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, and Q8_K, the
-// activations' type); the K-quants' weight types search for their scales (long serial code), and
-// the core quantizes them on the host.
+// for every type DEQUANTIZE decodes; the K-quants' weight types (their scale searches) are in
+// quant_k_kernels.cpp.
 #include "calls.hpp"
 #include "generator.hpp"
 
@@ -247,17 +246,6 @@ bool decodes(sdk::ggml::Type type) {
   }
 }
 
-// The GGML types the quantize kernel writes: those whose scale is a block's maximum.
-bool quantizes(sdk::ggml::Type type) {
-  using sdk::ggml::Type;
-  switch (type) {
-    case Type::Q4_0: case Type::Q4_1: case Type::Q5_0: case Type::Q5_1: case Type::Q8_0:
-    case Type::Q8_1: case Type::Q8_K:
-      return true;
-    default: return false;
-  }
-}
-
 // The shapes QUANTIZE and DEQUANTIZE share: `blocks` u8 [..., k / block_size * type_size] and
 // `values` a float [..., k], both dense, of type p.type (`ok`: the kernel takes the type).
 wick_support check_blocks(const wick_quant_params& p, bool ok, const wick_tensor_desc& blocks,
@@ -281,23 +269,30 @@ wick_support check_blocks(const wick_quant_params& p, bool ok, const wick_tensor
 }  // namespace
 
 // quantize_<dt>: one work-item per block; Q8_K (type 15) reads its 256 values twice (its maximum,
-// then its quants) rather than holding them.
+// then its quants) rather than holding them; the K-quants' weight types hold theirs (their searches
+// read each sub-block many times).
 std::string quantize_kernel(const TypeInfo& t) {
   const std::string x = "(float)" + load(t, "x", "l");
   const std::string xs = "(float)" + load(t, "x", "16 * s + l");
-  return std::string(kQuantFn) + "WK_KERNEL quantize_" + t.name + "(WK_G wk_u8* out, WK_G const " +
+  return std::string(kQuantFn) + kQuantKFn + "WK_KERNEL quantize_" + t.name + "(WK_G wk_u8* out, WK_G const " +
          t.storage +
          "* in, wk_i64 out_off, wk_i64 in_off, wk_i64 blocks, wk_i64 per_row, wk_i64 row_bytes, "
          "wk_i32 type) {\n"
-         "  const int n = type == 15 ? 256 : 32, size = (int)(row_bytes / per_row);\n"
+         "  const int n = type < 10 ? 32 : 256, size = (int)(row_bytes / per_row);\n"
          "  for (wk_i64 g = WK_GID; g < blocks; g += WK_GSIZE) {\n"
          "    const wk_i64 r = g / per_row, j = g % per_row;\n"
          "    WK_G const " + t.storage + "* x = in + in_off + (r * per_row + j) * n;\n"
          "    WK_G wk_u8* b = out + out_off + r * row_bytes + j * size;\n"
-         "    if (type != 15) {\n"
+         "    if (type < 10) {\n"
          "      float v[32];\n"
          "      for (int l = 0; l < 32; ++l) v[l] = " + x + ";\n"
          "      wk_quant32(v, type, b);\n"
+         "      continue;\n"
+         "    }\n"
+         "    if (type < 15) {\n"
+         "      float v[256];\n"
+         "      for (int l = 0; l < 256; ++l) v[l] = " + x + ";\n"
+         "      wk_quant_k(v, type, b);\n"
          "      continue;\n"
          "    }\n"
          "    int finite = 1;\n"
@@ -366,7 +361,7 @@ void emit_quant(std::string& out, const TypeInfo& t) {
 wick_support check_quantize(const wick_op_desc& op) {
   if (op.params == nullptr || op.num_inputs != 1 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
   const auto& p = *static_cast<const wick_quant_params*>(op.params);
-  return check_blocks(p, quantizes(static_cast<sdk::ggml::Type>(p.type)), op.outputs[0], op.inputs[0]);
+  return check_blocks(p, decodes(static_cast<sdk::ggml::Type>(p.type)), op.outputs[0], op.inputs[0]);
 }
 
 wick_support check_dequantize(const wick_op_desc& op) {
