@@ -410,13 +410,14 @@ void plan_matmul_quant(KernelCall& call, const wick_op_desc& op, const void* con
   call.numel = rows * n;
 }
 
-// Dequantize: one work-item per 32 values; quantize: one per block (32 or, for Q8_K, 256 values).
-// `values` is the float tensor, `blocks` the u8 one.
+// Dequantize: one work-item per 32 values; quantize: one per block (32 values, or 256 for the
+// K-quants). `values` is the float tensor, `blocks` the u8 one.
 void plan_blocks(KernelCall& call, const wick_op_desc& op, const void* const* handles,
                  size_t handle_size, const wick_tensor_desc& values, const wick_tensor_desc& blocks) {
   const auto& p = *static_cast<const wick_quant_params*>(op.params);
   add_handles(call, handles, 2, handle_size);
-  const int64_t group = op.op == WICK_OP_QUANTIZE ? sdk::ggml::traits(static_cast<sdk::ggml::Type>(p.type)).block_size : 32;
+  const auto type = static_cast<sdk::ggml::Type>(p.type);
+  const int64_t group = op.op == WICK_OP_QUANTIZE ? sdk::ggml::traits(type).block_size : 32;
   const int64_t per_row = p.k / group, rows = sdk::shape_numel(values.shape, values.rank) / p.k;
   call.add(element_offset(op.outputs[0]));
   call.add(element_offset(op.inputs[0]));
