@@ -26,6 +26,7 @@ def coretype(cpuinfo="/proc/cpuinfo"):
 def with_coretype(env):
     """env with OPENBLAS_CORETYPE set from this CPU's flags where it is not set already."""
     env = dict(env)
-    if "OPENBLAS_CORETYPE" not in env and coretype():
-        env["OPENBLAS_CORETYPE"] = coretype()
+    core = None if "OPENBLAS_CORETYPE" in env else coretype()
+    if core:
+        env["OPENBLAS_CORETYPE"] = core
     return env

@@ -4,7 +4,8 @@
 // for operation and in its order, each operation rounded on its own (WK_MUL_RN etc.), divisions and
 // the square root correctly rounded (WK_DIV_RN, WK_SQRT_RN: CUDA's __fdiv_rn and __fsqrt_rn; in
 // OpenCL, whose `/` and sqrt may be 2.5 and 3 ULP off, exact integer versions). Appended to
-// quant_kernels.cpp's pieces (wk_div_rn, wk_put_half, wk_signed_absmax), which it uses.
+// quant_kernels.cpp's pieces (wk_div_rn, wk_nearest_int, wk_fabs, wk_put_half, wk_signed_absmax),
+// which it uses.
 #include "generator.hpp"
 
 namespace wick::gpu::detail {
@@ -41,11 +42,7 @@ WK_FN float wk_sqrt_rn(float v) {
   return WK_BITS_F32(((wk_u32)(ex + 150) << 23) | ((wk_u32)q & 0x7fffffu));
 }
 #endif
-WK_FN int wk_nearest_int(float v) {
-  return (int)(WK_F32_BITS(WK_ADD_RN(v, 12582912.0f)) & 0x007fffffu) - 0x00400000;
-}
 WK_FN int wk_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-WK_FN float wk_fabs(float v) { return WK_BITS_F32(WK_F32_BITS(v) & 0x7fffffffu); }
 WK_FN float wk_half_round(float v) { return wk_f16_to_f32(wk_f32_to_f16(v)); }
 
 /* ggml's make_qkx2_quants: x ~ scale L + min, L in 0..nmax, min <= 0; the best of nstep + 1

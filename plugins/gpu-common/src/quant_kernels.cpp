@@ -145,6 +145,11 @@ WK_FN float wk_div_rn(float a, float b) {
   return WK_BITS_F32(sign | ((wk_u32)(ex + 150) << 23) | ((wk_u32)m & 0x7fffffu));
 }
 #endif
+WK_FN float wk_fabs(float v) { return WK_BITS_F32(WK_F32_BITS(v) & 0x7fffffffu); }
+/* ggml's nearest_int: v + 1.5 2^23 leaves v rounded (ties to even) in the low mantissa bits. */
+WK_FN int wk_nearest_int(float v) {
+  return (int)(WK_F32_BITS(WK_ADD_RN(v, 12582912.0f)) & 0x007fffffu) - 0x00400000;
+}
 /* The low byte of x as a signed 8-bit value (C's (int8_t)x). */
 WK_FN int wk_low_i8(int x) { return ((x & 0xFF) ^ 0x80) - 0x80; }
 WK_FN int wk_trunc_int(float v) { return v >= -2147483648.0f && v < 2147483648.0f ? (int)v : (int)0x80000000u; }
@@ -158,7 +163,7 @@ WK_FN void wk_put_half(WK_G wk_u8* p, float v) {
 WK_FN float wk_signed_absmax(const float* v, int n) {
   float max = 0.0f, amax = 0.0f;
   for (int l = 0; l < n; ++l) {
-    const float a = WK_BITS_F32(WK_F32_BITS(v[l]) & 0x7fffffffu);
+    const float a = wk_fabs(v[l]);
     if (a > amax) { amax = a; max = v[l]; }
   }
   return max;
@@ -175,18 +180,10 @@ WK_FN void wk_quant32(const float* v, int type, WK_G wk_u8* b) {
     if (has_m) wk_put_half(b + 2, WK_NAN_F);
     return;
   }
-  float lo = 3.40282347e38f, hi = -3.40282347e38f;
-  for (int l = 0; l < 32; ++l) {
-    if (v[l] < lo) lo = v[l];
-    if (v[l] > hi) hi = v[l];
-  }
-  float d, id;
+  float d, id, lo = 3.40282347e38f, hi = -3.40282347e38f;
   if (type == 8 || type == 9) {
     float amax = 0.0f;
-    for (int l = 0; l < 32; ++l) {
-      const float a = WK_BITS_F32(WK_F32_BITS(v[l]) & 0x7fffffffu);
-      amax = amax < a ? a : amax;
-    }
+    for (int l = 0; l < 32; ++l) amax = amax < wk_fabs(v[l]) ? wk_fabs(v[l]) : amax;
     d = WK_DIV_RN(amax, 127.0f);
     id = d != 0.0f ? WK_DIV_RN(1.0f, d) : 0.0f;
     int sum = 0;
@@ -201,7 +198,11 @@ WK_FN void wk_quant32(const float* v, int type, WK_G wk_u8* b) {
   }
   if (type == 2 || type == 6) {
     d = WK_DIV_RN(wk_signed_absmax(v, 32), type == 2 ? -8.0f : -16.0f);
-  } else {
+  } else {  /* Q4_1, Q5_1: the block's range */
+    for (int l = 0; l < 32; ++l) {
+      if (v[l] < lo) lo = v[l];
+      if (v[l] > hi) hi = v[l];
+    }
     d = WK_DIV_RN(WK_SUB_RN(hi, lo), type == 3 ? 15.0f : 31.0f);
     wk_put_half(b + 2, lo);
   }
@@ -230,6 +231,30 @@ WK_FN void wk_quant32(const float* v, int type, WK_G wk_u8* b) {
   if (type == 6 || type == 7)
     for (int i = 0; i < 4; ++i) b[(type == 6 ? 2 : 4) + i] = (wk_u8)((qh >> (8 * i)) & 0xFFu);
 }
+/* Q8_K (292 bytes: d as f32, qs[256], bsums[16] as i16) of the 256 values v at b. */
+WK_FN void wk_quant_q8k(const float* v, WK_G wk_u8* b) {
+  for (int i = 0; i < 292; ++i) b[i] = 0;
+  int finite = 1;
+  for (int l = 0; l < 256; ++l) finite &= wk_finite(v[l]);
+  const float max = wk_signed_absmax(v, 256);
+  wk_u32 d_bits = finite ? 0u : 0x7fc00000u;  /* all zero: d = 0; a NaN or infinity: d NaN */
+  if (finite && max != 0.0f) {
+    const float iscale = WK_DIV_RN(-127.0f, max);
+    for (int s = 0; s < 16; ++s) {
+      int sum = 0;
+      for (int l = 0; l < 16; ++l) {
+        const int l8 = wk_nearest_int(WK_MUL_RN(iscale, v[16 * s + l]));
+        const int q = wk_low_i8(l8 < 127 ? l8 : 127);
+        b[4 + 16 * s + l] = (wk_u8)(q & 0xFF);
+        sum += q;
+      }
+      b[260 + 2 * s] = (wk_u8)(sum & 0xFF);
+      b[261 + 2 * s] = (wk_u8)((sum >> 8) & 0xFF);
+    }
+    d_bits = WK_F32_BITS(WK_DIV_RN(1.0f, iscale));
+  }
+  for (int i = 0; i < 4; ++i) b[i] = (wk_u8)((d_bits >> (8 * i)) & 0xFFu);
+}
 )K";
 
 bool dense(const wick_tensor_desc& d) { return sdk::is_c_dense(d.shape, d.strides, d.rank); }
@@ -246,14 +271,20 @@ bool decodes(sdk::ggml::Type type) {
   }
 }
 
-// The shapes QUANTIZE and DEQUANTIZE share: `blocks` u8 [..., k / block_size * type_size] and
-// `values` a float [..., k], both dense, of type p.type (`ok`: the kernel takes the type).
-wick_support check_blocks(const wick_quant_params& p, bool ok, const wick_tensor_desc& blocks,
-                          const wick_tensor_desc& values) {
+// Whether the kernels take p: a type they decode, rows of whole blocks, no flag (the GPU plugins
+// decline WICK_QUANT_ROUND_X: the host composes it from QUANTIZE and DEQUANTIZE).
+bool takes(const wick_quant_params& p) {
   const auto traits = sdk::ggml::type_traits(static_cast<uint32_t>(p.type));
-  if (p.type < 0 || !traits || !ok || p.k <= 0 || p.k % traits->block_size != 0 ||
-      sdk::quant_flags(p) != 0)
-    return WICK_SUPPORT_NO_PARAMS;
+  return p.type >= 0 && traits && decodes(static_cast<sdk::ggml::Type>(p.type)) && p.k > 0 &&
+         p.k % traits->block_size == 0 && sdk::quant_flags(p) == 0;
+}
+
+// The shapes QUANTIZE and DEQUANTIZE share: `blocks` u8 [..., k / block_size * type_size] and
+// `values` a float [..., k], both dense, of a type the kernels take.
+wick_support check_blocks(const wick_quant_params& p, const wick_tensor_desc& blocks,
+                          const wick_tensor_desc& values) {
+  if (!takes(p)) return WICK_SUPPORT_NO_PARAMS;
+  const auto traits = sdk::ggml::type_traits(static_cast<uint32_t>(p.type));
   if (blocks.dtype != WICK_DTYPE_U8 || !sdk::has_dtype(sdk::kFloatDTypes, values.dtype) ||
       blocks.rank < 1 || blocks.rank != values.rank || !dense(blocks) || !dense(values))
     return WICK_SUPPORT_NO_PARAMS;
@@ -268,14 +299,12 @@ wick_support check_blocks(const wick_quant_params& p, bool ok, const wick_tensor
 
 }  // namespace
 
-// quantize_<dt>: one work-item per block; Q8_K (type 15) reads its 256 values twice (its maximum,
-// then its quants) rather than holding them; the K-quants' weight types hold theirs (their searches
-// read each sub-block many times).
+// quantize_<dt>: one work-item per block, its values loaded into private memory (the K-quants'
+// searches read each sub-block many times).
 std::string quantize_kernel(const TypeInfo& t) {
   const std::string x = "(float)" + load(t, "x", "l");
-  const std::string xs = "(float)" + load(t, "x", "16 * s + l");
-  return std::string(kQuantFn) + kQuantKFn + "WK_KERNEL quantize_" + t.name + "(WK_G wk_u8* out, WK_G const " +
-         t.storage +
+  return std::string(kQuantFn) + kQuantKFn + "WK_KERNEL quantize_" + t.name +
+         "(WK_G wk_u8* out, WK_G const " + t.storage +
          "* in, wk_i64 out_off, wk_i64 in_off, wk_i64 blocks, wk_i64 per_row, wk_i64 row_bytes, "
          "wk_i32 type) {\n"
          "  const int n = type < 10 ? 32 : 256, size = (int)(row_bytes / per_row);\n"
@@ -283,46 +312,11 @@ std::string quantize_kernel(const TypeInfo& t) {
          "    const wk_i64 r = g / per_row, j = g % per_row;\n"
          "    WK_G const " + t.storage + "* x = in + in_off + (r * per_row + j) * n;\n"
          "    WK_G wk_u8* b = out + out_off + r * row_bytes + j * size;\n"
-         "    if (type < 10) {\n"
-         "      float v[32];\n"
-         "      for (int l = 0; l < 32; ++l) v[l] = " + x + ";\n"
-         "      wk_quant32(v, type, b);\n"
-         "      continue;\n"
-         "    }\n"
-         "    if (type < 15) {\n"
-         "      float v[256];\n"
-         "      for (int l = 0; l < 256; ++l) v[l] = " + x + ";\n"
-         "      wk_quant_k(v, type, b);\n"
-         "      continue;\n"
-         "    }\n"
-         "    int finite = 1;\n"
-         "    float max = 0.0f, amax = 0.0f;\n"
-         "    for (int l = 0; l < 256; ++l) {\n"
-         "      const float v = " + x + ", a = WK_BITS_F32(WK_F32_BITS(v) & 0x7fffffffu);\n"
-         "      finite &= wk_finite(v);\n"
-         "      if (a > amax) { amax = a; max = v; }\n"
-         "    }\n"
-         "    for (int i = 0; i < 292; ++i) b[i] = 0;\n"
-         "    wk_u32 d_bits = 0x7fc00000u;  /* a NaN d for a block with a NaN or infinity */\n"
-         "    if (finite && max != 0.0f) {\n"
-         "      const float iscale = WK_DIV_RN(-127.0f, max);\n"
-         "      for (int s = 0; s < 16; ++s) {\n"
-         "        int sum = 0;\n"
-         "        for (int l = 0; l < 16; ++l) {\n"
-         "          const float shifted = WK_ADD_RN(WK_MUL_RN(iscale, " + xs + "), 12582912.0f);\n"
-         "          int q = (int)(WK_F32_BITS(shifted) & 0x7fffffu) - 0x400000;\n"
-         "          q = wk_low_i8(q < 127 ? q : 127);\n"
-         "          b[4 + 16 * s + l] = (wk_u8)(q & 0xFF);\n"
-         "          sum += q;\n"
-         "        }\n"
-         "        b[260 + 2 * s] = (wk_u8)(sum & 0xFF);\n"
-         "        b[261 + 2 * s] = (wk_u8)((sum >> 8) & 0xFF);\n"
-         "      }\n"
-         "      d_bits = WK_F32_BITS(WK_DIV_RN(1.0f, iscale));\n"
-         "    } else if (finite) {\n"
-         "      d_bits = 0u;  /* all zero */\n"
-         "    }\n"
-         "    for (int i = 0; i < 4; ++i) b[i] = (wk_u8)((d_bits >> (8 * i)) & 0xFFu);\n"
+         "    float v[256];\n"
+         "    for (int l = 0; l < n; ++l) v[l] = " + x + ";\n"
+         "    if (type < 10) wk_quant32(v, type, b);\n"
+         "    else if (type < 15) wk_quant_k(v, type, b);\n"
+         "    else wk_quant_q8k(v, b);\n"
          "  }\n}\n";
 }
 
@@ -361,23 +355,20 @@ void emit_quant(std::string& out, const TypeInfo& t) {
 wick_support check_quantize(const wick_op_desc& op) {
   if (op.params == nullptr || op.num_inputs != 1 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
   const auto& p = *static_cast<const wick_quant_params*>(op.params);
-  return check_blocks(p, decodes(static_cast<sdk::ggml::Type>(p.type)), op.outputs[0], op.inputs[0]);
+  return check_blocks(p, op.outputs[0], op.inputs[0]);
 }
 
 wick_support check_dequantize(const wick_op_desc& op) {
   if (op.params == nullptr || op.num_inputs != 1 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
   const auto& p = *static_cast<const wick_quant_params*>(op.params);
-  return check_blocks(p, decodes(static_cast<sdk::ggml::Type>(p.type)), op.inputs[0], op.outputs[0]);
+  return check_blocks(p, op.inputs[0], op.outputs[0]);
 }
 
 wick_support check_matmul_quant(const wick_op_desc& op) {
   if (op.params == nullptr || op.num_inputs != 2 || op.num_outputs != 1) return WICK_SUPPORT_NO_PARAMS;
   const auto& p = *static_cast<const wick_quant_params*>(op.params);
+  if (!takes(p)) return WICK_SUPPORT_NO_PARAMS;
   const auto traits = sdk::ggml::type_traits(static_cast<uint32_t>(p.type));
-  // No WICK_QUANT_ROUND_X (1.6): declined, the host composes it from QUANTIZE and DEQUANTIZE.
-  if (p.type < 0 || !traits || !decodes(static_cast<sdk::ggml::Type>(p.type)) || p.k <= 0 ||
-      p.k % traits->block_size != 0 || sdk::quant_flags(p) != 0)
-    return WICK_SUPPORT_NO_PARAMS;
   const wick_tensor_desc &x = op.inputs[0], &w = op.inputs[1], &y = op.outputs[0];
   if (x.rank < 1 || y.rank != x.rank || w.rank != 2 || w.dtype != WICK_DTYPE_U8 || y.dtype != x.dtype ||
       !dense(x) || !dense(w) || !dense(y))
